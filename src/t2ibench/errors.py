@@ -1,0 +1,22 @@
+"""Exception types shared by every layer (standard library only)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+
+
+class InputError(ValueError):
+    """Bad user input: the message names the file, row or parameter at fault."""
+
+
+class StateMismatchError(ValueError):
+    """Two streaming states that cannot be combined (different feature maps, dimensions or seeds)."""
+
+
+def unknown_choice(what: str, value: object, options: Sequence[object]) -> InputError:
+    """An InputError for an unknown name, with a did-you-mean suggestion drawn from ``options``."""
+    names = [str(o) for o in options]
+    close = difflib.get_close_matches(str(value), names, n=1, cutoff=0.5)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return InputError(f"unknown {what} {value!r}{hint} (choose from: {', '.join(names)})")

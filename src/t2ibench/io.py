@@ -1,0 +1,145 @@
+"""Streaming reads of embedding matrices stored as .npy files (numpy only)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from t2ibench.errors import InputError
+from t2ibench.metrics._validate import check_positive_int
+
+
+@dataclass(frozen=True)
+class NpyLayout:
+    """Where the rows of a C-ordered 2-D .npy file lie: shape (n, d), dtype and the byte offset of row 0."""
+
+    path: Path
+    shape: tuple[int, int]
+    dtype: np.dtype[Any]
+    offset: int
+
+    @property
+    def n(self) -> int:
+        """Number of rows."""
+        return self.shape[0]
+
+    @property
+    def dim(self) -> int:
+        """Row length d."""
+        return self.shape[1]
+
+
+def npy_layout(path: str | Path) -> NpyLayout:
+    """Read the header of a 2-D, C-ordered .npy file (no data is read); InputError names the file otherwise."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{p}: no such file")
+    try:
+        with open(p, "rb") as fh:
+            major, _minor = np.lib.format.read_magic(fh)
+            if major == 1:
+                shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
+            else:
+                shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+            offset = fh.tell()
+    except (ValueError, OSError) as exc:
+        raise InputError(f"{p}: not a readable .npy file ({exc})") from None
+    if len(shape) != 2:
+        raise InputError(f"{p}: embeddings must be 2-D (n, d); got shape {tuple(shape)}")
+    if fortran:
+        raise InputError(f"{p}: Fortran-ordered arrays cannot be streamed by rows; save with np.ascontiguousarray")
+    if dtype.hasobject:
+        raise InputError(f"{p}: object arrays are not embeddings (and would need pickle)")
+    expected = offset + int(np.prod(shape)) * dtype.itemsize
+    if p.stat().st_size < expected:
+        raise InputError(f"{p}: truncated: {p.stat().st_size} bytes, header promises {expected}")
+    return NpyLayout(path=p, shape=(int(shape[0]), int(shape[1])), dtype=dtype, offset=offset)
+
+
+def iter_npy_batches(
+    path: str | Path, batch_size: int, *, limit: int | None = None
+) -> Iterator[tuple[int, NDArray[Any]]]:
+    """Yield (first row index, rows (b, d)) of a .npy file, mapping one batch at a time.
+
+    Each batch is memory-mapped, copied and unmapped, so resident memory stays at one batch however large
+    the file is (a single whole-file memmap would keep every page it touched resident).
+    """
+    layout = npy_layout(path)
+    check_positive_int(batch_size, name="batch_size")
+    stop = layout.n if limit is None else min(layout.n, check_positive_int(limit, name="limit"))
+    row_bytes = layout.dim * layout.dtype.itemsize
+    for start in range(0, stop, batch_size):
+        rows = min(batch_size, stop - start)
+        view = np.memmap(
+            layout.path,
+            dtype=layout.dtype,
+            mode="r",
+            offset=layout.offset + start * row_bytes,
+            shape=(rows, layout.dim),
+        )
+        batch = np.array(view)
+        del view
+        yield start, batch
+
+
+@dataclass(frozen=True)
+class EmbeddingFile:
+    """An (n, d) embedding matrix on disk: .npy is streamed batch by batch, .npz is read whole."""
+
+    path: Path
+    n: int
+    dim: int
+
+    def batches(self, batch_size: int) -> Iterator[tuple[int, NDArray[Any]]]:
+        """Yield (first row index, rows (b, d)) in file order."""
+        if self.path.suffix == ".npy":
+            yield from iter_npy_batches(self.path, batch_size)
+            return
+        data = self.load()
+        for start in range(0, self.n, check_positive_int(batch_size, name="batch_size")):
+            yield start, data[start : start + batch_size]
+
+    def rows(self, indices: NDArray[np.intp]) -> NDArray[Any]:
+        """The rows at ``indices`` (k, d), touching only their pages for .npy files."""
+        if self.path.suffix == ".npy":
+            mm = np.load(self.path, mmap_mode="r", allow_pickle=False)
+            out = np.array(mm[np.sort(indices)])
+            del mm
+            return out
+        return self.load()[indices]
+
+    def load(self) -> NDArray[Any]:
+        """All rows (n, d) in memory."""
+        if self.path.suffix == ".npy":
+            whole: NDArray[Any] = np.load(self.path, allow_pickle=False)
+            return whole
+        with np.load(self.path, allow_pickle=False) as data:
+            arr: NDArray[Any] = data[data.files[0]]
+        return arr
+
+
+def open_embeddings(path: str | Path) -> EmbeddingFile:
+    """Open an (n, d) embedding file (.npy streamed, or .npz holding one array); InputError names the problem."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{p}: no such file")
+    if p.suffix == ".npy":
+        layout = npy_layout(p)
+        return EmbeddingFile(path=p, n=layout.n, dim=layout.dim)
+    if p.suffix == ".npz":
+        try:
+            with np.load(p, allow_pickle=False) as data:
+                if len(data.files) != 1:
+                    raise InputError(f"{p}: expected one array in the .npz, found {data.files}")
+                shape = data[data.files[0]].shape
+        except (ValueError, OSError) as exc:
+            raise InputError(f"{p}: not a readable .npz file ({exc})") from None
+        if len(shape) != 2:
+            raise InputError(f"{p}: embeddings must be 2-D (n, d); got shape {shape}")
+        return EmbeddingFile(path=p, n=int(shape[0]), dim=int(shape[1]))
+    raise InputError(f"{p}: unsupported embeddings format {p.suffix!r} (use .npy or .npz)")

@@ -1,0 +1,130 @@
+"""The additive sufficient statistic behind every streaming diversity metric.
+
+``CovarianceAccumulator`` holds S = Σ_i φ(x_i)φ(x_i)ᵀ (D × D, float64) and the count n. A batch adds one
+BLAS-3 rank-b update (SYRK, i.e. a GEMM that computes only one triangle) in the batch's own precision, and the
+result is accumulated in float64. Two accumulators over disjoint shards add up to the accumulator of their
+union, so shards computed anywhere merge exactly (up to float addition order). Memory is D² doubles,
+independent of n.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.linalg import blas
+
+from t2ibench.errors import InputError, StateMismatchError
+from t2ibench.metrics._validate import check_positive_int
+
+_ACCUMULATE_BLOCK = 512
+
+
+class CovarianceAccumulator:
+    """Streaming sum S = Σ φφᵀ (D, D) in float64 plus the row count n; one SYRK per added batch."""
+
+    def __init__(self, feature_dim: int) -> None:
+        self._dim = check_positive_int(feature_dim, name="feature_dim")
+        # Fortran order, like SYRK's output, so the per-batch float64 accumulation reads both contiguously.
+        self._upper = np.zeros((self._dim, self._dim), dtype=np.float64, order="F")
+        self._n = 0
+
+    @property
+    def n(self) -> int:
+        """Number of rows added so far."""
+        return self._n
+
+    @property
+    def feature_dim(self) -> int:
+        """Feature dimension D."""
+        return self._dim
+
+    def add(self, features: NDArray[np.floating]) -> None:
+        """Add a batch of features (b, D), float32 or float64, with one SYRK; accumulate in float64."""
+        if features.ndim != 2 or features.shape[1] != self._dim:
+            raise InputError(f"features must have shape (b, {self._dim}); got {features.shape}")
+        if features.shape[0] == 0:
+            return
+        if features.dtype == np.float32:
+            syrk = blas.ssyrk
+        elif features.dtype == np.float64:
+            syrk = blas.dsyrk
+        else:
+            raise InputError(f"features must be float32 or float64; got {features.dtype}")
+        # features.T of a C-contiguous (b, D) array is Fortran-ordered (D, b): BLAS reads it without a copy.
+        update = syrk(1.0, np.ascontiguousarray(features).T, trans=0, lower=0)
+        # Only the upper triangle is meaningful: add it column block by column block (half the work).
+        for j in range(0, self._dim, _ACCUMULATE_BLOCK):
+            stop = min(j + _ACCUMULATE_BLOCK, self._dim)
+            self._upper[:stop, j:stop] += update[:stop, j:stop]
+        self._n += features.shape[0]
+
+    def merge(self, other: CovarianceAccumulator) -> None:
+        """Add another accumulator's state into this one (in place)."""
+        if other.feature_dim != self._dim:
+            raise StateMismatchError(f"cannot merge states of feature dimension {other.feature_dim} and {self._dim}")
+        self._upper += other._upper
+        self._n += other._n
+
+    def sum_matrix(self) -> NDArray[np.float64]:
+        """The symmetric sum S = Σ φφᵀ (D, D), float64."""
+        return np.triu(self._upper) + np.triu(self._upper, 1).T
+
+    def second_moment(self) -> NDArray[np.float64]:
+        """The uncentred covariance C = S / n (D, D), float64; for unit-norm features Tr C = 1."""
+        if self._n == 0:
+            raise InputError("no samples have been added: call update() before compute()")
+        return self.sum_matrix() / self._n
+
+    def copy(self) -> CovarianceAccumulator:
+        """An independent copy of this state."""
+        out = CovarianceAccumulator(self._dim)
+        out._upper = self._upper.copy(order="F")
+        out._n = self._n
+        return out
+
+    # -- persistence (no pickle: plain arrays and a JSON header) --------------------------------------------
+    def to_arrays(self, meta: dict[str, Any]) -> dict[str, NDArray[Any]]:
+        """Arrays for ``numpy.savez``: the upper triangle, n, and a JSON header ``meta`` (str array)."""
+        iu = np.triu_indices(self._dim)
+        return {
+            "upper": self._upper[iu],
+            "n": np.array(self._n, dtype=np.int64),
+            "meta": np.array(json.dumps(meta, sort_keys=True)),
+        }
+
+    @classmethod
+    def from_arrays(cls, arrays: Any, *, source: str = "state") -> tuple[CovarianceAccumulator, dict[str, Any]]:
+        """Rebuild an accumulator and its JSON header from ``to_arrays`` output (e.g. an NpzFile)."""
+        try:
+            meta = json.loads(str(arrays["meta"]))
+            packed = np.asarray(arrays["upper"], dtype=np.float64)
+            n = int(arrays["n"])
+        except (KeyError, ValueError) as exc:
+            raise InputError(f"{source}: not a t2ibench covariance state ({exc})") from None
+        dim = int((np.sqrt(8 * packed.size + 1) - 1) / 2)
+        if dim * (dim + 1) // 2 != packed.size or dim < 1 or n < 0:
+            raise InputError(f"{source}: corrupt covariance state (size {packed.size}, n {n})")
+        acc = cls(dim)
+        acc._upper[np.triu_indices(dim)] = packed
+        acc._n = n
+        return acc, meta
+
+
+def save_state(path: str | Path, arrays: dict[str, NDArray[Any]]) -> Path:
+    """Write state arrays to ``path`` (.npz) atomically: a temp file renamed into place."""
+    target = Path(path)
+    tmp = target.with_name(target.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds too narrowly
+    tmp.replace(target)
+    return target
+
+
+def load_state(path: str | Path) -> dict[str, NDArray[Any]]:
+    """Read state arrays from an .npz written by ``save_state`` (never unpickles)."""
+    with np.load(Path(path), allow_pickle=False) as data:
+        return {k: data[k] for k in data.files}

@@ -1,0 +1,420 @@
+"""Kernel-entropy diversity scores: exact VENDI/RKE and the streaming FKEA estimator.
+
+Layers, from the bottom:
+
+* ``StreamingKernelEntropy`` — the torchmetrics-style base: ``update(X)``, ``merge(other)``,
+  ``compute(alphas)``; its state is the additive ``CovarianceAccumulator`` of an explicit feature map.
+* ``FKEA`` (Gaussian kernel through random Fourier features, float32 compute, float64 accumulation) and
+  ``CosineEntropy`` (the cosine kernel's exact feature map x/‖x‖, float64): both give VENDI_α for any α from
+  the D × D covariance, whose non-zero spectrum is that of K/n (exactly for cosine, approximately for FKEA).
+* One-shot functions: ``vendi_score``, ``rke_score``, ``exact_entropy``, ``fkea_scores``.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+import numpy as np
+import scipy.linalg
+from numpy.typing import ArrayLike, NDArray
+
+from t2ibench.errors import InputError, StateMismatchError, unknown_choice
+from t2ibench.metrics._validate import (
+    as_matrix,
+    check_alphas,
+    check_nonzero_rows,
+    check_positive_int,
+    check_seed,
+    check_sigma,
+)
+from t2ibench.metrics.covariance import CovarianceAccumulator, load_state, save_state
+from t2ibench.metrics.kernels import (
+    DEFAULT_BLOCK,
+    FeatureMap,
+    NormalizedLinearFeatures,
+    RandomFourierFeatures,
+    gaussian_blocks,
+    gaussian_kernel,
+)
+from t2ibench.metrics.spectrum import clean_spectrum, renyi_vendi
+
+KERNELS = ("gaussian", "cosine")
+DEFAULT_ALPHAS: tuple[float, ...] = (1.0, 2.0, math.inf)
+DEFAULT_BATCH = 8192
+DEFAULT_DELTA = 0.05
+DEFAULT_MAX_N = 20_000
+
+
+def fkea_error_radius(n: int, rff_dim: int, delta: float = DEFAULT_DELTA) -> float:
+    """FKEA Theorem-2 radius √(8 log(n/(2δ)) / r): with prob. ≥ 1−δ it bounds ‖λ_FKEA − λ_exact‖₂ (unitless)."""
+    check_positive_int(n, name="n")
+    check_positive_int(rff_dim, name="rff_dim")
+    if not 0 < delta < 1:
+        raise InputError(f"delta must be in (0, 1); got {delta!r}")
+    return math.sqrt(8.0 * max(math.log(n / (2.0 * delta)), 0.0) / rff_dim)
+
+
+def _alpha_key(alpha: float) -> str:
+    """JSON/SQL-friendly name of an entropy order: '1', '2', '0.5', 'inf'."""
+    return "inf" if math.isinf(alpha) else f"{alpha:g}"
+
+
+@dataclass(frozen=True)
+class EntropyResult:
+    """Diversity scores of one sample set: VENDI_α per α, RKE, the normalised spectrum and how they were made.
+
+    ``eigenvalues`` are the spectrum of K/n (exact) or of the RFF covariance (FKEA), clipped at 0, sorted
+    descending and normalised to sum 1 (shape (k,)). ``error_radius`` is FKEA's Theorem-2 bound on the ℓ2
+    distance between this spectrum and the exact one, holding with probability ≥ 1 − ``delta``.
+    """
+
+    method: str
+    kernel: str
+    n: int
+    vendi: Mapping[float, float]
+    rke: float
+    eigenvalues: NDArray[np.float64] = field(repr=False)
+    clipped_fraction: float
+    sigma: float | None = None
+    rff_dim: int | None = None
+    seed: int | None = None
+    error_radius: float | None = None
+    delta: float | None = None
+
+    def score(self, alpha: float) -> float:
+        """VENDI_α for an α that was computed (KeyError names the available ones otherwise)."""
+        key = float(alpha)
+        if key not in self.vendi:
+            raise KeyError(f"VENDI_{_alpha_key(key)} was not computed; available: {sorted(self.vendi)}")
+        return self.vendi[key]
+
+    def to_dict(self, *, top_eigenvalues: int = 32) -> dict[str, Any]:
+        """JSON-serialisable summary (α keys as strings, at most ``top_eigenvalues`` eigenvalues)."""
+        return {
+            "method": self.method,
+            "kernel": self.kernel,
+            "n": self.n,
+            "vendi": {_alpha_key(a): v for a, v in self.vendi.items()},
+            "rke": self.rke,
+            "sigma": self.sigma,
+            "rff_dim": self.rff_dim,
+            "seed": self.seed,
+            "error_radius": self.error_radius,
+            "delta": self.delta,
+            "clipped_fraction": self.clipped_fraction,
+            "eigenvalues_top": [float(x) for x in self.eigenvalues[:top_eigenvalues]],
+        }
+
+
+class StreamingKernelEntropy(ABC):
+    """Streaming kernel-entropy estimator: ``update`` batches, ``merge`` shards, ``compute`` scores.
+
+    The state is the additive statistic Σφφᵀ (D × D, float64) and n, so the result of any split of the data
+    into shards, each updated anywhere and merged, equals one update over all rows (to float tolerance).
+    ``update`` is atomic: all rows of a call are validated before any is added.
+    """
+
+    method: ClassVar[str]
+    kernel: ClassVar[str]
+    compute_dtype: ClassVar[type[np.floating]]
+
+    def __init__(self, *, dim: int | None = None, batch_size: int = DEFAULT_BATCH) -> None:
+        self.batch_size = check_positive_int(batch_size, name="batch_size")
+        self._map: FeatureMap | None = None
+        self._acc: CovarianceAccumulator | None = None
+        if dim is not None:
+            self._initialise(check_positive_int(dim, name="dim"))
+
+    # -- subclass hooks ---------------------------------------------------------------------------------------
+    @abstractmethod
+    def _make_map(self, dim: int) -> FeatureMap:
+        """Build the feature map once the input dimension is known."""
+
+    @abstractmethod
+    def _params(self) -> dict[str, Any]:
+        """Constructor parameters that identify the estimator (besides dim)."""
+
+    def _prepare(self, X: NDArray[np.floating], row_offset: int) -> None:  # noqa: B027 - optional hook
+        """Extra per-batch validation (e.g. zero rows for cosine)."""
+
+    def _error_radius(self, n: int, delta: float) -> float | None:
+        """Approximation radius of the spectrum (None for exact estimators)."""
+        return None
+
+    # -- state ------------------------------------------------------------------------------------------------
+    def _initialise(self, dim: int) -> None:
+        self._map = self._make_map(dim)
+        self._acc = CovarianceAccumulator(self._map.feature_dim)
+
+    @property
+    def n(self) -> int:
+        """Rows seen so far."""
+        return 0 if self._acc is None else self._acc.n
+
+    @property
+    def dim(self) -> int | None:
+        """Input dimension d (None until the first update)."""
+        return None if self._map is None else self._map.dim
+
+    @property
+    def feature_map(self) -> FeatureMap:
+        """The feature map φ (available once d is known)."""
+        if self._map is None:
+            raise InputError("the input dimension is not known yet: call update() first or pass dim=")
+        return self._map
+
+    def spec(self) -> dict[str, Any]:
+        """Identity of the estimator: class, kernel, dim and parameters (shards merge only if these match)."""
+        return {"estimator": type(self).__name__, "kernel": self.kernel, "dim": self.dim, **self._params()}
+
+    def update(self, X: ArrayLike) -> Self:
+        """Add rows X (b, d) to the state; validates all rows first, then one SYRK per ``batch_size`` rows."""
+        arr = X if isinstance(X, np.ndarray) else np.asarray(X)
+        if arr.ndim != 2:
+            raise InputError(f"X must be a 2-D array of shape (n, d); got shape {arr.shape}")
+        if arr.shape[0] == 0:
+            raise InputError("X is empty: need at least 1 row")
+        expected = self.dim
+        if expected is not None and arr.shape[1] != expected:
+            raise InputError(f"X has dimension {arr.shape[1]} but earlier batches (or dim=) had dimension {expected}")
+        starts = range(0, arr.shape[0], self.batch_size)
+        chunks = []
+        for start in starts:  # validate everything before touching the state (atomic update)
+            chunk = as_matrix(
+                arr[start : start + self.batch_size],
+                name="X",
+                dtype=self.compute_dtype,
+                dim=arr.shape[1],
+                row_offset=self.n + start,
+            )
+            self._prepare(chunk, self.n + start)
+            chunks.append(chunk if len(starts) == 1 else None)  # keep the single chunk, re-read big inputs
+        if self._map is None:
+            self._initialise(arr.shape[1])
+        assert self._map is not None
+        assert self._acc is not None
+        for start, kept in zip(starts, chunks, strict=True):
+            chunk = kept if kept is not None else np.asarray(arr[start : start + self.batch_size], self.compute_dtype)
+            self._acc.add(self._map.transform(chunk, self.compute_dtype))
+        return self
+
+    def merge(self, other: StreamingKernelEntropy) -> Self:
+        """Add another estimator's state (a shard) into this one, in place; both must have the same spec."""
+        if type(other) is not type(self) or other._params() != self._params():
+            raise StateMismatchError(f"cannot merge {other.spec()} into {self.spec()}: parameters differ")
+        if other._acc is None:
+            return self
+        if self.dim is not None and other.dim != self.dim:
+            raise StateMismatchError(f"cannot merge states of input dimension {other.dim} and {self.dim}")
+        if self._acc is None:
+            self._initialise(other.feature_map.dim)
+        assert self._acc is not None
+        self._acc.merge(other._acc)
+        return self
+
+    def covariance(self) -> NDArray[np.float64]:
+        """Feature covariance C = Σφφᵀ / n (D, D), float64; its spectrum approximates that of K/n."""
+        if self._acc is None or self._acc.n == 0:
+            raise InputError("no samples: call update() before compute()")
+        return self._acc.second_moment()
+
+    def rke(self) -> float:
+        """RKE = (Tr C)² / ‖C‖_F² = 1 / Σλ² from the Frobenius norm (no eigendecomposition)."""
+        C = self.covariance()
+        return float(np.trace(C) ** 2 / np.sum(C * C))
+
+    def eigh(self, top_k: int | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Top ``top_k`` (default all) eigenpairs of C: values (k,) descending, vectors (D, k) as columns."""
+        C = self.covariance()
+        D = C.shape[0]
+        k = D if top_k is None else min(check_positive_int(top_k, name="top_k"), D)
+        values, vectors = scipy.linalg.eigh(C, subset_by_index=(D - k, D - 1))
+        return values[::-1].copy(), vectors[:, ::-1].copy()
+
+    def compute(
+        self, alphas: float | str | Iterable[float | str] = DEFAULT_ALPHAS, *, delta: float = DEFAULT_DELTA
+    ) -> EntropyResult:
+        """VENDI_α for every α, RKE (Frobenius), the normalised spectrum and (FKEA) the Theorem-2 radius."""
+        orders = check_alphas(alphas)
+        C = self.covariance()
+        spectrum = clean_spectrum(scipy.linalg.eigvalsh(C), eps=float(np.finfo(self.compute_dtype).eps))
+        params = self._params()
+        radius = self._error_radius(self.n, delta)
+        return EntropyResult(
+            method=self.method,
+            kernel=self.kernel,
+            n=self.n,
+            vendi={a: renyi_vendi(spectrum.probabilities, a) for a in orders},
+            rke=float(np.trace(C) ** 2 / np.sum(C * C)),
+            eigenvalues=spectrum.probabilities,
+            clipped_fraction=spectrum.clipped_fraction,
+            sigma=params.get("sigma"),
+            rff_dim=params.get("rff_dim"),
+            seed=params.get("seed"),
+            error_radius=radius,
+            delta=None if radius is None else delta,
+        )
+
+    # -- persistence ----------------------------------------------------------------------------------------
+    def save(self, path: str | Path) -> Path:
+        """Write the state to an .npz file (atomic rename, no pickle)."""
+        if self._acc is None:
+            raise InputError("nothing to save: the estimator has seen no data")
+        return save_state(path, self._acc.to_arrays(self.spec()))
+
+    @classmethod
+    def load(cls, path: str | Path) -> Self:
+        """Read a state written by ``save``; the file's parameters must belong to this estimator class."""
+        acc, meta = CovarianceAccumulator.from_arrays(load_state(path), source=str(path))
+        if meta.get("estimator") != cls.__name__:
+            raise StateMismatchError(f"{path}: holds a {meta.get('estimator')} state, not {cls.__name__}")
+        params = {k: v for k, v in meta.items() if k not in {"estimator", "kernel", "dim"}}
+        est = cls(dim=meta["dim"], **params)
+        assert est._acc is not None
+        if est._acc.feature_dim != acc.feature_dim:
+            raise StateMismatchError(f"{path}: feature dimension {acc.feature_dim} does not match {params}")
+        est._acc = acc
+        return est
+
+
+class FKEA(StreamingKernelEntropy):
+    """FKEA (Ospanov et al. 2024): Gaussian-kernel VENDI/RKE from the 2r × 2r random-Fourier-feature covariance.
+
+    σ is the kernel bandwidth in embedding units; ``rff_dim`` = r frequencies (2r features); ``seed`` fixes ω.
+    Features are computed in float32 and accumulated in float64; memory is (2r)² doubles, whatever n.
+    """
+
+    method = "fkea"
+    kernel = "gaussian"
+    compute_dtype = np.float32
+
+    def __init__(
+        self,
+        *,
+        sigma: float,
+        rff_dim: int,
+        seed: int,
+        dim: int | None = None,
+        batch_size: int = DEFAULT_BATCH,
+    ) -> None:
+        self.sigma = check_sigma(sigma)
+        self.rff_dim = check_positive_int(rff_dim, name="rff_dim")
+        self.seed = check_seed(seed)
+        super().__init__(dim=dim, batch_size=batch_size)
+
+    def _make_map(self, dim: int) -> FeatureMap:
+        return RandomFourierFeatures(dim=dim, sigma=self.sigma, rff_dim=self.rff_dim, seed=self.seed)
+
+    def _params(self) -> dict[str, Any]:
+        return {"sigma": self.sigma, "rff_dim": self.rff_dim, "seed": self.seed}
+
+    def _error_radius(self, n: int, delta: float) -> float | None:
+        return fkea_error_radius(n, self.rff_dim, delta)
+
+
+class CosineEntropy(StreamingKernelEntropy):
+    """Exact cosine-kernel VENDI/RKE at any n from the d × d matrix XᵀX/n of L2-normalised rows (float64)."""
+
+    method = "exact"
+    kernel = "cosine"
+    compute_dtype = np.float64
+
+    def _make_map(self, dim: int) -> FeatureMap:
+        return NormalizedLinearFeatures(dim=dim)
+
+    def _params(self) -> dict[str, Any]:
+        return {}
+
+    def _prepare(self, X: NDArray[np.floating], row_offset: int) -> None:
+        check_nonzero_rows(X, name="X", row_offset=row_offset)
+
+
+# -- one-shot functional API -------------------------------------------------------------------------------------
+
+
+def _check_kernel(kernel: str) -> str:
+    if kernel not in KERNELS:
+        raise unknown_choice("kernel", kernel, KERNELS)
+    return kernel
+
+
+def exact_entropy(
+    X: ArrayLike,
+    *,
+    kernel: str = "gaussian",
+    sigma: float | None = None,
+    alphas: float | str | Iterable[float | str] = DEFAULT_ALPHAS,
+    max_n: int = DEFAULT_MAX_N,
+    block_size: int = DEFAULT_BLOCK,
+) -> EntropyResult:
+    """Exact VENDI_α/RKE of rows X (n, d): Gaussian from eigenvalues of K/n (n ≤ max_n), cosine via XᵀX/n."""
+    orders = check_alphas(alphas)
+    if _check_kernel(kernel) == "cosine":
+        return CosineEntropy().update(X).compute(orders)
+    s = check_sigma(sigma)
+    Xm = as_matrix(X, name="X")
+    n = Xm.shape[0]
+    if n > max_n:
+        raise InputError(
+            f"exact Gaussian VENDI needs the full {n}×{n} kernel matrix ({n * n * 8 / 2**30:.1f} GiB) and O(n³) "
+            f"time; n={n} exceeds max_n={max_n}: use fkea_scores(), or raise max_n"
+        )
+    K = gaussian_kernel(Xm, sigma=s, block_size=block_size)
+    K /= n
+    spectrum = clean_spectrum(scipy.linalg.eigvalsh(K, overwrite_a=True))
+    p = spectrum.probabilities
+    return EntropyResult(
+        method="exact",
+        kernel="gaussian",
+        n=n,
+        vendi={a: renyi_vendi(p, a) for a in orders},
+        rke=float(1.0 / np.sum(p * p)),
+        eigenvalues=p,
+        clipped_fraction=spectrum.clipped_fraction,
+        sigma=s,
+    )
+
+
+def vendi_score(
+    X: ArrayLike, *, kernel: str = "gaussian", sigma: float | None = None, alpha: float | str = 1.0
+) -> float:
+    """Exact VENDI_α (effective number of modes, in [1, n]) of rows X (n, d) under the chosen kernel."""
+    result = exact_entropy(X, kernel=kernel, sigma=sigma, alphas=[alpha])
+    return next(iter(result.vendi.values()))
+
+
+def rke_score(
+    X: ArrayLike, *, kernel: str = "gaussian", sigma: float | None = None, block_size: int = DEFAULT_BLOCK
+) -> float:
+    """Exact RKE = 1 / mean_ij k(x_i, x_j)² of rows X (n, d), in blocks: memory O(block² + n·d), never n × n."""
+    if _check_kernel(kernel) == "cosine":
+        return CosineEntropy().update(X).rke()
+    s = check_sigma(sigma)
+    Xm = as_matrix(X, name="X")
+    check_positive_int(block_size, name="block_size")
+    total = 0.0
+    for rows, cols, tile in gaussian_blocks(Xm, sigma=s, block_size=block_size):
+        square_sum = float(np.einsum("ij,ij->", tile, tile))
+        total += square_sum if rows == cols else 2.0 * square_sum
+    n = Xm.shape[0]
+    return float(n * n / total)
+
+
+def fkea_scores(
+    X: ArrayLike,
+    *,
+    sigma: float,
+    rff_dim: int,
+    seed: int,
+    alphas: float | str | Iterable[float | str] = DEFAULT_ALPHAS,
+    batch_size: int = DEFAULT_BATCH,
+    delta: float = DEFAULT_DELTA,
+) -> EntropyResult:
+    """FKEA VENDI_α/RKE of rows X (n, d) with r = rff_dim seeded frequencies; O(n·r·(d + r)) time."""
+    est = FKEA(sigma=sigma, rff_dim=rff_dim, seed=seed, batch_size=batch_size)
+    return est.update(X).compute(alphas, delta=delta)

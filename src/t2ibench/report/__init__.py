@@ -1,0 +1,1 @@
+"""Rendering of computed rows (Markdown/HTML tables, plots, galleries); nothing here recomputes a metric."""

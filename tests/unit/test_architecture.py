@@ -1,0 +1,54 @@
+"""The layering rules of DEVELOPERS.md, checked on the source so they cannot silently erode."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "t2ibench"
+
+
+def imported_roots(path: Path) -> set[str]:
+    """Top-level modules imported anywhere in a file (absolute imports; relative ones map to t2ibench)."""
+    roots = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            roots.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            roots.add("t2ibench" if node.level else (node.module or ""))
+    return roots
+
+
+def py_files(folder: Path):
+    return sorted(folder.rglob("*.py"))
+
+
+def test_metrics_use_only_numpy_scipy_and_the_standard_library():
+    allowed_third_party = {"numpy", "scipy"}
+    for path in py_files(SRC / "metrics"):
+        for name in imported_roots(path):
+            root = name.split(".")[0]
+            if root in sys.stdlib_module_names or root in allowed_third_party or root == "__future__":
+                continue
+            assert name.startswith(("t2ibench.metrics", "t2ibench.errors")), f"{path.name} imports {name}"
+
+
+@pytest.mark.parametrize(("module", "home"), [("torch", "models"), ("duckdb", "store.py"), ("prefect", None)])
+def test_heavy_dependencies_stay_in_their_layer(module, home):
+    for path in py_files(SRC):
+        rel = path.relative_to(SRC)
+        if home is not None and (rel.parts[0] == home or str(rel) == home):
+            continue
+        roots = {n.split(".")[0] for n in imported_roots(path)}
+        assert module not in roots, f"{rel} imports {module} (allowed only in {home or 'flows/ and tasks/'})"
+
+
+def test_core_import_pulls_in_no_heavy_module():
+    code = (
+        "import sys, t2ibench.metrics, t2ibench.cli, t2ibench.io, t2ibench.examples.digits;"
+        "print(','.join(m for m in ('torch', 'prefect', 'duckdb', 'open_clip') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
