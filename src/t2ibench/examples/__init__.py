@@ -1,0 +1,1 @@
+"""Bundled, offline examples (data shipped with scikit-learn)."""
