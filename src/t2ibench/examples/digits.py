@@ -6,8 +6,9 @@ effect of the number of modes from the sample size. Each condition is repeated `
 independent seeded draws and the mean ± standard deviation is reported; repeat j uses the same random
 Fourier frequencies (seed + j) in every condition, so conditions are compared on identical features.
 
-σ is ``sigma_scale`` × the median pairwise distance of the whole data set (the median heuristic): at the plain
-median (scale 1) the kernel barely separates digit classes in pixel space, while 0.4 resolves them.
+σ is ``sigma_scale`` × the median pairwise distance of the whole data set (the median heuristic). At the plain
+median (scale 1) pixel-space distances are too concentrated for the kernel to resolve the classes (VENDI-1
+≈ 7.7 at 10 classes and not monotone; RKE flat at ≈ 2.6); at 0.4 every score rises strictly with k.
 """
 
 from __future__ import annotations
