@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
@@ -38,53 +39,73 @@ def _write_json(path: Path, payload: dict[str, Any]) -> None:
 def _cmd_diversity(args: argparse.Namespace) -> int:
     if args.example is not None and args.embeddings is not None:
         raise InputError("give either an EMBEDDINGS file or --example, not both")
+    if args.gallery and not args.modes:
+        raise InputError("--gallery DIR renders modes: add --modes K")
+    if args.modes is not None and args.modes < 1:
+        raise InputError(f"--modes must be ≥ 1; got {args.modes}")
     if args.example == "digits":
         return _diversity_digits(args)
     if args.embeddings is None:
         raise InputError("nothing to measure: give an EMBEDDINGS file (.npy/.npz) or --example digits")
+    if args.prompts is True:
+        raise InputError("--prompts needs a PROMPTS.npz file ('embeddings' and 'ids') for an embeddings file")
+    if args.prompts:
+        return _diversity_pairs(args)
     return _diversity_file(args)
 
 
 def _diversity_digits(args: argparse.Namespace) -> int:
-    from t2ibench.examples.digits import DigitsSweepConfig, digits_class_sweep
-    from t2ibench.report.diversity import render_digits_sweep
-
-    alphas = _parse_alphas(args.alphas or "1")
-    if len(alphas) != 1:
-        raise InputError("--example digits reports one order: pass a single value to --alphas (e.g. 1)")
+    from t2ibench.examples import digits
     from t2ibench.metrics._validate import parse_alpha
+    from t2ibench.report import diversity as render
 
-    config = DigitsSweepConfig(
-        n_per_condition=args.n_per_condition,
-        repeats=args.repeats,
+    payload: dict[str, Any] = {"example": "digits"}
+    scendi_config = digits.DigitsScendiConfig(
+        per_prompt=args.per_prompt,
+        repeats=3 if args.repeats is None else args.repeats,
         sigma_scale=args.sigma_scale,
-        rff_dim=DigitsSweepConfig.rff_dim if args.rff_dim is None else args.rff_dim,
-        alpha=parse_alpha(alphas[0]),
+        rff_dim=digits.DigitsScendiConfig.rff_dim if args.rff_dim is None else args.rff_dim,
+        epsilon=args.epsilon,
         seed=args.seed,
     )
-    sweep = digits_class_sweep(config, show_progress=not args.quiet)
-    print(render_digits_sweep(sweep))
-    if args.json:
-        payload = {
-            "example": "digits",
-            "config": config.__dict__ | {"alpha": _json_alpha(config.alpha)},
-            "sigma": sweep.sigma,
-            "median_distance": sweep.median_distance,
-            "rows": [
-                {
-                    "classes": r.classes,
-                    "n": r.n,
-                    **{
-                        f"{col}_{stat}": getattr(getattr(r, col), stat)
-                        for col in ("vendi_exact", "vendi_fkea", "rke_exact", "rke_fkea")
-                        for stat in ("mean", "sd")
-                    },
-                    "error_radius": r.error_radius,
-                }
-                for r in sweep.rows
-            ],
-            "monotone": {c: sweep.is_monotone(c) for c in ("vendi_exact", "vendi_fkea", "rke_exact", "rke_fkea")},
+    if args.prompts:
+        result = digits.digits_scendi_comparison(scendi_config, show_progress=not args.quiet)
+        print(render.render_digits_scendi(result))
+        payload["scendi"] = dataclasses.asdict(result)
+    else:
+        alphas = _parse_alphas(args.alphas or "1")
+        if len(alphas) != 1:
+            raise InputError("--example digits reports one order: pass a single value to --alphas (e.g. 1)")
+        config = digits.DigitsSweepConfig(
+            n_per_condition=args.n_per_condition,
+            repeats=10 if args.repeats is None else args.repeats,
+            sigma_scale=args.sigma_scale,
+            rff_dim=digits.DigitsSweepConfig.rff_dim if args.rff_dim is None else args.rff_dim,
+            alpha=parse_alpha(alphas[0]),
+            seed=args.seed,
+        )
+        sweep = digits.digits_class_sweep(config, show_progress=not args.quiet)
+        print(render.render_digits_sweep(sweep))
+        payload["sweep"] = dataclasses.asdict(sweep) | {
+            "monotone": {c: sweep.is_monotone(c) for c in ("vendi_exact", "vendi_fkea", "rke_exact", "rke_fkea")}
         }
+        payload["sweep"]["config"]["alpha"] = _json_alpha(config.alpha)
+    if args.modes:
+        found = digits.digits_modes(k=args.modes, top=args.top, config=scendi_config, with_scendi=bool(args.prompts))
+        print()
+        print(render.render_modes(found.fkea, labels=found.fkea_labels))
+        payload["modes"] = {"fkea": found.fkea.to_dict()}
+        if found.scendi is not None:
+            print()
+            print(render.render_modes(found.scendi, labels=found.scendi_labels))
+            payload["modes"]["scendi"] = found.scendi.to_dict()
+        if args.gallery:
+            _galleries(
+                Path(args.gallery),
+                [("fkea", found.fkea, found.fkea_images), ("scendi", found.scendi, found.scendi_images)],
+                title="digits",
+            )
+    if args.json:
         _write_json(Path(args.json), payload)
     return EXIT_OK
 
@@ -93,11 +114,42 @@ def _json_alpha(alpha: float) -> str | float:
     return "inf" if math.isinf(alpha) else alpha
 
 
+def _galleries(root: Path, parts: Sequence[tuple[str, Any, Sequence[Any] | None]], *, title: str) -> None:
+    """Write one image gallery (or text table) per (name, ModeSet, images-or-texts) under ``root``."""
+    from t2ibench.report.gallery import render_text_modes, write_image_gallery
+
+    for name, modes, samples in parts:
+        if modes is None or samples is None:
+            continue
+        if (
+            samples
+            and isinstance(samples[0], str)
+            and not samples[0].lower().endswith((".png", ".jpg", ".jpeg", ".webp"))
+        ):
+            root.mkdir(parents=True, exist_ok=True)
+            (root / f"{name}_modes.md").write_text(render_text_modes(modes, samples) + "\n")
+            print(f"wrote {root / f'{name}_modes.md'}", file=sys.stderr)
+        else:
+            index = write_image_gallery(modes, samples, root / name, title=f"{title} — {name} modes")
+            print(f"wrote {index.parent}/ (summary.png, mode_XX.png, modes.json)", file=sys.stderr)
+
+
+def _sigma_note(sigma: float | None, fallback: Any, seed: int, what: str) -> tuple[float, str]:
+    """σ as given, or the median heuristic on ``fallback`` rows, with a sentence saying which."""
+    from t2ibench.metrics import median_heuristic_sigma
+
+    if sigma is not None:
+        return sigma, f"{what} σ = {sigma:.6g} (given)."
+    value = median_heuristic_sigma(fallback, seed=seed)
+    return value, f"{what} σ = {value:.6g} (median heuristic: median pairwise distance of ≤ 2000 rows, seed {seed})."
+
+
 def _diversity_file(args: argparse.Namespace) -> int:
-    from t2ibench.io import open_embeddings
-    from t2ibench.metrics import CosineEntropy, exact_entropy, median_heuristic_sigma
+    from t2ibench.io import load_embedding_table, open_embeddings
+    from t2ibench.metrics import CosineEntropy, exact_entropy
     from t2ibench.metrics.entropy import FKEA, EntropyResult, StreamingKernelEntropy
-    from t2ibench.report.diversity import render_entropy_results
+    from t2ibench.metrics.modes import kernel_modes
+    from t2ibench.report.diversity import render_entropy_results, render_modes
 
     source = open_embeddings(args.embeddings)
     alphas = _parse_alphas(args.alphas or "1,2,inf")
@@ -107,20 +159,16 @@ def _diversity_file(args: argparse.Namespace) -> int:
     if args.kernel == "cosine":
         streams.append(CosineEntropy(batch_size=args.batch_size))
     else:
-        if args.sigma is None:
-            rng = np.random.default_rng(args.seed)
-            sample = source.rows(rng.choice(source.n, size=min(source.n, 2000), replace=False))
-            sigma = median_heuristic_sigma(sample, seed=args.seed)
-            note += f" σ = {sigma:.6g} (median heuristic: median pairwise distance of ≤ 2000 rows, seed {args.seed})."
-        else:
-            sigma = args.sigma
-            note += f" σ = {sigma:.6g} (given)."
+        rng = np.random.default_rng(args.seed)
+        sample = source.rows(rng.choice(source.n, size=min(source.n, 2000), replace=False))
+        sigma, sentence = _sigma_note(args.sigma, sample, args.seed, "Gaussian")
+        note += " " + sentence
         method = args.method
         if method == "auto":
             method = "both" if source.n <= 5000 else "fkea"
         if method in ("exact", "both"):
             results.append(exact_entropy(source.load(), sigma=sigma, alphas=alphas))
-        if method in ("fkea", "both"):
+        if method in ("fkea", "both") or args.modes:
             rff = 2000 if args.rff_dim is None else args.rff_dim
             streams.append(FKEA(sigma=sigma, rff_dim=rff, seed=args.seed, batch_size=args.batch_size))
     if streams:
@@ -130,10 +178,95 @@ def _diversity_file(args: argparse.Namespace) -> int:
                 est.update(batch)
             bar.update(len(batch))
         bar.close()
-        results += [est.compute(alphas, delta=args.delta) for est in streams]
+        if args.kernel == "cosine" or args.method != "exact":
+            results += [est.compute(alphas, delta=args.delta) for est in streams]
     print(render_entropy_results(results, sigma_note=note))
+    payload: dict[str, Any] = {"input": str(source.path), "results": [r.to_dict() for r in results]}
+    if args.modes:
+        est = streams[-1]
+        modes = kernel_modes(est, (b for _, b in source.batches(args.batch_size)), k=args.modes, top=args.top)
+        table = load_embedding_table(source.path) if source.path.suffix == ".npz" else None
+        print()
+        print(render_modes(modes, labels=_labels(table)))
+        payload["modes"] = modes.to_dict()
+        if args.gallery:
+            _galleries(
+                Path(args.gallery),
+                [(modes.source, modes, _gallery_samples(table, source.path))],
+                title=source.path.name,
+            )
     if args.json:
-        _write_json(Path(args.json), {"input": str(source.path), "results": [r.to_dict() for r in results]})
+        _write_json(Path(args.json), payload)
+    return EXIT_OK
+
+
+def _labels(table: Any) -> list[str] | None:
+    """Per-row labels for mode tables: image file names, else texts, else None (row numbers)."""
+    if table is None:
+        return None
+    if table.paths is not None:
+        return [Path(p).name for p in table.paths]
+    if table.texts is not None:
+        return [t if len(t) <= 40 else t[:37] + "..." for t in table.texts]
+    return None
+
+
+def _gallery_samples(table: Any, path: Path) -> Sequence[str]:
+    if table is not None and table.paths is not None:
+        return list(table.paths)
+    if table is not None and table.texts is not None:
+        return list(table.texts)
+    raise InputError(f"{path}: --gallery needs a 'paths' (images) or 'texts' array in an .npz beside 'embeddings'")
+
+
+def _diversity_pairs(args: argparse.Namespace) -> int:
+    from t2ibench.io import load_embedding_table
+    from t2ibench.metrics import FKEA
+    from t2ibench.metrics.modes import kernel_modes, scendi_modes
+    from t2ibench.metrics.scendi import Scendi, gather_by_id
+    from t2ibench.report.diversity import render_modes, render_scendi_results
+
+    images = load_embedding_table(args.embeddings)
+    prompts = load_embedding_table(args.prompts)
+    image_ids = images.require("ids", "--prompts (each image's prompt id)")
+    prompt_ids = prompts.require("ids", "--prompts (one id per prompt)")
+    texts = gather_by_id(image_ids, prompt_ids, prompts.embeddings)
+    note = f"{images.path}: n = {len(image_ids)} images paired by id with {len(prompt_ids)} prompts of {prompts.path}."
+    sigma_i: float | None = None
+    sigma_t: float | None = None
+    if args.kernel == "gaussian":
+        sigma_i, s1 = _sigma_note(args.sigma, images.embeddings, args.seed, "image")
+        sigma_t, s2 = _sigma_note(args.text_sigma, prompts.embeddings, args.seed, "text")
+        note += f" {s1} {s2}"
+    rff = 1000 if args.rff_dim is None else args.rff_dim
+    est = Scendi(kernel=args.kernel, image_sigma=sigma_i, text_sigma=sigma_t, rff_dim=rff, seed=args.seed)
+    est.update(images.embeddings, texts, image_ids=image_ids, text_ids=image_ids)
+    result = est.compute(epsilon=args.epsilon)
+    print(render_scendi_results([(images.path.name, result)], note=note))
+    payload: dict[str, Any] = {"images": str(images.path), "prompts": str(prompts.path), "scendi": result.to_dict()}
+    if args.modes:
+        if args.kernel == "gaussian":
+            assert sigma_i is not None
+            plain: Any = FKEA(sigma=sigma_i, rff_dim=rff, seed=args.seed).update(images.embeddings)
+        else:
+            from t2ibench.metrics import CosineEntropy
+
+            plain = CosineEntropy().update(images.embeddings)
+        fkea = kernel_modes(plain, images.embeddings, k=args.modes, top=args.top)
+        scendi = scendi_modes(est, images.embeddings, k=args.modes, top=args.top, bottom=args.top, epsilon=args.epsilon)
+        labels = _labels(images)
+        print()
+        print(render_modes(fkea, labels=labels))
+        print()
+        print(render_modes(scendi, labels=labels))
+        payload["modes"] = {"image": fkea.to_dict(), "scendi": scendi.to_dict()}
+        if args.gallery:
+            samples = _gallery_samples(images, images.path)
+            _galleries(
+                Path(args.gallery), [(fkea.source, fkea, samples), ("scendi", scendi, samples)], title=images.path.name
+            )
+    if args.json:
+        _write_json(Path(args.json), payload)
     return EXIT_OK
 
 
@@ -164,7 +297,11 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="auto: both if n ≤ 5000, else fkea",
     )
-    div.add_argument("--rff-dim", type=int, help="FKEA frequencies r (2r features); default 2000 (512 for digits)")
+    div.add_argument(
+        "--rff-dim",
+        type=int,
+        help="random Fourier frequencies r (2r features); default 2000, Scendi 1000, digits 512/500",
+    )
     div.add_argument(
         "--alphas",
         help="comma-separated entropy orders α > 0, inf allowed (default 1,2,inf; digits: one order, 1)",
@@ -172,8 +309,24 @@ def build_parser() -> argparse.ArgumentParser:
     div.add_argument("--seed", type=int, default=0, help="seed for frequencies and subsampling (default 0)")
     div.add_argument("--batch-size", type=int, default=8192, help="rows per streamed batch (default 8192)")
     div.add_argument("--delta", type=float, default=0.05, help="failure probability of the FKEA radius")
+    div.add_argument(
+        "--prompts",
+        nargs="?",
+        const=True,
+        metavar="PROMPTS.npz",
+        help="Scendi: prompt embeddings ('embeddings', 'ids') paired by id with the images' 'ids' "
+        "(with --example digits: no value, the bundled prompts naming each digit)",
+    )
+    div.add_argument("--text-sigma", type=float, help="Scendi: text bandwidth (default: median pairwise distance)")
+    div.add_argument("--epsilon", type=float, default=1e-6, help="Scendi: ridge on C_TT, relative to its trace")
+    div.add_argument(
+        "--modes", type=int, metavar="K", help="also find the top K modes (FKEA, and Scendi with --prompts)"
+    )
+    div.add_argument("--top", type=int, default=16, help="samples shown per mode (default 16)")
+    div.add_argument("--gallery", metavar="DIR", help="write mode galleries (PNG grids + JSON, or Markdown for texts)")
     div.add_argument("--n-per-condition", type=int, default=170, help="digits: images per class count")
-    div.add_argument("--repeats", type=int, default=10, help="digits: seeded repeats per class count")
+    div.add_argument("--per-prompt", type=int, default=100, help="digits --prompts: pairs per prompt")
+    div.add_argument("--repeats", type=int, help="digits: seeded repeats (default 10; 3 with --prompts)")
     div.add_argument("--sigma-scale", type=float, default=0.4, help="digits: σ as a multiple of the median distance")
     div.add_argument("--json", help="also write the results as JSON to this path")
     div.add_argument("--quiet", action="store_true", help="no progress bar")

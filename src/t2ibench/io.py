@@ -119,8 +119,17 @@ class EmbeddingFile:
             whole: NDArray[Any] = np.load(self.path, allow_pickle=False)
             return whole
         with np.load(self.path, allow_pickle=False) as data:
-            arr: NDArray[Any] = data[data.files[0]]
+            arr: NDArray[Any] = data[_npz_key(data.files, self.path)]
         return arr
+
+
+def _npz_key(files: list[str], path: Path) -> str:
+    """The embedding array of an .npz: the one named 'embeddings', or its only array."""
+    if "embeddings" in files:
+        return "embeddings"
+    if len(files) == 1:
+        return files[0]
+    raise InputError(f"{path}: expected an 'embeddings' array (or exactly one array) in the .npz, found {files}")
 
 
 def open_embeddings(path: str | Path) -> EmbeddingFile:
@@ -134,12 +143,54 @@ def open_embeddings(path: str | Path) -> EmbeddingFile:
     if p.suffix == ".npz":
         try:
             with np.load(p, allow_pickle=False) as data:
-                if len(data.files) != 1:
-                    raise InputError(f"{p}: expected one array in the .npz, found {data.files}")
-                shape = data[data.files[0]].shape
+                shape = data[_npz_key(data.files, p)].shape
         except (ValueError, OSError) as exc:
             raise InputError(f"{p}: not a readable .npz file ({exc})") from None
         if len(shape) != 2:
             raise InputError(f"{p}: embeddings must be 2-D (n, d); got shape {shape}")
         return EmbeddingFile(path=p, n=int(shape[0]), dim=int(shape[1]))
     raise InputError(f"{p}: unsupported embeddings format {p.suffix!r} (use .npy or .npz)")
+
+
+@dataclass(frozen=True)
+class EmbeddingTable:
+    """Embeddings (n, d) with optional per-row ids (pair keys), image paths and texts, all as strings."""
+
+    path: Path
+    embeddings: NDArray[Any]
+    ids: tuple[str, ...] | None = None
+    paths: tuple[str, ...] | None = None
+    texts: tuple[str, ...] | None = None
+
+    def require(self, column: str, purpose: str) -> tuple[str, ...]:
+        """The named optional column, or an InputError saying what needs it."""
+        value = getattr(self, column)
+        if value is None:
+            raise InputError(f"{self.path}: {purpose} needs a {column!r} array in the .npz (one entry per row)")
+        return tuple(value)
+
+
+TABLE_COLUMNS = ("ids", "paths", "texts")
+
+
+def load_embedding_table(path: str | Path) -> EmbeddingTable:
+    """Read an .npz with 'embeddings' (n, d) and optional 'ids', 'paths', 'texts' (n,), or a plain .npy.
+
+    Ids are compared as strings, so prompt ids saved as integers in one file and strings in another match.
+    Relative image paths are resolved against the .npz file's folder.
+    """
+    p = Path(path)
+    source = open_embeddings(p)
+    embeddings = source.load()
+    columns: dict[str, tuple[str, ...]] = {}
+    if p.suffix == ".npz":
+        with np.load(p, allow_pickle=False) as data:
+            for name in TABLE_COLUMNS:
+                if name in data.files:
+                    values = data[name]
+                    if values.ndim != 1 or len(values) != source.n:
+                        raise InputError(f"{p}: {name!r} must have one entry per row ({source.n}); got {values.shape}")
+                    columns[name] = tuple(str(v) for v in values.tolist())
+    if "paths" in columns:
+        columns["paths"] = tuple(str(p.parent / q) if not Path(q).is_absolute() else q for q in columns["paths"])
+    return EmbeddingTable(path=p, embeddings=embeddings, **columns)

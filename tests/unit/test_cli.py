@@ -79,5 +79,107 @@ def test_digits_example_small(tmp_path, capsys):
     text = capsys.readouterr().out
     assert text.count("\n| ") == 12  # header, rule, 10 class counts
     payload = json.loads(out.read_text())
-    assert [r["classes"] for r in payload["rows"]] == list(range(1, 11))
-    assert payload["config"]["rff_dim"] == 64
+    assert [r["classes"] for r in payload["sweep"]["rows"]] == list(range(1, 11))
+    assert payload["sweep"]["config"]["rff_dim"] == 64
+    assert set(payload["sweep"]["monotone"]) == {"vendi_exact", "vendi_fkea", "rke_exact", "rke_fkea"}
+
+
+def test_digits_prompts_modes_and_gallery(tmp_path, capsys):
+    out = tmp_path / "d.json"
+    argv = ["diversity", "--example", "digits", "--prompts", "--per-prompt", "30", "--repeats", "1", "--rff-dim", "64"]
+    argv += ["--modes", "2", "--top", "4", "--gallery", str(tmp_path / "g"), "--quiet", "--json", str(out)]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "| prompt-following |" in text
+    assert "| prompt-ignoring |" in text
+    assert "fkea modes over n = 1797" in text
+    assert "scendi modes over n = 300" in text
+    for part in ("fkea", "scendi"):
+        assert (tmp_path / "g" / part / "summary.png").exists()
+        assert (tmp_path / "g" / part / "mode_01.png").exists()
+    payload = json.loads(out.read_text())
+    assert [r["model"] for r in payload["scendi"]["rows"]] == ["prompt-following", "prompt-ignoring"]
+    assert len(payload["modes"]["scendi"]["modes"]) == 2
+
+
+@pytest.fixture
+def paired_files(tmp_path, rng):
+    from PIL import Image
+
+    prompts = np.eye(4, 6) * 2
+    prompt_of = np.repeat(np.arange(4), 10)
+    images = rng.standard_normal((40, 5)) + 3 * np.eye(4, 5)[prompt_of]
+    paths = []
+    for j in range(40):
+        Image.new("RGB", (12, 12), (10 * j, 0, 0)).save(tmp_path / f"img{j}.png")
+        paths.append(f"img{j}.png")
+    np.savez(tmp_path / "images.npz", embeddings=images, ids=prompt_of, paths=np.array(paths))
+    np.savez(
+        tmp_path / "prompts.npz",
+        embeddings=prompts,
+        ids=np.arange(4),
+        texts=np.array([f"prompt {i}" for i in range(4)]),
+    )
+    return tmp_path / "images.npz", tmp_path / "prompts.npz"
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "cosine"])
+def test_scendi_on_paired_files_with_gallery(paired_files, tmp_path, capsys, kernel):
+    images, prompts = paired_files
+    out = tmp_path / "s.json"
+    argv = ["diversity", str(images), "--prompts", str(prompts), "--kernel", kernel, "--rff-dim", "64"]
+    argv += ["--modes", "2", "--top", "3", "--gallery", str(tmp_path / "gal"), "--json", str(out)]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "n = 40 images paired by id with 4 prompts" in text
+    assert ("median heuristic" in text) == (kernel == "gaussian")
+    assert "| images.npz | 40 |" in text
+    assert "img" in text  # modes are labelled with the image file names
+    payload = json.loads(out.read_text())
+    assert payload["scendi"]["n"] == 40
+    assert (tmp_path / "gal" / "scendi" / "modes.json").exists()
+    index = json.loads((tmp_path / "gal" / "scendi" / "modes.json").read_text())
+    assert index["modes"][0]["top"][0]["image"].endswith(".png")
+
+
+def test_modes_of_text_embeddings_write_a_markdown_gallery(tmp_path, rng, capsys):
+    X = rng.standard_normal((30, 4))
+    np.savez(tmp_path / "t.npz", embeddings=X, texts=np.array([f"sentence {i}" for i in range(30)]))
+    argv = [
+        "diversity",
+        str(tmp_path / "t.npz"),
+        "--kernel",
+        "cosine",
+        "--modes",
+        "2",
+        "--gallery",
+        str(tmp_path / "g"),
+    ]
+    assert main(argv) == 0
+    assert "sentence" in (tmp_path / "g" / "cosine_modes.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--gallery", "x"], "--gallery DIR renders modes: add --modes K"),
+        (["--modes", "0"], "--modes must be ≥ 1"),
+    ],
+)
+def test_mode_option_errors(embeddings, capsys, extra, message):
+    assert main(["diversity", str(embeddings), *extra]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_prompt_file_errors(paired_files, embeddings, tmp_path, capsys):
+    images, _prompts = paired_files
+    assert main(["diversity", str(embeddings), "--prompts"]) == 2
+    assert "--prompts needs a PROMPTS.npz" in capsys.readouterr().err
+    np.savez(tmp_path / "noids.npz", embeddings=np.eye(3))
+    assert main(["diversity", str(images), "--prompts", str(tmp_path / "noids.npz")]) == 2
+    assert "needs a 'ids' array" in capsys.readouterr().err
+    np.savez(tmp_path / "few.npz", embeddings=np.eye(3), ids=np.arange(3))
+    assert main(["diversity", str(images), "--prompts", str(tmp_path / "few.npz")]) == 2
+    assert "row 30 asks for prompt id '3'" in capsys.readouterr().err
+    assert main(["diversity", str(embeddings), "--modes", "2", "--gallery", str(tmp_path / "g")]) == 2
+    assert "--gallery needs a 'paths' (images) or 'texts' array" in capsys.readouterr().err

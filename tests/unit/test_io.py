@@ -61,5 +61,29 @@ def test_garbage_file_is_named(tmp_path):
 
 def test_npz_with_two_arrays_is_rejected(tmp_path):
     np.savez(tmp_path / "x.npz", a=np.zeros((2, 2)), b=np.zeros((2, 2)))
-    with pytest.raises(InputError, match="expected one array"):
+    with pytest.raises(InputError, match=r"expected an .embeddings. array"):
         open_embeddings(tmp_path / "x.npz")
+
+
+def test_embedding_table_columns(tmp_path, rng):
+    from t2ibench.io import load_embedding_table
+
+    X = rng.standard_normal((3, 2))
+    np.savez(
+        tmp_path / "t.npz", embeddings=X, ids=np.array([7, 8, 7]), paths=np.array(["a.png", "/abs/b.png", "c.png"])
+    )
+    table = load_embedding_table(tmp_path / "t.npz")
+    np.testing.assert_array_equal(table.embeddings, X)
+    assert table.ids == ("7", "8", "7")
+    assert table.paths == (str(tmp_path / "a.png"), "/abs/b.png", str(tmp_path / "c.png"))
+    assert table.texts is None
+    with pytest.raises(InputError, match="needs a 'texts' array"):
+        table.require("texts", "a text gallery")
+
+
+def test_embedding_table_rejects_misshapen_columns(tmp_path, rng):
+    from t2ibench.io import load_embedding_table
+
+    np.savez(tmp_path / "t.npz", embeddings=rng.standard_normal((3, 2)), ids=np.array([1, 2]))
+    with pytest.raises(InputError, match=r"'ids' must have one entry per row \(3\)"):
+        load_embedding_table(tmp_path / "t.npz")

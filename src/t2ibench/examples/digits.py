@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from t2ibench.metrics import exact_entropy, fkea_scores, median_heuristic_sigma
 from t2ibench.metrics._validate import check_positive_int, check_seed, check_sigma, parse_alpha
+from t2ibench.metrics.modes import ModeSet
 from t2ibench.progress import progress
 
 
@@ -140,3 +141,173 @@ def digits_class_sweep(config: DigitsSweepConfig | None = None, *, show_progress
         )
     bar.close()
     return DigitsSweep(config=cfg, median_distance=median, sigma=sigma, rows=tuple(rows))
+
+
+# -- prompt-aware diversity (Scendi) on digits -----------------------------------------------------------------
+
+DIGIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+PROMPT_MODELS = ("prompt-following", "prompt-ignoring")
+
+
+def digit_prompts() -> list[str]:
+    """The ten prompts, one naming each digit: 'a photo of the handwritten digit three'."""
+    return [f"a photo of the handwritten digit {w}" for w in DIGIT_WORDS]
+
+
+def embed_prompts(prompts: list[str], *, dim: int = 256) -> NDArray[np.float64]:
+    """Offline stand-in for a text encoder: L2-normalised word 1–2-gram hashing features (len(prompts), dim)."""
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    vectorizer = HashingVectorizer(n_features=dim, ngram_range=(1, 2), norm="l2", alternate_sign=False)
+    return np.asarray(vectorizer.transform(prompts).toarray(), dtype=np.float64)
+
+
+def digit_pairs(
+    labels: NDArray[np.int64], model: str, per_prompt: int, rng: np.random.Generator
+) -> tuple[NDArray[np.intp], NDArray[np.int64]]:
+    """(image row per pair, prompt id per pair) for a simulated model; each prompt is asked ``per_prompt`` times.
+
+    'prompt-following' draws an image of the named digit; 'prompt-ignoring' draws any digit image.
+    """
+    prompt_ids = np.repeat(np.arange(10), per_prompt)
+    if model == "prompt-following":
+        rows = np.concatenate(
+            [rng.choice(np.flatnonzero(labels == c), size=per_prompt, replace=False) for c in range(10)]
+        )
+    elif model == "prompt-ignoring":
+        rows = rng.choice(len(labels), size=10 * per_prompt, replace=False)
+    else:
+        raise ValueError(f"unknown model {model!r}; choose from {PROMPT_MODELS}")
+    return rows, prompt_ids
+
+
+@dataclass(frozen=True)
+class DigitsScendiConfig:
+    """Parameters of the digits Scendi comparison (all randomness derives from ``seed``)."""
+
+    per_prompt: int = 100
+    repeats: int = 3
+    sigma_scale: float = 0.4
+    rff_dim: int = 500
+    epsilon: float = 1e-6
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_positive_int(self.per_prompt, name="per_prompt")
+        check_positive_int(self.repeats, name="repeats")
+        check_sigma(self.sigma_scale, name="sigma_scale")
+        check_positive_int(self.rff_dim, name="rff_dim")
+        check_seed(self.seed)
+
+
+@dataclass(frozen=True)
+class DigitsScendiRow:
+    """Scendi decomposition for one simulated model (mean ± sd over repeats)."""
+
+    model: str
+    scendi: MeanSd
+    conditional_vendi: MeanSd
+    model_share: MeanSd
+    prompt_vendi: MeanSd
+    image_vendi: MeanSd
+
+
+@dataclass(frozen=True)
+class DigitsScendi:
+    """The comparison: configuration, the two bandwidths used, one row per model."""
+
+    config: DigitsScendiConfig
+    image_sigma: float
+    text_sigma: float
+    rows: tuple[DigitsScendiRow, ...]
+
+
+def digits_scendi_comparison(config: DigitsScendiConfig | None = None, *, show_progress: bool = True) -> DigitsScendi:
+    """Scendi of a prompt-following vs a prompt-ignoring 'model' on digit images and prompts naming the digit."""
+    from t2ibench.metrics.scendi import scendi_score
+
+    cfg = config or DigitsScendiConfig()
+    X, y = load_digits_pixels()
+    prompts = embed_prompts(digit_prompts())
+    image_sigma = cfg.sigma_scale * median_heuristic_sigma(X, seed=cfg.seed)
+    text_sigma = median_heuristic_sigma(prompts, seed=cfg.seed)
+    bar = progress(len(PROMPT_MODELS) * cfg.repeats, "digits scendi", enabled=show_progress, unit="eval")
+    rows = []
+    for model_index, model in enumerate(PROMPT_MODELS):
+        values: dict[str, list[float]] = {k: [] for k in ("scendi", "cond", "share", "prompt", "image")}
+        for rep in range(cfg.repeats):
+            rng = np.random.default_rng((cfg.seed, 100 + model_index, rep))
+            image_rows, prompt_ids = digit_pairs(y, model, cfg.per_prompt, rng)
+            ids = prompt_ids.tolist()
+            res = scendi_score(
+                X[image_rows],
+                prompts[prompt_ids],
+                image_ids=ids,
+                text_ids=ids,
+                image_sigma=image_sigma,
+                text_sigma=text_sigma,
+                rff_dim=cfg.rff_dim,
+                seed=cfg.seed + rep,
+                epsilon=cfg.epsilon,
+            )
+            for key, value in zip(
+                values,
+                (res.scendi, res.conditional_vendi, res.model_share, res.prompt_vendi, res.image_vendi),
+                strict=True,
+            ):
+                values[key].append(value)
+            bar.update()
+        rows.append(DigitsScendiRow(model, *(MeanSd.of(v) for v in values.values())))
+    bar.close()
+    return DigitsScendi(config=cfg, image_sigma=image_sigma, text_sigma=text_sigma, rows=tuple(rows))
+
+
+@dataclass(frozen=True)
+class DigitsModes:
+    """FKEA modes of all digit images and Scendi modes of the prompt-following model, with their pictures."""
+
+    fkea: ModeSet
+    fkea_images: tuple[NDArray[np.float64], ...]
+    fkea_labels: tuple[str, ...]
+    scendi: ModeSet | None
+    scendi_images: tuple[NDArray[np.float64], ...]
+    scendi_labels: tuple[str, ...]
+    image_sigma: float
+
+
+def digits_modes(
+    k: int = 6, top: int = 16, *, config: DigitsScendiConfig | None = None, with_scendi: bool = True
+) -> DigitsModes:
+    """Top-k FKEA modes of the 1797 digit images and (optionally) top-k Scendi modes of the prompt-following model."""
+    from t2ibench.metrics import FKEA
+    from t2ibench.metrics.modes import kernel_modes, scendi_modes
+    from t2ibench.metrics.scendi import Scendi
+
+    cfg = config or DigitsScendiConfig()
+    X, y = load_digits_pixels()
+    sigma = cfg.sigma_scale * median_heuristic_sigma(X, seed=cfg.seed)
+    est = FKEA(sigma=sigma, rff_dim=cfg.rff_dim, seed=cfg.seed).update(X)
+    fkea = kernel_modes(est, X, k=k, top=top)
+    pictures = tuple(row.reshape(8, 8) for row in X)
+    labels = tuple(f"#{j} ({DIGIT_WORDS[c]})" for j, c in enumerate(y))
+    if not with_scendi:
+        return DigitsModes(fkea, pictures, labels, scendi=None, scendi_images=(), scendi_labels=(), image_sigma=sigma)
+    prompts = embed_prompts(digit_prompts())
+    rows, prompt_ids = digit_pairs(y, "prompt-following", cfg.per_prompt, np.random.default_rng((cfg.seed, 100, 0)))
+    ids = prompt_ids.tolist()
+    sc = Scendi(
+        image_sigma=sigma,
+        text_sigma=median_heuristic_sigma(prompts, seed=cfg.seed),
+        rff_dim=cfg.rff_dim,
+        seed=cfg.seed,
+    ).update(X[rows], prompts[prompt_ids], image_ids=ids, text_ids=ids)
+    scendi = scendi_modes(sc, X[rows], k=k, top=top, bottom=top, epsilon=cfg.epsilon)
+    return DigitsModes(
+        fkea=fkea,
+        fkea_images=pictures,
+        fkea_labels=labels,
+        scendi=scendi,
+        scendi_images=tuple(X[j].reshape(8, 8) for j in rows),
+        scendi_labels=tuple(labels[j] for j in rows),
+        image_sigma=sigma,
+    )

@@ -1,4 +1,4 @@
-"""Metric core (numpy/scipy only): kernels, kernel-entropy diversity (exact VENDI/RKE and FKEA)."""
+"""Metric core (numpy/scipy only): kernels, kernel-entropy diversity (exact VENDI/RKE, FKEA), Scendi, modes."""
 
 from t2ibench.metrics.covariance import CovarianceAccumulator
 from t2ibench.metrics.entropy import (
@@ -35,19 +35,28 @@ __all__ = [
     "CovarianceAccumulator",
     "EntropyResult",
     "FeatureMap",
+    "Mode",
+    "ModeSet",
     "NormalizedLinearFeatures",
     "RandomFourierFeatures",
+    "Scendi",
+    "ScendiResult",
     "SpectrumClippingWarning",
     "StreamingKernelEntropy",
+    "check_aligned",
     "clean_spectrum",
     "cosine_kernel",
     "exact_entropy",
     "fkea_error_radius",
     "fkea_scores",
+    "gather_by_id",
     "gaussian_kernel",
+    "kernel_modes",
     "median_heuristic_sigma",
     "renyi_vendi",
     "rke_score",
+    "scendi_modes",
+    "scendi_score",
     "vendi_score",
     "vendi_spectrum_scores",
 ]

@@ -51,11 +51,17 @@ class CleanSpectrum:
 
 
 def clean_spectrum(
-    eigenvalues: ArrayLike, *, tolerance: float = CLIP_TOLERANCE, eps: float = float(np.finfo(np.float64).eps)
+    eigenvalues: ArrayLike,
+    *,
+    tolerance: float = CLIP_TOLERANCE,
+    eps: float = float(np.finfo(np.float64).eps),
+    reference: float | None = None,
 ) -> CleanSpectrum:
     """Zero the round-off eigenvalues of a PSD spectrum (k,), sort descending, normalise to sum 1.
 
     ``eps`` is the machine epsilon of the precision the matrix was computed in (float32 for FKEA).
+    ``reference`` is the trace of the matrix these eigenvalues were derived from when that is larger (e.g.
+    Tr C_II for the Schur complement Λ_I = C_II − P): round-off and the clipping tolerance scale with it.
     """
     lam = np.asarray(eigenvalues, dtype=np.float64).ravel()
     if lam.size == 0:
@@ -66,16 +72,17 @@ def clean_spectrum(
     if trace <= 0:
         raise InputError(f"the spectrum's trace must be > 0; got {trace:g}")
     lam_min, lam_max = float(lam.min()), float(lam.max())
+    scale = lam_max if reference is None else max(lam_max, reference)
     negative = float(-lam[lam < 0].sum())
-    roundoff = lam.size * eps * lam_max
-    if negative / trace > tolerance and lam_min < -roundoff:
+    roundoff = lam.size * eps * scale
+    if negative / max(trace, 0.0 if reference is None else reference) > tolerance and lam_min < -roundoff:
         warnings.warn(
             f"clipped negative eigenvalues carrying {negative / trace:.3g} of the trace (> {tolerance:g}), the "
             f"largest {-lam_min:.3g} beyond round-off ({roundoff:.3g}): the matrix is not numerically PSD",
             SpectrumClippingWarning,
             stacklevel=2,
         )
-    floor = max(-lam_min, lam.size * float(np.finfo(np.float64).eps) * lam_max, 0.0)
+    floor = max(-lam_min, lam.size * float(np.finfo(np.float64).eps) * scale, 0.0)
     kept = np.where(lam > floor, lam, 0.0)
     if not kept.any():
         raise InputError(f"no eigenvalue stands above the round-off floor {floor:.3g}: the matrix is not PSD")
