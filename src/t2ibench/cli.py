@@ -270,6 +270,138 @@ def _diversity_pairs(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# -- GenEval -------------------------------------------------------------------------------------------------------
+
+
+def _suite(args: argparse.Namespace) -> list[dict[str, Any]]:
+    from t2ibench.suites.geneval import generate_suite, read_suite
+
+    if getattr(args, "metadata", None):
+        return read_suite(args.metadata)
+    return generate_suite(seed=args.seed, per_task=args.per_task)
+
+
+def _cmd_prompts(args: argparse.Namespace) -> int:
+    from t2ibench.suites.geneval import suite_jsonl, write_suite
+
+    records = _suite(args)
+    if args.out:
+        write_suite(args.out, records)
+        tags: dict[str, int] = {}
+        for r in records:
+            tags[r["tag"]] = tags.get(r["tag"], 0) + 1
+        summary = ", ".join(f"{t} {n}" for t, n in tags.items())
+        print(f"wrote {len(records)} prompts to {args.out} ({summary})", file=sys.stderr)
+    else:
+        sys.stdout.write(suite_jsonl(records))
+    return EXIT_OK
+
+
+def _params(args: argparse.Namespace) -> Any:
+    from t2ibench.metrics.geneval import GenEvalParams
+
+    return GenEvalParams(
+        threshold=args.threshold,
+        counting_threshold=args.counting_threshold,
+        max_objects=args.max_objects,
+        max_overlap=args.max_overlap,
+        position_margin=args.position_margin,
+    )
+
+
+def _detector(args: argparse.Namespace) -> Any:
+    from t2ibench.models.detection import HFMask2Former, MMDetMask2Former
+
+    if args.detector == "mmdet":
+        if not args.mmdet_config:
+            raise InputError("--detector mmdet needs --mmdet-config (GenEval's Mask2Former Swin-S config file)")
+        return MMDetMask2Former(args.mmdet_config, args.mmdet_checkpoint, device=args.device)
+    resize = None
+    if args.resize != "checkpoint":
+        try:
+            short, long = (int(v) for v in args.resize.split(","))
+        except ValueError:
+            raise InputError(
+                f"--resize must be SHORT,LONG (e.g. 800,1333) or 'checkpoint'; got {args.resize!r}"
+            ) from None
+        resize = (short, long)
+    return HFMask2Former(args.detector_model, revision=args.detector_revision, device=args.device, resize=resize)
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from t2ibench.geneval_eval import evaluate_scan, scan_folder, summarise
+    from t2ibench.models.colour import ClipColourClassifier
+    from t2ibench.report.geneval import render_summary
+
+    params = _params(args)
+    suite = _suite(args)
+    scan = scan_folder(args.imagedir, suite, images_per_prompt=args.images_per_prompt)
+    print(scan.report(), file=sys.stderr)
+    if not scan.ok and not args.allow_missing:
+        print(
+            "t2ibench evaluate: the folder does not match the suite (see above); fix it or pass --allow-missing "
+            "to evaluate only what is there",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    colour = ClipColourClassifier(args.clip_arch, args.clip_pretrained, device=args.device, background=args.background)
+    out = Path(args.out) if args.out else Path(args.imagedir) / "results.jsonl"
+    rows = evaluate_scan(scan, _detector(args), colour, params=params, out=out, show_progress=not args.quiet)
+    print(f"wrote {out}", file=sys.stderr)
+    summary = summarise(rows)
+    print(render_summary(summary, label=Path(args.imagedir).name))
+    if args.json:
+        _write_json(Path(args.json), summary.to_dict())
+    return EXIT_OK
+
+
+def _cmd_summary(args: argparse.Namespace) -> int:
+    from t2ibench.geneval_eval import read_results, summarise
+    from t2ibench.report.geneval import render_summary
+
+    rows = read_results(args.results)
+    suite = _suite(args)
+    keys = {json.dumps(r, sort_keys=True): i for i, r in enumerate(suite)}
+    per_prompt: dict[int, int] = {}
+    unknown = 0
+    for row in rows:
+        index = row.prompt_index
+        if (
+            index is None
+            or index >= len(suite)
+            or json.dumps(dict(row.metadata), sort_keys=True) != json.dumps(suite[index], sort_keys=True)
+        ):
+            index = keys.get(json.dumps(dict(row.metadata), sort_keys=True))
+        if index is None:
+            unknown += 1
+            continue
+        per_prompt[index] = per_prompt.get(index, 0) + 1
+    missing = [i for i in range(len(suite)) if i not in per_prompt]
+    odd = {i: n for i, n in per_prompt.items() if args.images_per_prompt and n != args.images_per_prompt}
+    print(
+        f"{args.results}: prompts expected {len(suite)}, found {len(per_prompt)}; images expected "
+        f"{len(suite) * args.images_per_prompt if args.images_per_prompt else '?'}, found {len(rows)}",
+        file=sys.stderr,
+    )
+    problems = bool(missing or odd or unknown)
+    if missing:
+        shown = ", ".join(f"{i:05d}" for i in missing[:20]) + (" ..." if len(missing) > 20 else "")
+        print(f"missing prompts ({len(missing)}): {shown}", file=sys.stderr)
+    if odd:
+        shown = ", ".join(f"{i:05d}: {n}" for i, n in list(odd.items())[:20])
+        print(f"prompts with other than {args.images_per_prompt} images ({len(odd)}): {shown}", file=sys.stderr)
+    if unknown:
+        print(f"results whose prompt is not in the suite: {unknown}", file=sys.stderr)
+    summary = summarise(rows)
+    print(render_summary(summary, label=Path(args.results).parent.name or str(args.results)))
+    if args.json:
+        _write_json(Path(args.json), summary.to_dict())
+    if problems and not args.allow_missing:
+        print("t2ibench summary: results do not cover the suite; pass --allow-missing to accept", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
 # -- parser ------------------------------------------------------------------------------------------------------
 
 
@@ -331,7 +463,63 @@ def build_parser() -> argparse.ArgumentParser:
     div.add_argument("--json", help="also write the results as JSON to this path")
     div.add_argument("--quiet", action="store_true", help="no progress bar")
     div.set_defaults(func=_cmd_diversity)
+
+    prompts = verbs.add_parser("prompts", help="write a prompt suite (GenEval: the official 553 prompts by default)")
+    prompts.add_argument("suite", choices=["geneval"])
+    _suite_options(prompts, metadata=False)
+    prompts.add_argument("--out", help="write JSON lines here (default: standard output)")
+    prompts.set_defaults(func=_cmd_prompts)
+
+    evaluate = verbs.add_parser(
+        "evaluate",
+        help="GenEval verdicts for an image folder (<dir>/<NNNNN>/metadata.jsonl, samples/*.png)",
+        description="Detect objects (Mask2Former), classify colours (CLIP), judge each image with GenEval's rules, "
+        "write results.jsonl and print the Table-2 summary. Every image is accounted for.",
+    )
+    evaluate.add_argument("suite", choices=["geneval"])
+    evaluate.add_argument("imagedir")
+    _suite_options(evaluate, metadata=True)
+    evaluate.add_argument("--out", help="results.jsonl path (default IMAGEDIR/results.jsonl); resumes from OUT.partial")
+    evaluate.add_argument("--allow-missing", action="store_true", help="evaluate even if prompts/images are missing")
+    evaluate.add_argument("--images-per-prompt", type=int, default=4, help="expected samples per prompt (default 4)")
+    evaluate.add_argument("--detector", choices=["hf", "mmdet"], default="hf")
+    evaluate.add_argument("--detector-model", default="facebook/mask2former-swin-small-coco-instance")
+    evaluate.add_argument("--detector-revision")
+    evaluate.add_argument("--resize", default="800,1333", help="detector input SHORT,LONG edge, or 'checkpoint'")
+    evaluate.add_argument("--mmdet-config", help="GenEval's mmdet Mask2Former config (with --detector mmdet)")
+    evaluate.add_argument("--mmdet-checkpoint", default=None, help="mmdet checkpoint path or URL")
+    evaluate.add_argument("--clip-arch", default="ViT-L-14")
+    evaluate.add_argument("--clip-pretrained", default="openai", help="open_clip tag or local checkpoint file")
+    evaluate.add_argument("--background", default="#999999", help="colour crops: fill outside the mask, or 'original'")
+    evaluate.add_argument("--device", default="auto")
+    _param_options(evaluate)
+    evaluate.add_argument("--json", help="also write the summary as JSON")
+    evaluate.add_argument("--quiet", action="store_true")
+    evaluate.set_defaults(func=_cmd_evaluate)
+
+    summary = verbs.add_parser("summary", help="GenEval Table-2 summary of a results.jsonl (ours or the reference's)")
+    summary.add_argument("results")
+    _suite_options(summary, metadata=True)
+    summary.add_argument("--images-per-prompt", type=int, default=4)
+    summary.add_argument("--allow-missing", action="store_true", help="exit 0 even if the results miss prompts")
+    summary.add_argument("--json", help="also write the summary as JSON")
+    summary.set_defaults(func=_cmd_summary)
     return parser
+
+
+def _suite_options(p: argparse.ArgumentParser, *, metadata: bool) -> None:
+    p.add_argument("--seed", type=int, default=43, help="suite seed (43: the official suite)")
+    p.add_argument("--per-task", type=int, default=100, help="samples per task (100: the official suite)")
+    if metadata:
+        p.add_argument("--metadata", help="an evaluation_metadata.jsonl to use instead of generating the suite")
+
+
+def _param_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--threshold", type=float, default=0.3, help="detection score threshold (default 0.3)")
+    p.add_argument("--counting-threshold", type=float, default=0.9, help="threshold for counting prompts (0.9)")
+    p.add_argument("--max-objects", type=int, default=16, help="kept objects per class (16)")
+    p.add_argument("--max-overlap", type=float, default=1.0, help="IoU de-duplication threshold (1.0: off)")
+    p.add_argument("--position-margin", type=float, default=0.1, help="relative-position margin (0.1)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

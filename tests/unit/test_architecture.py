@@ -47,7 +47,8 @@ def test_heavy_dependencies_stay_in_their_layer(module, home):
 
 def test_core_import_pulls_in_no_heavy_module():
     code = (
-        "import sys, t2ibench.metrics, t2ibench.cli, t2ibench.io, t2ibench.examples.digits;"
+        "import sys, t2ibench.metrics, t2ibench.cli, t2ibench.io, t2ibench.examples.digits, t2ibench.geneval_eval,"
+        " t2ibench.models.detection, t2ibench.models.colour, t2ibench.suites.geneval;"
         "print(','.join(m for m in ('torch', 'prefect', 'duckdb', 'open_clip') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

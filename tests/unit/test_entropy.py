@@ -4,7 +4,6 @@ import warnings
 import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
-from tests.conftest import clusters
 from vendi_score import vendi as reference
 
 from t2ibench.errors import InputError, StateMismatchError
@@ -17,6 +16,7 @@ from t2ibench.metrics import (
     rke_score,
     vendi_score,
 )
+from tests.conftest import clusters
 
 ALPHAS = [0.5, 1.0, 2.0, 3.0, math.inf]
 

@@ -1,0 +1,460 @@
+"""GenEval evaluation of an image folder: account for every image, judge each, write results, summarise.
+
+Folder layout (GenEval's): ``<dir>/<NNNNN>/metadata.jsonl`` (the prompt record of line NNNNN of the suite) and
+``<dir>/<NNNNN>/samples/<k>.png``. Unlike the reference evaluator, nothing is skipped silently: a scan lists
+missing and extra prompt folders, non-digit folders, folders without metadata or samples, metadata that
+disagrees with the suite, unreadable images and image counts other than expected, and the command exits
+non-zero on any of them unless told to allow it.
+
+Results are GenEval's ``results.jsonl`` (one line per image: filename, tag, prompt, correct, reason,
+metadata and details as JSON strings), so reference runs can be read back and compared. The summary is
+GenEval's Table 2: accuracy over images per task, overall = unweighted mean of the six tasks.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from t2ibench.errors import InputError
+from t2ibench.metrics.geneval import TASKS, Detection, GenEvalParams, evaluate_detections
+from t2ibench.progress import progress
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
+_PROMPT_DIR = re.compile(r"^\d+$")
+
+
+@dataclass(frozen=True)
+class ImageItem:
+    """One image to judge: prompt index (folder number), sample name (file stem), path and prompt record."""
+
+    prompt_index: int
+    sample: str
+    path: Path
+    metadata: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class FolderScan:
+    """What a GenEval image folder holds, and every way it departs from the expected suite."""
+
+    root: Path
+    items: tuple[ImageItem, ...]
+    expected_prompts: int | None
+    found_prompts: int
+    expected_images: int | None
+    missing_prompts: tuple[int, ...] = ()
+    extra_prompts: tuple[str, ...] = ()
+    non_digit: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing is missing, extra or broken."""
+        return not (self.missing_prompts or self.extra_prompts or self.non_digit or self.problems)
+
+    def report(self, *, limit: int = 20) -> str:
+        """Human-readable account: expected vs found prompts and images, then every problem."""
+        exp_p = "?" if self.expected_prompts is None else str(self.expected_prompts)
+        exp_i = "?" if self.expected_images is None else str(self.expected_images)
+        lines = [
+            f"{self.root}: prompts expected {exp_p}, found {self.found_prompts}; "
+            f"images expected {exp_i}, found {len(self.items)} readable"
+        ]
+
+        def listing(title: str, values: Sequence[object]) -> None:
+            if values:
+                shown = ", ".join(str(v) for v in values[:limit])
+                more = f" (+{len(values) - limit} more)" if len(values) > limit else ""
+                lines.append(f"{title} ({len(values)}): {shown}{more}")
+
+        listing("missing prompt folders", [f"{i:05d}" for i in self.missing_prompts])
+        listing("extra prompt folders (beyond the suite)", self.extra_prompts)
+        listing("non-digit folders", self.non_digit)
+        for problem in self.problems[:limit]:
+            lines.append(f"problem: {problem}")
+        if len(self.problems) > limit:
+            lines.append(f"(+{len(self.problems) - limit} more problems)")
+        for note in self.notes[:limit]:
+            lines.append(f"note: {note}")
+        return "\n".join(lines)
+
+
+def _check_image(path: Path) -> str | None:
+    """None if PIL can decode ``path`` fully, else the reason."""
+    from PIL import Image
+
+    try:
+        if path.stat().st_size == 0:
+            return "zero-byte file"
+        with Image.open(path) as im:
+            im.load()
+    except (OSError, ValueError, Image.DecompressionBombError) as exc:
+        return f"unreadable image ({type(exc).__name__}: {exc})"
+    return None
+
+
+def scan_folder(
+    root: str | Path,
+    suite: Sequence[Mapping[str, Any]] | None = None,
+    *,
+    images_per_prompt: int | None = None,
+    verify_images: bool = True,
+) -> FolderScan:
+    """Scan a GenEval image folder against ``suite`` (the prompt records, in order) and list every departure."""
+    base = Path(root)
+    if not base.is_dir():
+        raise InputError(f"{base}: not a directory")
+    items: list[ImageItem] = []
+    problems: list[str] = []
+    notes: list[str] = []
+    non_digit: list[str] = []
+    extra: list[str] = []
+    found: set[int] = set()
+    for entry in sorted(base.iterdir()):
+        if not entry.is_dir():
+            notes.append(f"ignored file {entry.name}")
+            continue
+        if not _PROMPT_DIR.match(entry.name):
+            non_digit.append(entry.name)
+            continue
+        index = int(entry.name)
+        if suite is not None and index >= len(suite):
+            extra.append(entry.name)
+            continue
+        if index in found:
+            problems.append(f"{entry.name}: prompt {index} appears in more than one folder")
+            continue
+        found.add(index)
+        meta_path = entry / "metadata.jsonl"
+        if not meta_path.is_file():
+            problems.append(f"{entry.name}: missing metadata.jsonl")
+            continue
+        try:
+            first = meta_path.read_text(encoding="utf-8").splitlines()[0]
+            metadata = json.loads(first)
+        except (IndexError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            problems.append(f"{meta_path}: malformed metadata ({type(exc).__name__})")
+            continue
+        if suite is not None and _canon(metadata) != _canon(suite[index]):
+            problems.append(
+                f"{meta_path}: metadata disagrees with suite prompt {index} "
+                f"({metadata.get('prompt')!r} vs {suite[index].get('prompt')!r})"
+            )
+            continue
+        samples_dir = entry / "samples"
+        files = sorted(p for p in samples_dir.iterdir() if p.is_file()) if samples_dir.is_dir() else []
+        images = [p for p in files if p.suffix.lower() in IMAGE_SUFFIXES]
+        for other in files:
+            if other.suffix.lower() not in IMAGE_SUFFIXES:
+                notes.append(f"{entry.name}/samples/{other.name}: not an image, ignored")
+        if not images:
+            problems.append(f"{entry.name}: no samples")
+            continue
+        if images_per_prompt is not None and len(images) != images_per_prompt:
+            problems.append(f"{entry.name}: {len(images)} samples, expected {images_per_prompt}")
+        for path in images:
+            reason = _check_image(path) if verify_images else None
+            if reason is not None:
+                problems.append(f"{path}: {reason}")
+                continue
+            items.append(ImageItem(prompt_index=index, sample=path.stem, path=path, metadata=metadata))
+    missing = tuple(i for i in range(len(suite)) if i not in found) if suite is not None else ()
+    expected_prompts = len(suite) if suite is not None else None
+    expected_images = (
+        expected_prompts * images_per_prompt if expected_prompts is not None and images_per_prompt is not None else None
+    )
+    return FolderScan(
+        root=base,
+        items=tuple(items),
+        expected_prompts=expected_prompts,
+        found_prompts=len(found),
+        expected_images=expected_images,
+        missing_prompts=missing,
+        extra_prompts=tuple(extra),
+        non_digit=tuple(non_digit),
+        problems=tuple(problems),
+        notes=tuple(notes),
+    )
+
+
+def _canon(record: Mapping[str, Any]) -> str:
+    return json.dumps(record, sort_keys=True)
+
+
+# -- results ----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    """One judged image, in GenEval's results.jsonl terms (metadata and details decoded)."""
+
+    filename: str
+    tag: str
+    prompt: str
+    correct: bool
+    reason: str
+    metadata: Mapping[str, Any]
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def prompt_index(self) -> int | None:
+        """The prompt folder number parsed from the filename (``.../<NNNNN>/samples/...``), if present."""
+        parts = Path(self.filename).parts
+        if len(parts) >= 3 and parts[-2] == "samples" and parts[-3].isdigit():
+            return int(parts[-3])
+        return None
+
+    @property
+    def sample(self) -> str:
+        """The image's file stem (its sample id within the prompt)."""
+        return Path(self.filename).stem
+
+    def to_json(self) -> str:
+        """GenEval's results.jsonl line: metadata and details as JSON strings."""
+        return json.dumps(
+            {
+                "filename": self.filename,
+                "tag": self.tag,
+                "prompt": self.prompt,
+                "correct": self.correct,
+                "reason": self.reason,
+                "metadata": json.dumps(dict(self.metadata)),
+                "details": json.dumps(dict(self.details)),
+            }
+        )
+
+
+def parse_result(record: Any, *, where: str) -> ResultRow:
+    """A ResultRow from a decoded results.jsonl object (ours or the reference's); InputError names ``where``."""
+    if not isinstance(record, dict):
+        raise InputError(f"{where}: a result must be a JSON object")
+    missing = [k for k in ("filename", "tag", "prompt", "correct", "metadata") if k not in record]
+    if missing:
+        raise InputError(f"{where}: missing {', '.join(missing)}")
+
+    def decode(value: Any, name: str) -> Any:
+        if isinstance(value, str):
+            try:
+                return json.loads(value) if value else {}
+            except json.JSONDecodeError:
+                raise InputError(f"{where}: {name} is not valid JSON") from None
+        return value or {}
+
+    if record["tag"] not in TASKS:
+        raise InputError(f"{where}: unknown tag {record['tag']!r}")
+    return ResultRow(
+        filename=str(record["filename"]),
+        tag=str(record["tag"]),
+        prompt=str(record["prompt"]),
+        correct=bool(record["correct"]),
+        reason=str(record.get("reason") or ""),
+        metadata=decode(record["metadata"], "metadata"),
+        details=decode(record.get("details"), "details"),
+    )
+
+
+def read_results(path: str | Path) -> list[ResultRow]:
+    """Read a results.jsonl (t2ibench's or GenEval's reference output)."""
+    p = Path(path)
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read ({exc.strerror})") from None
+    rows = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{p}:{number}: not valid JSON ({exc.msg})") from None
+        rows.append(parse_result(record, where=f"{p}:{number}"))
+    return rows
+
+
+def write_results(path: str | Path, rows: Iterable[ResultRow]) -> Path:
+    """Write results.jsonl atomically (temp file renamed into place)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text("".join(r.to_json() + "\n" for r in rows), encoding="utf-8")
+    tmp.replace(target)
+    return target
+
+
+# -- evaluation ---------------------------------------------------------------------------------------------------
+
+
+ColourFn = Callable[[Any, Sequence[tuple[Sequence[float], Any]], str], list[str]]
+
+
+def judge_image(
+    item: ImageItem,
+    detector: Any,
+    colour: Any | None,
+    params: GenEvalParams | None = None,
+) -> ResultRow:
+    """Detect objects in one image, classify the colours the prompt needs, and apply GenEval's rules."""
+    from PIL import Image, ImageOps
+
+    with Image.open(item.path) as raw:
+        image = ImageOps.exif_transpose(raw).convert("RGB")
+    found = detector.detect([image])[0]
+
+    def colour_of(
+        requests: list[tuple[str, int]], kept: Mapping[str, Sequence[Detection]]
+    ) -> dict[tuple[str, int], str]:
+        if colour is None:
+            raise InputError(f"{item.path}: the prompt needs colours but no colour classifier is configured")
+        out: dict[tuple[str, int], str] = {}
+        for classname in dict.fromkeys(c for c, _ in requests):
+            indices = [i for c, i in requests if c == classname]
+            objects = [(kept[classname][i].box, found.mask(kept[classname][i].ref)) for i in indices]
+            for i, name in zip(indices, colour.classify(image, objects, classname), strict=True):
+                out[(classname, i)] = name
+        return out
+
+    verdict = evaluate_detections(item.metadata, found.detections, colour_of, params or GenEvalParams())
+    return ResultRow(
+        filename=str(item.path),
+        tag=str(item.metadata["tag"]),
+        prompt=str(item.metadata["prompt"]),
+        correct=verdict.correct,
+        reason=verdict.reason,
+        metadata=item.metadata,
+        details=json.loads(verdict.details_json()),
+    )
+
+
+def evaluate_scan(
+    scan: FolderScan,
+    detector: Any,
+    colour: Any | None,
+    *,
+    params: GenEvalParams | None = None,
+    out: str | Path | None = None,
+    show_progress: bool = True,
+) -> list[ResultRow]:
+    """Judge every readable image of ``scan``; with ``out``, resume from and append to ``out``.partial.
+
+    A run that is interrupted keeps the finished images in the .partial file; the next run with the same ``out``
+    skips them. The final results.jsonl is written atomically, in folder order, and the .partial removed.
+    """
+    done: dict[str, ResultRow] = {}
+    partial = Path(str(out) + ".partial") if out is not None else None
+    if partial is not None and partial.exists():
+        for row in _read_partial(partial):
+            done[row.filename] = row
+    todo = [item for item in scan.items if str(item.path) not in done]
+    bar = progress(len(scan.items), "geneval", enabled=show_progress, unit="img")
+    bar.update(len(scan.items) - len(todo))
+    handle = open(partial, "a", encoding="utf-8") if partial is not None else None  # noqa: SIM115
+    try:
+        for item in todo:
+            row = judge_image(item, detector, colour, params)
+            done[row.filename] = row
+            if handle is not None:
+                handle.write(row.to_json() + "\n")
+                handle.flush()
+            bar.update()
+    finally:
+        bar.close()
+        if handle is not None:
+            handle.close()
+    rows = [done[str(item.path)] for item in scan.items]
+    if out is not None:
+        write_results(out, rows)
+        assert partial is not None
+        partial.unlink(missing_ok=True)
+    return rows
+
+
+def _read_partial(path: Path) -> list[ResultRow]:
+    """Rows of a .partial file; a torn last line (killed mid-write) is dropped."""
+    rows = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            rows.append(parse_result(json.loads(line), where=f"{path}:{number}"))
+        except (json.JSONDecodeError, InputError):
+            continue
+    return rows
+
+
+# -- summary ------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TaskScore:
+    """Correct and total images of one task."""
+
+    task: str
+    correct: int
+    total: int
+
+    @property
+    def accuracy(self) -> float:
+        """Fraction of correct images (NaN without images)."""
+        return self.correct / self.total if self.total else math.nan
+
+
+@dataclass(frozen=True)
+class Summary:
+    """GenEval Table 2 numbers: per-task accuracy over images, overall = mean of the six, plus prompt-level."""
+
+    tasks: tuple[TaskScore, ...]
+    images: int
+    prompts: int
+    correct_images: int
+    correct_prompts: int
+    prompt_correct: Mapping[str, bool]
+
+    @property
+    def overall(self) -> float:
+        """Unweighted mean of the six task accuracies (NaN if any task has no images)."""
+        values = [t.accuracy for t in self.tasks]
+        return math.nan if any(math.isnan(v) for v in values) else sum(values) / len(values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable form (NaN as null)."""
+
+        def num(x: float) -> float | None:
+            return None if math.isnan(x) else x
+
+        return {
+            "overall": num(self.overall),
+            "tasks": {
+                t.task: {"accuracy": num(t.accuracy), "correct": t.correct, "total": t.total} for t in self.tasks
+            },
+            "images": self.images,
+            "prompts": self.prompts,
+            "correct_images": self.correct_images,
+            "correct_prompts": self.correct_prompts,
+            "prompt_correct": dict(self.prompt_correct),
+        }
+
+
+def summarise(rows: Sequence[ResultRow]) -> Summary:
+    """Per-task accuracy over images, overall mean of the six tasks, and per-prompt 'any image correct'."""
+    tasks = []
+    for task in TASKS:
+        subset = [r for r in rows if r.tag == task]
+        tasks.append(TaskScore(task, sum(r.correct for r in subset), len(subset)))
+    by_prompt: dict[str, bool] = {}
+    for r in rows:
+        key = f"{r.prompt_index:05d}" if r.prompt_index is not None else json.dumps(dict(r.metadata), sort_keys=True)
+        by_prompt[key] = by_prompt.get(key, False) or r.correct
+    return Summary(
+        tasks=tuple(tasks),
+        images=len(rows),
+        prompts=len(by_prompt),
+        correct_images=sum(r.correct for r in rows),
+        correct_prompts=sum(by_prompt.values()),
+        prompt_correct=by_prompt,
+    )

@@ -1,0 +1,230 @@
+"""GenEval's verdict engine (pure): detections and colour labels in, a verdict with its reason out.
+
+Semantics of the reference evaluator (Ghosh et al. 2023), with its defaults as parameters:
+
+1. Keep, per class, the detections scoring above ``threshold`` (``counting_threshold`` for counting
+   prompts), highest score first, at most ``max_objects``; optionally greedy IoU de-duplication
+   (``max_overlap`` < 1; off by default). IoU uses the reference's inclusive-pixel box areas (w + 1)(h + 1).
+2. Include clauses are ANDed in order. For each, take the first ``count`` kept objects of its class;
+   fewer → "expected {class}>={count}, found {k}". Else, if a colour is required, fewer than ``count`` of
+   those objects with that colour → "expected {colour} {class}>={count}, found {j} {colour}; and " + the
+   colours found ("{n} {c}", in colour-list order). Only if the clause still holds and a position
+   [relation, g] is required: if clause g failed → "no target for {class} to be {relation}"; else every object
+   of this clause must stand in that relation to every object of clause g, and the first failing pair gives
+   "expected {class} {relation} target, found {relations} target" (relations in the fixed order left of,
+   right of, above, below, joined by " and ").
+3. Exclude clauses are ORed: ``count`` or more kept objects of the class fail the image with
+   "expected {class}<{count}, found {k}".
+4. Reasons are joined by newlines; the image is correct when there are none.
+
+Relation of A to B from boxes: offset = centre_A − centre_B; per axis shrink |offset| by
+``position_margin`` × (width_A + width_B) (resp. heights), clamp at 0 and keep the sign; if both shrunk
+components are below 1e-3 there is no relation, else divide the shrunk offset by the *unshrunk* ‖offset‖ and
+read "left of" x < −0.5, "right of" x > 0.5, "above" y < −0.5, "below" y > 0.5 (image y grows downward).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from t2ibench.errors import InputError
+
+COLORS = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "brown", "black", "white")
+RELATIONS = ("left of", "right of", "above", "below")
+TASKS = ("single_object", "two_object", "counting", "colors", "position", "color_attr")
+
+Box = tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class GenEvalParams:
+    """Thresholds of the verdict engine; the defaults are the reference evaluator's."""
+
+    threshold: float = 0.3
+    counting_threshold: float = 0.9
+    max_objects: int = 16
+    max_overlap: float = 1.0
+    position_margin: float = 0.1
+
+    def __post_init__(self) -> None:
+        for name in ("threshold", "counting_threshold"):
+            value = getattr(self, name)
+            if not 0.0 <= value < 1.0:
+                raise InputError(f"{name} must be in [0, 1); got {value!r}")
+        if self.max_objects < 1:
+            raise InputError(f"max_objects must be ≥ 1; got {self.max_objects!r}")
+        if not 0.0 < self.max_overlap <= 1.0:
+            raise InputError(f"max_overlap must be in (0, 1]; got {self.max_overlap!r}")
+        if self.position_margin < 0:
+            raise InputError(f"position_margin must be ≥ 0; got {self.position_margin!r}")
+
+
+@dataclass(frozen=True)
+class Detection:
+    """One detected instance: GenEval class name, box (x1, y1, x2, y2) in pixels, confidence in [0, 1].
+
+    ``ref`` is an opaque handle the detector backend uses to find the instance's mask again (for colours).
+    """
+
+    label: str
+    box: Box
+    score: float
+    ref: int = -1
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The engine's answer for one image: correct or not, the reason (newline-joined), the kept objects."""
+
+    correct: bool
+    reason: str
+    kept: Mapping[str, tuple[Detection, ...]] = field(default_factory=dict)
+    colours: Mapping[tuple[str, int], str] = field(default_factory=dict)
+
+    def details_json(self) -> str:
+        """The reference's ``details`` field: kept boxes per class as [x1, y1, x2, y2, score] lists."""
+        return json.dumps({c: [[*d.box, d.score] for d in objs] for c, objs in self.kept.items()})
+
+
+def box_iou(a: Box, b: Box) -> float:
+    """IoU of two (x1, y1, x2, y2) boxes with the reference's inclusive-pixel areas (w + 1)(h + 1)."""
+
+    def area(x1: float, y1: float, x2: float, y2: float) -> float:
+        return max(x2 - x1 + 1, 0.0) * max(y2 - y1 + 1, 0.0)
+
+    inter = area(max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3]))
+    union = area(*a) + area(*b) - inter
+    return inter / union if union else 0.0
+
+
+def keep_detections(
+    detections: Sequence[Detection], tag: str, params: GenEvalParams = GenEvalParams()
+) -> dict[str, tuple[Detection, ...]]:
+    """Per class: above the threshold for ``tag``, highest score first, capped, optionally de-duplicated."""
+    threshold = params.counting_threshold if tag == "counting" else params.threshold
+    by_class: dict[str, list[Detection]] = {}
+    for det in detections:
+        by_class.setdefault(det.label, []).append(det)
+    kept: dict[str, tuple[Detection, ...]] = {}
+    for label, dets in by_class.items():
+        ordered = sorted((d for d in dets if d.score > threshold), key=lambda d: -d.score)[: params.max_objects]
+        chosen: list[Detection] = []
+        while ordered:
+            best = ordered.pop(0)
+            chosen.append(best)
+            if params.max_overlap < 1.0:
+                ordered = [d for d in ordered if box_iou(best.box, d.box) < params.max_overlap]
+        if chosen:
+            kept[label] = tuple(chosen)
+    return kept
+
+
+def relations(a: Box, b: Box, margin: float = 0.1) -> tuple[str, ...]:
+    """Relations of box A to box B, in the fixed order (left of, right of, above, below); () if none."""
+    ax, ay = (a[0] + a[2]) / 2, (a[1] + a[3]) / 2
+    bx, by = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+    dx, dy = ax - bx, ay - by
+    wsum = abs(a[2] - a[0]) + abs(b[2] - b[0])
+    hsum = abs(a[3] - a[1]) + abs(b[3] - b[1])
+    rx = math.copysign(max(abs(dx) - margin * wsum, 0.0), dx)
+    ry = math.copysign(max(abs(dy) - margin * hsum, 0.0), dy)
+    if abs(rx) < 1e-3 and abs(ry) < 1e-3:
+        return ()
+    norm = math.hypot(dx, dy)
+    x, y = rx / norm, ry / norm
+    found = {"left of": x < -0.5, "right of": x > 0.5, "above": y < -0.5, "below": y > 0.5}
+    return tuple(r for r in RELATIONS if found[r])
+
+
+def colour_requests(metadata: Mapping[str, Any], kept: Mapping[str, Sequence[Detection]]) -> list[tuple[str, int]]:
+    """(class, index into kept[class]) of every object whose colour the verdict will need."""
+    wanted: list[tuple[str, int]] = []
+    for clause in metadata.get("include", []):
+        objects = kept.get(clause["class"], ())
+        if "color" in clause and len(objects) >= clause["count"]:
+            wanted += [(clause["class"], i) for i in range(clause["count"]) if (clause["class"], i) not in wanted]
+    return wanted
+
+
+def judge(
+    metadata: Mapping[str, Any],
+    kept: Mapping[str, Sequence[Detection]],
+    colours: Mapping[tuple[str, int], str] | None = None,
+    params: GenEvalParams = GenEvalParams(),
+) -> Verdict:
+    """Apply the include/exclude rules to kept objects; ``colours`` must cover ``colour_requests``."""
+    colours = colours or {}
+    reasons: list[str] = []
+    groups: list[Sequence[Detection] | None] = []
+    for clause in metadata.get("include", []):
+        name, count = clause["class"], clause["count"]
+        found = list(kept.get(name, ()))[:count]
+        matched = True
+        if len(found) < count:
+            matched = False
+            reasons.append(f"expected {name}>={count}, found {len(found)}")
+        else:
+            if "color" in clause:
+                try:
+                    seen = [colours[(name, i)] for i in range(count)]
+                except KeyError as exc:
+                    raise InputError(f"no colour given for {exc.args[0]} (see colour_requests)") from None
+                target = clause["color"]
+                if seen.count(target) < count:
+                    matched = False
+                    tally = ", ".join(f"{seen.count(c)} {c}" for c in COLORS if c in seen)
+                    reasons.append(
+                        f"expected {target} {name}>={count}, found {seen.count(target)} {target}; and {tally}"
+                    )
+            if "position" in clause and matched:
+                relation, target_group = clause["position"]
+                targets = groups[target_group] if target_group < len(groups) else None
+                if targets is None:
+                    matched = False
+                    reasons.append(f"no target for {name} to be {relation}")
+                else:
+                    failure = _first_failing_pair(found, targets, relation, params.position_margin)
+                    if failure is not None:
+                        matched = False
+                        reasons.append(f"expected {name} {relation} target, found {' and '.join(failure)} target")
+        groups.append(found if matched else None)
+    for clause in metadata.get("exclude", []):
+        name, count = clause["class"], clause["count"]
+        present = len(kept.get(name, ()))
+        if present >= count:
+            reasons.append(f"expected {name}<{count}, found {present}")
+    kept_tuples = {label: tuple(objs) for label, objs in kept.items()}
+    return Verdict(correct=not reasons, reason="\n".join(reasons), kept=kept_tuples, colours=dict(colours))
+
+
+def _first_failing_pair(
+    objects: Sequence[Detection], targets: Sequence[Detection], relation: str, margin: float
+) -> tuple[str, ...] | None:
+    for obj in objects:
+        for target in targets:
+            found = relations(obj.box, target.box, margin)
+            if relation not in found:
+                return found
+    return None
+
+
+def evaluate_detections(
+    metadata: Mapping[str, Any],
+    detections: Sequence[Detection],
+    colour_of: Callable[[list[tuple[str, int]], Mapping[str, Sequence[Detection]]], Mapping[tuple[str, int], str]]
+    | None = None,
+    params: GenEvalParams = GenEvalParams(),
+) -> Verdict:
+    """Keep detections, ask ``colour_of`` for the colours the rules need, and judge the image."""
+    kept = keep_detections(detections, metadata["tag"], params)
+    requests = colour_requests(metadata, kept)
+    colours: Mapping[tuple[str, int], str] = {}
+    if requests:
+        if colour_of is None:
+            raise InputError(f"the prompt {metadata.get('prompt')!r} needs colours but no colour classifier was given")
+        colours = colour_of(requests, kept)
+    return judge(metadata, kept, colours, params)

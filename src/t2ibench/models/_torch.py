@@ -1,0 +1,35 @@
+"""Device and dtype selection shared by the model adapters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from t2ibench.errors import InputError, unknown_choice
+
+DTYPES = ("float32", "float16", "bfloat16")
+
+
+def resolve_device(spec: str = "auto") -> Any:
+    """A torch.device from 'auto' (CUDA if available, else CPU), 'cpu', 'cuda', 'cuda:1', 'mps'."""
+    import torch
+
+    if spec == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(spec)
+    except RuntimeError as exc:
+        raise InputError(f"device {spec!r} is not a torch device ({exc})") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise InputError(f"device {spec!r} requested but CUDA is not available on this machine")
+    return device
+
+
+def resolve_dtype(spec: str, device: Any) -> Any:
+    """A torch dtype from 'float32', 'float16', 'bfloat16' or 'auto' (float16 on CUDA, else float32)."""
+    import torch
+
+    if spec == "auto":
+        return torch.float16 if getattr(device, "type", "cpu") == "cuda" else torch.float32
+    if spec not in DTYPES:
+        raise unknown_choice("dtype", spec, (*DTYPES, "auto"))
+    return getattr(torch, spec)

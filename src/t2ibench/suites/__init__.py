@@ -1,0 +1,1 @@
+"""Benchmarks as data: prompt suites defined in YAML/JSONL and their generators."""

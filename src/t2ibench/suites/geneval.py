@@ -1,0 +1,243 @@
+"""The GenEval prompt suite: vocabulary and templates from data/geneval.yaml, the official generation procedure.
+
+One ``numpy.random.default_rng(seed)`` drives everything, task by task in the order of the YAML:
+
+* single_object: one permutation ``choice(80, size=80, replace=False)``; "a photo of a/an X".
+* two_object (n): ``choice(80, size=2, replace=False)`` → A, B.
+* counting (n): ``choice(80)`` class, ``integers(2, 4, endpoint=True)`` count N; include N, exclude N + 1.
+* colors (n): class ``(choice(79) + 1 + i_person) mod 80`` (never the colourless class), colour ``choice(10)``.
+* position (n): ``choice(80, size=2, replace=False)`` → A, B, relation ``choice(4)``; include [B, A at relation of 0].
+* color_attr (n): classes ``(choice(79, size=2, replace=False) + 1 + i_person) mod 80``, colours
+  ``choice(10, size=2, replace=False)``.
+
+The article is "an" when the next word starts with a vowel letter; plurals add "es" after a final "s", else
+"s". Records that repeat an earlier one (same tag, include, exclude and prompt) are dropped, keeping the first.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from t2ibench.errors import InputError
+from t2ibench.metrics._validate import check_positive_int, check_seed
+
+TASKS = ("single_object", "two_object", "counting", "colors", "position", "color_attr")
+
+
+@dataclass(frozen=True)
+class GenEvalVocabulary:
+    """Classes, colours, relations, count words, detector aliases and templates of the GenEval suite."""
+
+    classes: tuple[str, ...]
+    colourless_class: str
+    colors: tuple[str, ...]
+    relations: tuple[str, ...]
+    counts: Mapping[int, str]
+    templates: Mapping[str, str]
+    detector_aliases: Mapping[str, str] = field(default_factory=dict)
+    official_seed: int = 43
+    official_per_task: int = 100
+
+    def canonical_class(self, label: str) -> str:
+        """GenEval's name for a detector label (aliases applied); InputError names unknown labels."""
+        name = self.detector_aliases.get(label, label)
+        if name not in self.classes:
+            raise InputError(f"detector label {label!r} is not one of the 80 GenEval classes (and has no alias)")
+        return name
+
+
+@cache
+def vocabulary() -> GenEvalVocabulary:
+    """The suite's vocabulary, loaded once from the packaged data/geneval.yaml (safe_load)."""
+    text = resources.files("t2ibench.suites").joinpath("data/geneval.yaml").read_text(encoding="utf-8")
+    return parse_vocabulary(yaml.safe_load(text), source="t2ibench/suites/data/geneval.yaml")
+
+
+def parse_vocabulary(raw: Any, *, source: str) -> GenEvalVocabulary:
+    """Validate a parsed geneval.yaml mapping; InputError names the file and the offending key."""
+    if not isinstance(raw, dict):
+        raise InputError(f"{source}: expected a mapping at the top level")
+    try:
+        vocab = GenEvalVocabulary(
+            classes=tuple(str(c) for c in raw["classes"]),
+            colourless_class=str(raw["colourless_class"]),
+            colors=tuple(str(c) for c in raw["colors"]),
+            relations=tuple(str(r) for r in raw["relations"]),
+            counts={int(k): str(v) for k, v in raw["counts"].items()},
+            templates={str(k): str(v) for k, v in raw["tasks"].items()},
+            detector_aliases={str(k): str(v) for k, v in raw.get("detector_aliases", {}).items()},
+            official_seed=int(raw.get("official", {}).get("seed", 43)),
+            official_per_task=int(raw.get("official", {}).get("per_task", 100)),
+        )
+    except KeyError as exc:
+        raise InputError(f"{source}: missing key {exc.args[0]!r}") from None
+    if len(vocab.classes) != 80 or len(set(vocab.classes)) != 80:
+        raise InputError(f"{source}: 'classes' must list 80 distinct names; got {len(vocab.classes)}")
+    if vocab.colourless_class not in vocab.classes:
+        raise InputError(f"{source}: colourless_class {vocab.colourless_class!r} is not a class")
+    if tuple(vocab.templates) != TASKS:
+        raise InputError(f"{source}: 'tasks' must be {list(TASKS)} in this order; got {list(vocab.templates)}")
+    return vocab
+
+
+def article(word: str) -> str:
+    """'an' before a vowel letter, else 'a'."""
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+def plural(name: str) -> str:
+    """GenEval's plural: name + 'es' after a final 's', else name + 's'."""
+    return name + ("es" if name.endswith("s") else "s")
+
+
+def _records(vocab: GenEvalVocabulary, seed: int, n: int) -> Iterator[dict[str, Any]]:
+    rng = np.random.default_rng(seed)
+    classes, colors, t = vocab.classes, vocab.colors, vocab.templates
+    n_classes = len(classes)
+    skip = classes.index(vocab.colourless_class)
+
+    def coloured(i: int) -> str:  # an index drawn from 79 choices, shifted past the colourless class
+        return classes[(i + 1 + skip) % n_classes]
+
+    for i in rng.choice(n_classes, size=n_classes, replace=False):
+        obj = classes[i]
+        yield {
+            "tag": "single_object",
+            "include": [{"class": obj, "count": 1}],
+            "prompt": t["single_object"].format(a_object=article(obj), object=obj),
+        }
+    for _ in range(n):
+        a, b = (classes[i] for i in rng.choice(n_classes, size=2, replace=False))
+        yield {
+            "tag": "two_object",
+            "include": [{"class": a, "count": 1}, {"class": b, "count": 1}],
+            "prompt": t["two_object"].format(a_object1=article(a), object1=a, a_object2=article(b), object2=b),
+        }
+    for _ in range(n):
+        obj = classes[rng.choice(n_classes)]
+        count = int(rng.integers(2, 4, endpoint=True))
+        yield {
+            "tag": "counting",
+            "include": [{"class": obj, "count": count}],
+            "exclude": [{"class": obj, "count": count + 1}],
+            "prompt": t["counting"].format(number=vocab.counts[count], plural=plural(obj)),
+        }
+    for _ in range(n):
+        obj = coloured(rng.choice(n_classes - 1))
+        color = colors[rng.choice(len(colors))]
+        yield {
+            "tag": "colors",
+            "include": [{"class": obj, "count": 1, "color": color}],
+            "prompt": t["colors"].format(a_color=article(color), color=color, object=obj),
+        }
+    for _ in range(n):
+        a, b = (classes[i] for i in rng.choice(n_classes, size=2, replace=False))
+        relation = vocab.relations[rng.choice(len(vocab.relations))]
+        yield {
+            "tag": "position",
+            "include": [{"class": b, "count": 1}, {"class": a, "count": 1, "position": [relation, 0]}],
+            "prompt": t["position"].format(
+                a_object1=article(a), object1=a, relation=relation, a_object2=article(b), object2=b
+            ),
+        }
+    for _ in range(n):
+        a, b = (coloured(i) for i in rng.choice(n_classes - 1, size=2, replace=False))
+        c1, c2 = (colors[i] for i in rng.choice(len(colors), size=2, replace=False))
+        yield {
+            "tag": "color_attr",
+            "include": [{"class": a, "count": 1, "color": c1}, {"class": b, "count": 1, "color": c2}],
+            "prompt": t["color_attr"].format(
+                a_color1=article(c1), color1=c1, object1=a, a_color2=article(c2), color2=c2, object2=b
+            ),
+        }
+
+
+def generate_suite(seed: int | None = None, per_task: int | None = None) -> list[dict[str, Any]]:
+    """GenEval prompt records (tag, include, [exclude], prompt) for ``seed`` and ``per_task`` samples per task.
+
+    The defaults (seed 43, 100 per task) give the official 553-prompt suite.
+    """
+    vocab = vocabulary()
+    s = check_seed(vocab.official_seed if seed is None else seed)
+    n = check_positive_int(vocab.official_per_task if per_task is None else per_task, name="per_task")
+    seen: set[str] = set()
+    out = []
+    for record in _records(vocab, s, n):
+        key = json.dumps(record, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            out.append(record)
+    return out
+
+
+def suite_jsonl(records: Sequence[Mapping[str, Any]]) -> str:
+    """The records as JSON lines in the official format (key order kept, ', ' and ': ' separators)."""
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def write_suite(path: str | Path, records: Sequence[Mapping[str, Any]]) -> Path:
+    """Write ``evaluation_metadata.jsonl``-style JSON lines to ``path`` (atomic rename)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(suite_jsonl(records), encoding="utf-8")
+    tmp.replace(target)
+    return target
+
+
+def read_suite(path: str | Path) -> list[dict[str, Any]]:
+    """Read GenEval prompt metadata (JSON lines); InputError names the file and line of a bad record."""
+    p = Path(path)
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read ({exc.strerror})") from None
+    records = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{p}:{number}: not valid JSON ({exc.msg})") from None
+        validate_record(record, where=f"{p}:{number}")
+        records.append(record)
+    return records
+
+
+def validate_record(record: Any, *, where: str) -> None:
+    """Check one prompt record's structure against the GenEval schema; InputError names ``where``."""
+    vocab = vocabulary()
+    if not isinstance(record, dict):
+        raise InputError(f"{where}: a prompt record must be a JSON object")
+    for key in ("tag", "include", "prompt"):
+        if key not in record:
+            raise InputError(f"{where}: missing {key!r}")
+    if record["tag"] not in TASKS:
+        raise InputError(f"{where}: unknown tag {record['tag']!r} (choose from {', '.join(TASKS)})")
+    clauses = list(record["include"]) + list(record.get("exclude", []))
+    for clause in clauses:
+        if not isinstance(clause, dict) or "class" not in clause or "count" not in clause:
+            raise InputError(f"{where}: every include/exclude clause needs 'class' and 'count'")
+        if clause["class"] not in vocab.classes:
+            raise InputError(f"{where}: unknown class {clause['class']!r}")
+        if not isinstance(clause["count"], int) or clause["count"] < 1:
+            raise InputError(f"{where}: count must be a positive integer; got {clause['count']!r}")
+        if "color" in clause and clause["color"] not in vocab.colors:
+            raise InputError(f"{where}: unknown color {clause['color']!r}")
+    for i, clause in enumerate(record["include"]):
+        if "position" in clause:
+            rel, target = clause["position"]
+            if rel not in vocab.relations:
+                raise InputError(f"{where}: unknown relation {rel!r}")
+            if not isinstance(target, int) or not 0 <= target < i:
+                raise InputError(f"{where}: position target {target!r} must index an earlier include clause")

@@ -1,0 +1,28 @@
+"""Fixtures for integration tests: tiny random-weight models saved to temp dirs (session-scoped)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+if os.environ.get("T2IBENCH_REQUIRE_MODELS") == "1":
+    import open_clip  # noqa: F401  (fail loudly in CI instead of skipping)
+    import torch  # noqa: F401
+    import transformers  # noqa: F401
+else:
+    pytest.importorskip("torch", reason="integration tests need the 'models' extra (torch)")
+
+
+@pytest.fixture(scope="session")
+def tiny_mask2former(tmp_path_factory):
+    from tests.integration.tiny_models import build_tiny_mask2former
+
+    return build_tiny_mask2former(tmp_path_factory.mktemp("mask2former"))
+
+
+@pytest.fixture(scope="session")
+def tiny_clip(tmp_path_factory):
+    from tests.integration.tiny_models import TINY_CLIP, build_tiny_open_clip
+
+    return TINY_CLIP, build_tiny_open_clip(tmp_path_factory.mktemp("clip"))

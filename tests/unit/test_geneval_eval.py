@@ -1,0 +1,244 @@
+"""GenEval folder accounting, results I/O, summaries and the evaluation loop (with stand-in models)."""
+
+import json
+
+import pytest
+from PIL import Image
+
+from t2ibench.cli import main
+from t2ibench.geneval_eval import (
+    ResultRow,
+    evaluate_scan,
+    read_results,
+    scan_folder,
+    summarise,
+    write_results,
+)
+from t2ibench.metrics.geneval import Detection
+from t2ibench.models.detection import DetectionSet
+from t2ibench.suites.geneval import generate_suite, write_suite
+
+SUITE = generate_suite(seed=3, per_task=2)  # small: 80 single-object prompts + 2 per other task
+
+
+def make_folder(root, suite, prompts=None, per_prompt=2, colour=(200, 30, 30)):
+    for index in prompts if prompts is not None else range(len(suite)):
+        folder = root / f"{index:05d}"
+        (folder / "samples").mkdir(parents=True)
+        (folder / "metadata.jsonl").write_text(json.dumps(suite[index]) + "\n")
+        for k in range(per_prompt):
+            Image.new("RGB", (64, 48), colour).save(folder / "samples" / f"{k:05d}.png")
+    return root
+
+
+# -- scanning ----------------------------------------------------------------------------------------------------
+
+
+def test_complete_folder_scans_clean(tmp_path):
+    scan = scan_folder(make_folder(tmp_path, SUITE), SUITE, images_per_prompt=2)
+    assert scan.ok
+    assert len(scan.items) == 2 * len(SUITE)
+    assert scan.report().startswith(f"{tmp_path}: prompts expected {len(SUITE)}, found {len(SUITE)}")
+
+
+def test_every_departure_is_listed(tmp_path):
+    root = make_folder(tmp_path, SUITE, prompts=range(1, 20))
+    (root / "notes").mkdir()  # non-digit folder
+    make_folder(root, [*SUITE, SUITE[0]], prompts=[len(SUITE)])  # beyond the suite
+    (root / "00001" / "metadata.jsonl").unlink()
+    (root / "00002" / "metadata.jsonl").write_text("{broken\n")
+    (root / "00003" / "metadata.jsonl").write_text(json.dumps(SUITE[4]) + "\n")  # disagrees with prompt 3
+    for p in (root / "00004" / "samples").iterdir():
+        p.unlink()
+    (root / "00005" / "samples" / "00000.png").write_bytes(b"")
+    (root / "00006" / "samples" / "00001.png").write_bytes(b"\x89PNG\r\n\x1a\n truncated")
+    Image.new("RGB", (8, 8)).save(root / "00007" / "samples" / "00002.png")  # a third sample
+    (root / "00008" / "samples" / "notes.txt").write_text("x")
+    (root / "stray.txt").write_text("x")
+    scan = scan_folder(root, SUITE, images_per_prompt=2)
+    assert not scan.ok
+    assert scan.missing_prompts[:1] == (0,)
+    assert len(scan.missing_prompts) == len(SUITE) - 19
+    assert scan.extra_prompts == (f"{len(SUITE):05d}",)
+    assert scan.non_digit == ("notes",)
+    problems = "\n".join(scan.problems)
+    assert "00001: missing metadata.jsonl" in problems
+    assert "00002/metadata.jsonl: malformed metadata" in problems
+    assert "00003/metadata.jsonl: metadata disagrees with suite prompt 3" in problems
+    assert "00004: no samples" in problems
+    assert "00005/samples/00000.png: zero-byte file" in problems
+    assert "00006/samples/00001.png: unreadable image" in problems
+    assert "00007: 3 samples, expected 2" in problems
+    assert any("notes.txt: not an image" in n for n in scan.notes)
+    assert any("stray.txt" in n for n in scan.notes)
+    report = scan.report()
+    assert "missing prompt folders" in report
+    assert "non-digit folders (1): notes" in report
+
+
+def test_scan_of_a_missing_directory(tmp_path):
+    from t2ibench.errors import InputError
+
+    with pytest.raises(InputError, match="not a directory"):
+        scan_folder(tmp_path / "nope", SUITE)
+
+
+# -- results and summaries ------------------------------------------------------------------------------------------
+
+
+def row(index, tag, correct, sample="00000"):
+    meta = {"tag": tag, "include": [{"class": "cat", "count": 1}], "prompt": f"p{index}"}
+    return ResultRow(f"out/{index:05d}/samples/{sample}.png", tag, f"p{index}", correct, "", meta)
+
+
+def test_summary_is_table2_arithmetic():
+    rows = [
+        row(0, "single_object", True),
+        row(0, "single_object", False, "00001"),
+        row(1, "two_object", False),
+        row(2, "counting", True),
+        row(3, "colors", True),
+        row(4, "position", False),
+        row(4, "position", True, "00001"),
+        row(5, "color_attr", False),
+    ]
+    s = summarise(rows)
+    acc = {t.task: t.accuracy for t in s.tasks}
+    assert acc == {
+        "single_object": 0.5,
+        "two_object": 0.0,
+        "counting": 1.0,
+        "colors": 1.0,
+        "position": 0.5,
+        "color_attr": 0.0,
+    }
+    assert s.overall == pytest.approx(3.0 / 6)
+    assert (s.images, s.correct_images, s.prompts, s.correct_prompts) == (8, 4, 6, 4)
+    assert s.prompt_correct["00004"] is True
+    assert summarise(rows[:1]).to_dict()["overall"] is None  # tasks without images: overall undefined
+
+
+def test_results_round_trip_and_reference_format(tmp_path):
+    rows = [row(0, "single_object", True), row(1, "two_object", False)]
+    path = write_results(tmp_path / "results.jsonl", rows)
+    assert read_results(path) == rows
+    line = json.loads(path.read_text().splitlines()[0])
+    assert set(line) == {"filename", "tag", "prompt", "correct", "reason", "metadata", "details"}
+    assert isinstance(line["metadata"], str)
+    assert isinstance(line["details"], str)
+
+
+def test_reference_results_lines_are_read(tmp_path):
+    reference = {
+        "filename": "outputs/00012/samples/00003.png",
+        "tag": "counting",
+        "prompt": "a photo of two clocks",
+        "correct": False,
+        "reason": "expected clock>=2, found 1",
+        "metadata": json.dumps({"tag": "counting", "include": [{"class": "clock", "count": 2}]}),
+        "details": json.dumps({"clock": [[1, 2, 3, 4, 0.99]]}),
+    }
+    (tmp_path / "r.jsonl").write_text(json.dumps(reference) + "\n")
+    (parsed,) = read_results(tmp_path / "r.jsonl")
+    assert parsed.prompt_index == 12
+    assert parsed.sample == "00003"
+    assert parsed.details == {"clock": [[1, 2, 3, 4, 0.99]]}
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("{nope", "r.jsonl:1: not valid JSON"),
+        ('{"filename": "a"}', "r.jsonl:1: missing tag, prompt, correct, metadata"),
+        ('{"filename": "a", "tag": "x", "prompt": "p", "correct": true, "metadata": "{}"}', "unknown tag 'x'"),
+        ('{"filename": "a", "tag": "colors", "prompt": "p", "correct": true, "metadata": "{oops"}', "metadata is not"),
+    ],
+)
+def test_bad_results_lines_are_named(tmp_path, line, message):
+    from t2ibench.errors import InputError
+
+    (tmp_path / "r.jsonl").write_text(line + "\n")
+    with pytest.raises(InputError, match=message):
+        read_results(tmp_path / "r.jsonl")
+
+
+# -- the evaluation loop with stand-in models ----------------------------------------------------------------------
+
+
+class OracleDetector:
+    """Finds exactly the objects each prompt asks for, left to right, and counts its calls."""
+
+    name = "oracle"
+
+    def __init__(self):
+        self.calls = 0
+
+    def describe(self):
+        return {"backend": self.name}
+
+    def detect(self, images):
+        self.calls += 1
+        return [DetectionSet(detections=list(self.current), masks=None, image_size=images[0].size)]
+
+
+class RedColour:
+    def classify(self, image, objects, classname):
+        return ["red"] * len(objects)
+
+
+def test_evaluate_scan_judges_every_image_and_resumes(tmp_path, monkeypatch):
+    suite = [{"tag": "single_object", "include": [{"class": "cat", "count": 1}], "prompt": "a photo of a cat"}]
+    suite += [
+        {"tag": "colors", "include": [{"class": "car", "count": 1, "color": c}], "prompt": f"a photo of a {c} car"}
+        for c in ("red", "blue")
+    ]
+    scan = scan_folder(make_folder(tmp_path / "imgs", suite), suite, images_per_prompt=2)
+    detector = OracleDetector()
+    detector.current = [Detection("cat", (0, 0, 10, 10), 0.9), Detection("car", (20, 0, 30, 10), 0.9)]
+    out = tmp_path / "results.jsonl"
+    # an earlier run finished two images (and was killed mid-line on the third)
+    first = evaluate_scan(scan, detector, RedColour(), out=None, show_progress=False)[:2]
+    partial = tmp_path / "results.jsonl.partial"
+    partial.write_text("".join(r.to_json() + "\n" for r in first) + '{"filename": "torn')
+    detector.calls = 0
+    rows = evaluate_scan(scan, detector, RedColour(), out=out, show_progress=False)
+    assert detector.calls == 4  # only the 4 images not in the partial file
+    assert not partial.exists()
+    assert [r.correct for r in rows] == [True, True, True, True, False, False]
+    assert rows[-1].reason == "expected blue car>=1, found 0 blue; and 1 red"
+    assert read_results(out) == rows
+
+
+def test_summary_cli_flags_missing_prompts(tmp_path, capsys):
+    suite_path = write_suite(tmp_path / "suite.jsonl", SUITE)
+    rows = [
+        ResultRow(f"x/{i:05d}/samples/{k:05d}.png", r["tag"], r["prompt"], True, "", r)
+        for i, r in enumerate(SUITE[:-3])
+        for k in range(4)
+    ]
+    write_results(tmp_path / "results.jsonl", rows)
+    argv = ["summary", str(tmp_path / "results.jsonl"), "--metadata", str(suite_path)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert f"prompts expected {len(SUITE)}, found {len(SUITE) - 3}" in err
+    assert f"missing prompts (3): {len(SUITE) - 3:05d}" in err
+    assert main([*argv, "--allow-missing", "--json", str(tmp_path / "s.json")]) == 0
+    assert json.loads((tmp_path / "s.json").read_text())["images"] == 4 * (len(SUITE) - 3)
+
+
+def test_prompts_cli_writes_the_official_suite(tmp_path, capsys):
+    assert main(["prompts", "geneval", "--out", str(tmp_path / "m.jsonl")]) == 0
+    assert len((tmp_path / "m.jsonl").read_text().splitlines()) == 553
+    assert "wrote 553 prompts" in capsys.readouterr().err
+    assert main(["prompts", "geneval", "--seed", "1", "--per-task", "2"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 80 + 10
+
+
+def test_evaluate_cli_refuses_incomplete_folders(tmp_path, capsys):
+    suite_path = write_suite(tmp_path / "suite.jsonl", SUITE)
+    make_folder(tmp_path / "imgs", SUITE, prompts=range(5))
+    argv = ["evaluate", "geneval", str(tmp_path / "imgs"), "--metadata", str(suite_path)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "missing prompt folders" in err
+    assert "--allow-missing" in err
