@@ -402,6 +402,52 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_agreement(args: argparse.Namespace) -> int:
+    from t2ibench.geneval_eval import read_results
+    from t2ibench.human_agreement import agreement_report, auto_verdicts, human_verdicts, read_scores
+    from t2ibench.report.agreement import render_agreement
+    from t2ibench.suites.annotations import load_annotations
+
+    suite = _suite(args)
+    annotations = []
+    loads = []
+    for path in args.annotations:
+        found, load = load_annotations(path, suite)
+        print(load.summary(), file=sys.stderr)
+        annotations += found
+        loads.append(load)
+    if not annotations:
+        raise InputError("no usable annotations were loaded (see the load reports above)")
+    verdicts = human_verdicts(annotations, suite)
+    auto: dict[tuple[str, int, int], bool] = {}
+    for spec in args.auto or []:
+        source, _, path = spec.rpartition("=")
+        if not source:
+            if len(verdicts.sources) != 1:
+                raise InputError(f"--auto {spec}: name the source (SOURCE=PATH); annotations cover {verdicts.sources}")
+            source = verdicts.sources[0]
+        auto.update(auto_verdicts(read_results(path), source))
+    scores = read_scores(args.scores) if args.scores else None
+    report = agreement_report(
+        verdicts, {args.auto_label: auto} if auto else None, scores, folds=args.folds, seed=args.seed_cv
+    )
+    text = render_agreement(report)
+    print(text)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        payload = report.to_dict() | {
+            "loading": [
+                {"path": r.path, "read": r.rows_read, "kept": r.kept, "repaired": r.repaired, "dropped": r.dropped}
+                for r in loads
+            ]
+        }
+        _write_json(out / "agreement.json", payload)
+        (out / "agreement.md").write_text("\n\n".join([*(r.summary() for r in loads), text]) + "\n")
+        print(f"wrote {out / 'agreement.json'} and {out / 'agreement.md'}", file=sys.stderr)
+    return EXIT_OK
+
+
 # -- parser ------------------------------------------------------------------------------------------------------
 
 
@@ -504,6 +550,22 @@ def build_parser() -> argparse.ArgumentParser:
     summary.add_argument("--allow-missing", action="store_true", help="exit 0 even if the results miss prompts")
     summary.add_argument("--json", help="also write the summary as JSON")
     summary.set_defaults(func=_cmd_summary)
+
+    agree = verbs.add_parser(
+        "agreement",
+        help="human verdicts, inter-annotator and automatic-vs-human agreement from GenEval's MTurk annotations",
+    )
+    agree.add_argument("--annotations", nargs="+", required=True, metavar="CSV", help="annotations_{source}.csv files")
+    _suite_options(agree, metadata=True)
+    agree.add_argument(
+        "--auto", action="append", metavar="[SOURCE=]RESULTS", help="results.jsonl of automatic verdicts (repeatable)"
+    )
+    agree.add_argument("--auto-label", default="geneval", help="name of the automatic verdict set in the report")
+    agree.add_argument("--scores", help="JSON lines {source, prompt_id, image_id, score} to tune per-task thresholds")
+    agree.add_argument("--folds", type=int, default=5, help="cross-validation folds for tuned thresholds (5)")
+    agree.add_argument("--seed-cv", type=int, default=0, help="seed of the fold assignment")
+    agree.add_argument("--out", help="write agreement.json and agreement.md to this folder")
+    agree.set_defaults(func=_cmd_agreement)
     return parser
 
 

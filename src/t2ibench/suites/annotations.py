@@ -1,0 +1,296 @@
+"""GenEval's released MTurk annotations: robust loading, repair of broken records, validation against the suite.
+
+Format (``annotations_{source}.csv``): one row per (image, annotator). ``Input.prompt_id`` is the line of the
+official ``evaluation_metadata.jsonl``, ``Input.image_id`` the sample, ``Input.caption`` the prompt;
+``Input.object_0_name``/``object_1_name`` are the prompt's first and second include clause. Answers (see
+``mturk_hit_template.html``):
+
+* ``Answer.task-count-0/1`` — how many of object 0/1: 0–4, or 5 for "5 or more";
+* ``Answer.task-color-0/1`` — the colours the annotator selected, joined by "|" (the ten GenEval colours and
+  "gray");
+* ``Answer.task-position-x/y`` — "Is object 1 to the left or right of / above or below object 0?":
+  left/right/neither_x and above/below/neither_y;
+* ``Answer.task-real-0/1`` realism 1–3, ``Answer.task-quality`` caption fit 1–4, ``Answer.task-objects`` free text.
+
+Real exports are dirty. A free-text answer with an unquoted line break splits one record over two lines; one
+with unquoted commas spills into the next columns. The loader rejoins split records and re-absorbs spilled
+commas into the free-text column when the result is a well-formed row, drops what it cannot repair, and reports
+how many rows were repaired or dropped and why (with line numbers) — it never crashes on a bad row and never
+lets columns shift silently.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from t2ibench.errors import InputError
+
+FORM_COLORS = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "brown", "black", "white", "gray")
+POSITION_X = ("left", "right", "neither_x")
+POSITION_Y = ("above", "below", "neither_y")
+REQUIRED_COLUMNS = (
+    "Input.prompt_id",
+    "Input.image_id",
+    "Input.caption",
+    "Answer.task-count-0",
+    "Answer.task-count-1",
+    "Answer.task-color-0",
+    "Answer.task-color-1",
+    "Answer.task-position-x",
+    "Answer.task-position-y",
+)
+FREE_TEXT_COLUMN = "Answer.task-objects"
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """One annotator's answers about one image (missing answers are None)."""
+
+    source: str
+    prompt_id: int
+    image_id: int
+    slot: int
+    caption: str
+    counts: tuple[int | None, int | None]
+    colors: tuple[frozenset[str] | None, frozenset[str] | None]
+    position_x: str | None
+    position_y: str | None
+    quality: int | None = None
+    realism: tuple[int | None, int | None] = (None, None)
+    objects: str = ""
+    hit_id: str = ""
+    line: int = 0
+
+    @property
+    def image_key(self) -> tuple[str, int, int]:
+        """(source, prompt_id, image_id): the image this annotation is about."""
+        return (self.source, self.prompt_id, self.image_id)
+
+
+@dataclass
+class LoadReport:
+    """What loading did: rows read, repaired (by reason), dropped (by reason), with example line numbers."""
+
+    path: str
+    rows_read: int = 0
+    kept: int = 0
+    repaired: Counter[str] = field(default_factory=Counter)
+    dropped: Counter[str] = field(default_factory=Counter)
+    examples: dict[str, list[int]] = field(default_factory=dict)
+
+    def note(self, kind: str, reason: str, line: int) -> None:
+        """Count a repaired or dropped row and remember a few line numbers."""
+        (self.repaired if kind == "repaired" else self.dropped)[reason] += 1
+        lines = self.examples.setdefault(f"{kind}: {reason}", [])
+        if len(lines) < 5:
+            lines.append(line)
+
+    def summary(self) -> str:
+        """One line per outcome, e.g. 'repaired 2 rows (split record rejoined; lines 14, 90)'."""
+        parts = [f"{self.path}: {self.rows_read} records read, {self.kept} kept"]
+        for kind, counter in (("repaired", self.repaired), ("dropped", self.dropped)):
+            for reason, n in counter.most_common():
+                lines = ", ".join(map(str, self.examples.get(f"{kind}: {reason}", [])))
+                parts.append(f"{kind} {n} row(s): {reason} (e.g. line {lines})")
+        return "\n".join(parts)
+
+
+def _source_of(path: Path, row: Mapping[str, str]) -> str:
+    url = row.get("Input.image_url") or ""
+    if "/images/" in url:
+        return url.split("/images/")[1].split("/")[0]
+    stem = path.stem
+    return stem.removeprefix("annotations_")
+
+
+def _records(text: str) -> list[tuple[int, list[str]]]:
+    """(first line number, fields) of every CSV record; quoted multi-line fields are one record."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    out = []
+    for fields in reader:
+        out.append((reader.line_num, fields))
+    # reader.line_num is the line where a record *ends*; recover starts from the previous record's end
+    starts = []
+    previous_end = 0
+    for end, fields in out:
+        starts.append((previous_end + 1, fields))
+        previous_end = end
+    return starts
+
+
+def _repair(records: list[tuple[int, list[str]]], header: list[str], report: LoadReport) -> list[tuple[int, list[str]]]:
+    """Rejoin split records and re-absorb unquoted commas into the free-text column; drop the rest."""
+    width = len(header)
+    free = header.index(FREE_TEXT_COLUMN) if FREE_TEXT_COLUMN in header else None
+    out: list[tuple[int, list[str]]] = []
+    i = 0
+    while i < len(records):
+        line, fields = records[i]
+        i += 1
+        if fields == [] or fields == [""]:
+            continue
+        report.rows_read += 1
+        reason = None
+        if len(fields) < width:
+            merged = list(fields)
+            while len(merged) < width and i < len(records):
+                _, more = records[i]
+                i += 1
+                merged = [*merged[:-1], merged[-1] + "\n" + (more[0] if more else ""), *more[1:]]
+            fields, reason = merged, "split record rejoined"
+        if len(fields) > width and free is not None:
+            surplus = len(fields) - width
+            fields = [*fields[:free], ",".join(fields[free : free + surplus + 1]), *fields[free + surplus + 1 :]]
+            reason = "unquoted commas in free text re-absorbed" if reason is None else reason + " + commas re-absorbed"
+        if len(fields) != width:
+            report.note("dropped", f"cannot repair a record of {len(fields)} fields (header has {width})", line)
+            continue
+        if reason is not None:
+            if not _plausible(dict(zip(header, fields, strict=True))):
+                report.note("dropped", "repair did not give a well-formed row", line)
+                continue
+            report.note("repaired", reason, line)
+        out.append((line, fields))
+    return out
+
+
+def _plausible(row: Mapping[str, str]) -> bool:
+    """Cheap structural check of a repaired row: ids are integers and answers come from the form's vocabularies."""
+    try:
+        int(row["Input.prompt_id"])
+        int(row["Input.image_id"])
+    except (KeyError, ValueError):
+        return False
+    return all(
+        (row.get(col) or "") in ("", *allowed)
+        for col, allowed in (("Answer.task-position-x", POSITION_X), ("Answer.task-position-y", POSITION_Y))
+    )
+
+
+def _int_or_none(value: str, *, lo: int, hi: int, what: str) -> int | None:
+    text = (value or "").strip()
+    if not text:
+        return None
+    try:
+        number = float(text)
+    except ValueError:
+        raise ValueError(f"{what} {text!r} is not a number") from None
+    if number != int(number) or not lo <= number <= hi:
+        raise ValueError(f"{what} {text!r} outside {lo}–{hi}")
+    return int(number)
+
+
+def _colors(value: str, what: str) -> frozenset[str] | None:
+    text = (value or "").strip()
+    if not text:
+        return None
+    picked = frozenset(c.strip().lower() for c in text.split("|") if c.strip())
+    unknown = sorted(picked - set(FORM_COLORS))
+    if unknown:
+        raise ValueError(f"{what} has unknown colour(s) {', '.join(unknown)}")
+    return picked
+
+
+def _choice(value: str, allowed: Sequence[str], what: str) -> str | None:
+    text = (value or "").strip()
+    if not text:
+        return None
+    if text not in allowed:
+        raise ValueError(f"{what} {text!r} not one of {', '.join(allowed)}")
+    return text
+
+
+def load_annotations(
+    path: str | Path, suite: Sequence[Mapping[str, Any]] | None = None
+) -> tuple[list[Annotation], LoadReport]:
+    """Annotations of one CSV and a report of repaired/dropped rows; with ``suite``, captions are checked too."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read ({exc.strerror})") from None
+    records = _records(text)
+    if not records:
+        raise InputError(f"{p}: empty file")
+    header = records[0][1]
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    if missing:
+        raise InputError(f"{p}: not a GenEval annotation file: missing column(s) {', '.join(missing)}")
+    report = LoadReport(path=str(p))
+    rows = _repair(records[1:], header, report)
+    slots: dict[tuple[str, int, int], int] = {}
+    annotations: list[Annotation] = []
+    for line, fields in rows:
+        row = dict(zip(header, fields, strict=True))
+        try:
+            prompt_id = int(row["Input.prompt_id"])
+            image_id = int(row["Input.image_id"])
+            counts = (
+                _int_or_none(row["Answer.task-count-0"], lo=0, hi=5, what="count of object 0"),
+                _int_or_none(row["Answer.task-count-1"], lo=0, hi=5, what="count of object 1"),
+            )
+            colors = (
+                _colors(row["Answer.task-color-0"], "colour of object 0"),
+                _colors(row["Answer.task-color-1"], "colour of object 1"),
+            )
+            px = _choice(row["Answer.task-position-x"], POSITION_X, "position-x")
+            py = _choice(row["Answer.task-position-y"], POSITION_Y, "position-y")
+            quality = _int_or_none(row.get("Answer.task-quality", ""), lo=1, hi=4, what="caption fit")
+            realism = (
+                _int_or_none(row.get("Answer.task-real-0", ""), lo=1, hi=3, what="realism 0"),
+                _int_or_none(row.get("Answer.task-real-1", ""), lo=1, hi=3, what="realism 1"),
+            )
+        except (ValueError, KeyError) as exc:
+            reason = str(exc).split(" '")[0] if isinstance(exc, ValueError) else f"missing {exc}"
+            report.note("dropped", _reason_class(str(exc)) if isinstance(exc, ValueError) else reason, line)
+            continue
+        if suite is not None:
+            if not 0 <= prompt_id < len(suite):
+                report.note("dropped", "prompt_id outside the suite", line)
+                continue
+            if suite[prompt_id].get("prompt") != row["Input.caption"]:
+                report.note("dropped", "caption differs from the suite's prompt for that prompt_id", line)
+                continue
+        source = _source_of(p, row)
+        key = (source, prompt_id, image_id)
+        slot = slots.get(key, 0)
+        slots[key] = slot + 1
+        annotations.append(
+            Annotation(
+                source=source,
+                prompt_id=prompt_id,
+                image_id=image_id,
+                slot=slot,
+                caption=row["Input.caption"],
+                counts=counts,
+                colors=colors,
+                position_x=px,
+                position_y=py,
+                quality=quality,
+                realism=realism,
+                objects=row.get(FREE_TEXT_COLUMN, ""),
+                hit_id=row.get("HITId", ""),
+                line=line,
+            )
+        )
+    report.kept = len(annotations)
+    return annotations, report
+
+
+def _reason_class(message: str) -> str:
+    """Group value errors by kind for the report ('count of object 0 outside 0–5', 'unknown colour', ...)."""
+    if "unknown colour" in message:
+        return "unknown colour"
+    if "outside" in message:
+        return message.split(" '")[0] + " out of range"
+    if "not one of" in message:
+        return message.split(" '")[0] + " not a form answer"
+    if "not a number" in message:
+        return message.split(" '")[0] + " not a number"
+    return message
