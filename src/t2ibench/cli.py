@@ -448,6 +448,54 @@ def _cmd_agreement(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_generate(args: argparse.Namespace) -> int:
+    from t2ibench.models.generation import DiffusersGenerator, FolderImporter, GenerationSpec
+
+    suite = _suite(args)
+    selected = list(enumerate(suite))
+    if args.prompts:
+        try:
+            wanted = {int(i) for part in args.prompts.split(",") for i in _expand_range(part)}
+        except ValueError:
+            raise InputError(f"--prompts must list indices or ranges like 0-9,20; got {args.prompts!r}") from None
+        selected = [(i, r) for i, r in selected if i in wanted]
+    if args.limit is not None:
+        selected = selected[: args.limit]
+    if args.import_from:
+        records = FolderImporter(args.import_from).generate(selected, args.out, overwrite=args.overwrite)
+    else:
+        spec = GenerationSpec(
+            model=args.model,
+            revision=args.revision,
+            stage2=args.stage2,
+            steps=args.steps,
+            guidance=args.guidance,
+            negative_prompt=args.negative_prompt,
+            height=args.height,
+            width=args.width,
+            images_per_prompt=args.images_per_prompt,
+            seed=args.seed_images,
+            seeding=args.seeding,
+            batch_size=args.batch_size or args.images_per_prompt,
+            dtype=args.dtype,
+            scheduler=args.scheduler,
+            grid=args.grid,
+        )
+        generator = DiffusersGenerator(spec, device=args.device, show_progress=not args.quiet)
+        records = generator.generate(selected, args.out, overwrite=args.overwrite)
+        if spec.smoke:
+            print(
+                "note: tiny-random is a smoke model with random weights; its images are labelled smoke", file=sys.stderr
+            )
+    print(f"{args.out}: {len(records)} images for {len(selected)} prompts (manifest.json, samples.jsonl)")
+    return EXIT_OK
+
+
+def _expand_range(part: str) -> range:
+    start, _, stop = part.strip().partition("-")
+    return range(int(start), int(stop or start) + 1)
+
+
 # -- parser ------------------------------------------------------------------------------------------------------
 
 
@@ -566,6 +614,38 @@ def build_parser() -> argparse.ArgumentParser:
     agree.add_argument("--seed-cv", type=int, default=0, help="seed of the fold assignment")
     agree.add_argument("--out", help="write agreement.json and agreement.md to this folder")
     agree.set_defaults(func=_cmd_agreement)
+
+    gen = verbs.add_parser(
+        "generate",
+        help="generate images for a prompt suite into GenEval's layout (diffusers, or 'tiny-random' offline)",
+        description="Defaults follow GenEval's generation script: 4 images per prompt, 50 steps, guidance 9, seed 42 "
+        "re-seeded per prompt. Re-running resumes: finished images (checked against samples.jsonl hashes) are kept.",
+    )
+    gen.add_argument("suite", choices=["geneval"])
+    _suite_options(gen, metadata=True)
+    gen.add_argument("--out", required=True, help="output folder (<NNNNN>/samples/*.png, manifest.json)")
+    gen.add_argument("--model", default="tiny-random", help="hub id, local directory, or tiny-random[:SEED]")
+    gen.add_argument("--revision")
+    gen.add_argument("--stage2", help="DeepFloyd IF stage-II model (stage I is --model)")
+    gen.add_argument("--import-from", help="import images made elsewhere (GenEval layout) instead of generating")
+    gen.add_argument("--steps", type=int, default=50)
+    gen.add_argument("--guidance", type=float, default=9.0)
+    gen.add_argument("--negative-prompt")
+    gen.add_argument("--height", type=int)
+    gen.add_argument("--width", type=int)
+    gen.add_argument("--images-per-prompt", type=int, default=4)
+    gen.add_argument("--seed-images", type=int, default=42, help="generation seed (GenEval: 42)")
+    gen.add_argument("--seeding", choices=["prompt", "sample"], default="prompt")
+    gen.add_argument("--batch-size", type=int, help="images per pipeline call (default: images per prompt)")
+    gen.add_argument("--dtype", default="auto", help="float32, float16, bfloat16 or auto (float16 on CUDA)")
+    gen.add_argument("--scheduler", help="diffusers scheduler class to swap in, e.g. DDIMScheduler")
+    gen.add_argument("--grid", action="store_true", help="also save grid.png per prompt")
+    gen.add_argument("--device", default="auto")
+    gen.add_argument("--prompts", help="only these prompt indices, e.g. 0-9,20")
+    gen.add_argument("--limit", type=int, help="only the first N selected prompts")
+    gen.add_argument("--overwrite", action="store_true", help="replace a folder made with another specification")
+    gen.add_argument("--quiet", action="store_true")
+    gen.set_defaults(func=_cmd_generate)
     return parser
 
 

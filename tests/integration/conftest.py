@@ -26,3 +26,22 @@ def tiny_clip(tmp_path_factory):
     from tests.integration.tiny_models import TINY_CLIP, build_tiny_open_clip
 
     return TINY_CLIP, build_tiny_open_clip(tmp_path_factory.mktemp("clip"))
+
+
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory):
+    """A session-wide T2IBENCH_CACHE so the tiny-random pipeline is built once."""
+    return tmp_path_factory.mktemp("t2ibench-cache")
+
+
+@pytest.fixture
+def tiny_env(model_cache, monkeypatch):
+    monkeypatch.setenv("T2IBENCH_CACHE", str(model_cache))
+    return model_cache
+
+
+@pytest.fixture(scope="session")
+def tiny_dinov2(tmp_path_factory):
+    from tests.integration.tiny_models import build_tiny_dinov2
+
+    return build_tiny_dinov2(tmp_path_factory.mktemp("dinov2"))

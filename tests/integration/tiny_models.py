@@ -80,3 +80,19 @@ def build_tiny_open_clip(folder: Path, seed: int = 0) -> Path:
     checkpoint = folder / f"{TINY_CLIP}.pt"
     torch.save({"state_dict": model.state_dict()}, checkpoint)
     return checkpoint
+
+
+def build_tiny_dinov2(path: Path, seed: int = 0, *, crop: int = 32) -> Path:
+    """A tiny DINOv2 (random weights) and its image processor, saved with save_pretrained."""
+    import torch
+    from transformers import BitImageProcessor, Dinov2Config, Dinov2Model
+
+    torch.manual_seed(seed)
+    config = Dinov2Config(
+        hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64, image_size=crop, patch_size=8
+    )
+    Dinov2Model(config).eval().save_pretrained(path)
+    BitImageProcessor(
+        size={"shortest_edge": crop}, crop_size={"height": crop, "width": crop}, do_center_crop=True
+    ).save_pretrained(path)
+    return path

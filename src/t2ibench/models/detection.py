@@ -132,7 +132,7 @@ class HFMask2Former:
             try:
                 processor = AutoImageProcessor.from_pretrained(self.model_id, **kwargs)
                 model = Mask2FormerForUniversalSegmentation.from_pretrained(self.model_id, dtype=dtype, **kwargs)
-            except OSError as exc:
+            except (OSError, ValueError) as exc:
                 raise InputError(
                     f"cannot load Mask2Former {self.model_id!r}: {exc}. Offline? Pass a local directory "
                     "(save_pretrained of model and image processor)."

@@ -1,0 +1,285 @@
+"""Image and text embedders behind one protocol: OpenCLIP (images and texts) and DINOv2 (images), with caching.
+
+* ``OpenCLIPEmbedder``: any open_clip architecture and pretrained tag or local checkpoint (default ViT-L-14 /
+  openai). Texts longer than the context (77 tokens for CLIP) are truncated keeping the end-of-text token —
+  CLIP reads the text feature at that token — and every truncated text is reported.
+* ``DINOv2Embedder``: ``facebook/dinov2-base`` (or any id/directory) through transformers; ``pooling="cls"`` is
+  the final-layer-normed CLS token (transformers' ``pooler_output``), ``"mean"`` the mean of the patch tokens
+  (register tokens excluded).
+
+Both batch, show progress, choose device and dtype, and L2-normalise only when ``normalize=True`` (stated in
+their identity, hence in the cache fingerprint). ``embed_with_cache`` reuses vectors by content (see
+``t2ibench.embed_cache``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from t2ibench.embed_cache import EmbeddingCache, content_key, weights_checksum
+from t2ibench.errors import InputError, unknown_choice
+from t2ibench.progress import progress
+
+ImageInput = str | Path | Any  # a path or a PIL image
+
+
+@dataclass
+class TextEmbeddings:
+    """Text vectors (n, d) and the indices of texts that were truncated to fit the model's context."""
+
+    vectors: NDArray[np.float32]
+    truncated: list[int] = field(default_factory=list)
+
+
+class Embedder(Protocol):
+    """What the pipeline needs from an embedder."""
+
+    def identity(self) -> dict[str, Any]:
+        """Model id, revision or weights checksum, preprocessing, dtype, pooling, normalisation."""
+
+    def embed_images(self, images: Sequence[ImageInput]) -> NDArray[np.float32]:
+        """Vectors (n, d) for images given as paths or PIL images."""
+
+
+def _open_image(item: ImageInput) -> Any:
+    from PIL import Image, ImageOps
+
+    if isinstance(item, (str, Path)):
+        try:
+            with Image.open(item) as raw:
+                return ImageOps.exif_transpose(raw).convert("RGB")
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{item}: cannot read image ({exc})") from None
+    return item.convert("RGB")
+
+
+def _normalize(x: NDArray[np.float32]) -> NDArray[np.float32]:
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    out: NDArray[np.float32] = x / np.maximum(norms, 1e-12)
+    return out
+
+
+class OpenCLIPEmbedder:
+    """OpenCLIP image and text embeddings (see the module docstring)."""
+
+    def __init__(
+        self,
+        arch: str = "ViT-L-14",
+        pretrained: str | None = "openai",
+        *,
+        device: str = "auto",
+        precision: str = "fp32",
+        normalize: bool = True,
+        batch_size: int = 32,
+        show_progress: bool = True,
+        checksum_memo: Path | None = None,
+    ) -> None:
+        self.arch = arch
+        self.pretrained = pretrained
+        self.device_spec = device
+        self.precision = precision
+        self.normalize = normalize
+        self.batch_size = batch_size
+        self.show_progress = show_progress
+        self.checksum_memo = checksum_memo
+        self._loaded: tuple[Any, Any, Any, Any] | None = None
+
+    def _load(self) -> tuple[Any, Any, Any, Any]:
+        if self._loaded is None:
+            from t2ibench.models._torch import resolve_device
+            from t2ibench.models.colour import load_open_clip
+
+            device = resolve_device(self.device_spec)
+            model, preprocess, tokenizer = load_open_clip(
+                self.arch, self.pretrained, device=device, precision=self.precision
+            )
+            self._loaded = (model, preprocess, tokenizer, device)
+        return self._loaded
+
+    def identity(self) -> dict[str, Any]:
+        """Architecture, weights (tag, or checksum of a local file), preprocessing, precision, normalisation."""
+        import open_clip
+
+        _, preprocess, tokenizer, _ = self._load()
+        weights: str | None = self.pretrained
+        if self.pretrained and Path(self.pretrained).exists():
+            weights = "sha256:" + weights_checksum(self.pretrained, memo=self.checksum_memo)
+        arch = Path(self.arch).stem if self.arch.endswith(".json") else self.arch
+        return {
+            "embedder": "open_clip",
+            "arch": arch,
+            "weights": weights,
+            "open_clip": open_clip.__version__,
+            "preprocess": repr(preprocess),
+            "context_length": getattr(tokenizer, "context_length", None),
+            "precision": self.precision,
+            "normalize": self.normalize,
+        }
+
+    def embed_images(self, images: Sequence[ImageInput]) -> NDArray[np.float32]:
+        """Image vectors (n, d), float32."""
+        import torch
+
+        model, preprocess, _, device = self._load()
+        out = []
+        bar = progress(len(images), "clip images", enabled=self.show_progress, unit="img")
+        with torch.inference_mode():
+            for start in range(0, len(images), self.batch_size):
+                batch = torch.stack([preprocess(_open_image(i)) for i in images[start : start + self.batch_size]])
+                out.append(model.encode_image(batch.to(device)).float().cpu().numpy())
+                bar.update(len(batch))
+        bar.close()
+        vectors = np.concatenate(out) if out else np.zeros((0, 0), np.float32)
+        return _normalize(vectors) if self.normalize else vectors
+
+    def tokenize(self, texts: Sequence[str]) -> tuple[Any, list[int]]:
+        """Token ids (n, context) with the end-of-text token kept on truncation, and the truncated indices."""
+        _, _, tokenizer, _ = self._load()
+        tokens = tokenizer(list(texts))
+        context = int(tokens.shape[1])
+        truncated: list[int] = []
+        eot = getattr(tokenizer, "eot_token_id", None)
+        encode = getattr(tokenizer, "encode", None)
+        if encode is not None and eot is not None:
+            for i, text in enumerate(texts):
+                if len(encode(text)) + 2 > context:  # start and end tokens around the text
+                    truncated.append(i)
+                    if int(tokens[i, -1]) != eot:  # open_clip keeps EOT; make sure whatever tokenizer we got does
+                        tokens[i, -1] = eot
+        return tokens, truncated
+
+    def embed_texts(self, texts: Sequence[str]) -> TextEmbeddings:
+        """Text vectors (n, d), float32, and which texts were truncated."""
+        import torch
+
+        model, _, _, device = self._load()
+        tokens, truncated = self.tokenize(texts)
+        out = []
+        with torch.inference_mode():
+            for start in range(0, len(texts), self.batch_size):
+                out.append(model.encode_text(tokens[start : start + self.batch_size].to(device)).float().cpu().numpy())
+        vectors = np.concatenate(out) if out else np.zeros((0, 0), np.float32)
+        return TextEmbeddings(_normalize(vectors) if self.normalize else vectors, truncated)
+
+
+POOLINGS = ("cls", "mean")
+
+
+class DINOv2Embedder:
+    """DINOv2 image embeddings through transformers (see the module docstring)."""
+
+    def __init__(
+        self,
+        model: str = "facebook/dinov2-base",
+        *,
+        revision: str | None = None,
+        pooling: str = "cls",
+        device: str = "auto",
+        dtype: str = "float32",
+        normalize: bool = False,
+        batch_size: int = 32,
+        show_progress: bool = True,
+        checksum_memo: Path | None = None,
+    ) -> None:
+        if pooling not in POOLINGS:
+            raise unknown_choice("pooling", pooling, POOLINGS)
+        self.model_id = model
+        self.revision = revision
+        self.pooling = pooling
+        self.device_spec = device
+        self.dtype_spec = dtype
+        self.normalize = normalize
+        self.batch_size = batch_size
+        self.show_progress = show_progress
+        self.checksum_memo = checksum_memo
+        self._loaded: tuple[Any, Any, Any, Any] | None = None
+
+    def _load(self) -> tuple[Any, Any, Any, Any]:
+        if self._loaded is None:
+            from transformers import AutoImageProcessor, AutoModel
+
+            from t2ibench.models._torch import resolve_device, resolve_dtype
+
+            device = resolve_device(self.device_spec)
+            dtype = resolve_dtype(self.dtype_spec, device)
+            try:
+                processor = AutoImageProcessor.from_pretrained(self.model_id, revision=self.revision)
+                model = AutoModel.from_pretrained(self.model_id, revision=self.revision, dtype=dtype)
+            except (OSError, ValueError) as exc:
+                raise InputError(
+                    f"cannot load DINOv2 {self.model_id!r}: {exc}. Offline? Pass a local directory."
+                ) from None
+            model.to(device).eval()
+            self._loaded = (processor, model, device, dtype)
+        return self._loaded
+
+    def identity(self) -> dict[str, Any]:
+        """Model id and revision (or checksum of a local directory), processor config, dtype, pooling, normalisation."""
+        processor, model, _, _ = self._load()
+        if Path(self.model_id).exists():
+            weights = "sha256:" + weights_checksum(self.model_id, memo=self.checksum_memo)
+        else:
+            weights = f"{self.model_id}@{self.revision or getattr(model.config, '_commit_hash', None) or 'main'}"
+        return {
+            "embedder": "dinov2",
+            "weights": weights,
+            "processor": processor.to_dict(),
+            "dtype": self.dtype_spec,
+            "pooling": self.pooling,
+            "normalize": self.normalize,
+        }
+
+    def embed_images(self, images: Sequence[ImageInput]) -> NDArray[np.float32]:
+        """Image vectors (n, hidden), float32."""
+        import torch
+
+        processor, model, device, dtype = self._load()
+        registers = int(getattr(model.config, "num_register_tokens", 0) or 0)
+        out = []
+        bar = progress(len(images), "dinov2 images", enabled=self.show_progress, unit="img")
+        with torch.inference_mode():
+            for start in range(0, len(images), self.batch_size):
+                batch = [_open_image(i) for i in images[start : start + self.batch_size]]
+                inputs = processor(images=batch, return_tensors="pt")
+                outputs = model(pixel_values=inputs["pixel_values"].to(device=device, dtype=dtype))
+                if self.pooling == "cls":
+                    pooled = outputs.pooler_output
+                else:
+                    pooled = outputs.last_hidden_state[:, 1 + registers :].mean(dim=1)
+                out.append(pooled.float().cpu().numpy())
+                bar.update(len(batch))
+        bar.close()
+        vectors = np.concatenate(out) if out else np.zeros((0, 0), np.float32)
+        return _normalize(vectors) if self.normalize else vectors
+
+
+def embed_images_cached(
+    embedder: Any, paths: Sequence[str | Path], cache_root: str | Path | None
+) -> tuple[NDArray[np.float32], EmbeddingCache | None]:
+    """Image vectors for files, reusing cached vectors keyed by the files' bytes and the embedder's identity."""
+    if cache_root is None:
+        return embedder.embed_images(list(paths)), None
+    cache = EmbeddingCache(cache_root, embedder.identity())
+    keys = [content_key(Path(p)) for p in paths]
+    vectors = cache.fetch(keys, lambda positions: embedder.embed_images([paths[i] for i in positions]))
+    return vectors, cache
+
+
+def embed_texts_cached(
+    embedder: Any, texts: Sequence[str], cache_root: str | Path | None
+) -> tuple[NDArray[np.float32], list[int], EmbeddingCache | None]:
+    """Text vectors (and truncated indices), reusing cached vectors keyed by the text and the embedder's identity."""
+    _, truncated = embedder.tokenize(texts)
+    if cache_root is None:
+        result = embedder.embed_texts(list(texts))
+        return result.vectors, result.truncated, None
+    cache = EmbeddingCache(cache_root, embedder.identity())
+    keys = [content_key(t) for t in texts]
+    vectors = cache.fetch(keys, lambda positions: embedder.embed_texts([texts[i] for i in positions]).vectors)
+    return vectors, truncated, cache

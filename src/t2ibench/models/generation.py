@@ -1,0 +1,461 @@
+"""Image generation into GenEval's folder layout, with a manifest that makes every image traceable and resumable.
+
+Layout: ``<out>/<NNNNN>/metadata.jsonl`` (the prompt record), ``<out>/<NNNNN>/samples/<k:05>.png`` and optionally
+``grid.png``, plus ``<out>/manifest.json`` (model id, revision, pipeline and scheduler classes and configs, every
+sampling parameter, library versions, the smoke label) and ``<out>/samples.jsonl`` (one line per finished image:
+prompt index, sample, seed, file and its SHA-256). A re-run with the same specification skips images whose file
+matches the logged hash and regenerates the rest; a different specification in the same folder is refused.
+
+Seeding. ``seeding="prompt"`` is GenEval's convention (its ``diffusers_generate.py`` calls
+``seed_everything(seed)`` before every prompt): one ``torch.Generator`` seeded with ``seed`` per prompt, the
+prompt's images drawn from it in order; a prompt is regenerated whole if any of its images is missing, so with
+the default ``batch_size`` = images per prompt an interruption loses at most the batch in flight.
+``seeding="sample"`` gives every image its own generator (seed derived from ``seed``, prompt and sample): an
+image's noise no longer depends on its batch, and a resumed run regenerates only the batches (fixed windows of
+``batch_size`` samples) that miss an image. Pixels can still differ in the last bit between *different* batch
+sizes, because batched GEMMs round differently; the same specification reproduces bit for bit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from t2ibench.errors import InputError, unknown_choice
+from t2ibench.progress import progress
+
+SEEDINGS = ("prompt", "sample")
+# GenEval's generation/diffusers_generate.py defaults
+GENEVAL_DEFAULTS = {"steps": 50, "guidance": 9.0, "images_per_prompt": 4, "seed": 42}
+
+
+@dataclass(frozen=True)
+class GenerationSpec:
+    """How images are made: the model and every sampling parameter (frozen; its fingerprint keys the manifest)."""
+
+    model: str
+    revision: str | None = None
+    stage2: str | None = None  # DeepFloyd IF: the stage-II super-resolution model (stage I is ``model``)
+    steps: int = 50
+    guidance: float = 9.0
+    negative_prompt: str | None = None
+    height: int | None = None
+    width: int | None = None
+    images_per_prompt: int = 4
+    seed: int = 42
+    seeding: str = "prompt"
+    batch_size: int = 4
+    dtype: str = "auto"
+    scheduler: str | None = None
+    grid: bool = False
+
+    def __post_init__(self) -> None:
+        if self.seeding not in SEEDINGS:
+            raise unknown_choice("seeding", self.seeding, SEEDINGS)
+        for name in ("steps", "images_per_prompt", "batch_size"):
+            if int(getattr(self, name)) < 1:
+                raise InputError(f"{name} must be ≥ 1; got {getattr(self, name)!r}")
+        if self.seed < 0:
+            raise InputError(f"seed must be ≥ 0; got {self.seed}")
+        for name in ("height", "width"):
+            value = getattr(self, name)
+            if value is not None and (value < 8 or value % 8):
+                raise InputError(f"{name} must be a multiple of 8 (≥ 8); got {value}")
+
+    @property
+    def smoke(self) -> bool:
+        """True for the built-in random-weight model: its images mean nothing."""
+        return self.model.startswith("tiny-random")
+
+    def sampling(self) -> dict[str, Any]:
+        """The fields that determine the images (batch size too: it changes RNG use under prompt seeding)."""
+        return asdict(self)
+
+
+def sample_seed(seed: int, prompt_index: int, sample: int) -> int:
+    """Seed of one image under ``seeding="sample"``: a SeedSequence of (seed, prompt, sample)."""
+    return int(np.random.SeedSequence((seed, prompt_index, sample)).generate_state(1)[0])
+
+
+@dataclass(frozen=True)
+class ImageRecord:
+    """One generated (or imported) image: where it is, what it shows, how it was seeded, its content hash."""
+
+    prompt_index: int
+    sample: int
+    path: Path
+    seed: int | None
+    sha256: str
+    prompt: str
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _fingerprint(payload: Mapping[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass
+class OutputFolder:
+    """A GenEval-layout output folder with its manifest and append-only sample log."""
+
+    root: Path
+    identity: dict[str, Any]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def manifest_path(self) -> Path:
+        """manifest.json: what made this folder."""
+        return self.root / "manifest.json"
+
+    @property
+    def log_path(self) -> Path:
+        """samples.jsonl: one line per finished image."""
+        return self.root / "samples.jsonl"
+
+    def open(self, *, overwrite: bool = False) -> None:
+        """Create the folder, or check that an existing one was made by the same specification."""
+        fingerprint = _fingerprint(self.identity)
+        if self.manifest_path.exists():
+            existing = json.loads(self.manifest_path.read_text())
+            if existing.get("fingerprint") != fingerprint:
+                if not overwrite:
+                    changed = sorted(
+                        k for k in set(existing.get("identity", {})) | set(self.identity)
+                        if existing.get("identity", {}).get(k) != self.identity.get(k)
+                    )  # fmt: skip
+                    raise InputError(
+                        f"{self.root} holds images made differently (changed: {', '.join(changed)}); "
+                        "use another folder or overwrite=True"
+                    )
+                self.log_path.unlink(missing_ok=True)
+        self.root.mkdir(parents=True, exist_ok=True)
+        manifest = {"fingerprint": fingerprint, "identity": self.identity, **self.extra}
+        _atomic_write(self.manifest_path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+
+    def completed(self) -> dict[tuple[int, int], ImageRecord]:
+        """Images whose file exists and matches its logged hash (a torn last log line is ignored)."""
+        done: dict[tuple[int, int], ImageRecord] = {}
+        if not self.log_path.exists():
+            return done
+        for line in self.log_path.read_text(encoding="utf-8").splitlines():
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            path = self.root / entry["file"]
+            if path.is_file() and file_sha256(path) == entry["sha256"]:
+                key = (int(entry["prompt_index"]), int(entry["sample"]))
+                done[key] = ImageRecord(key[0], key[1], path, entry.get("seed"), entry["sha256"], entry["prompt"])
+        return done
+
+    def write_metadata(self, index: int, metadata: Mapping[str, Any]) -> Path:
+        """<NNNNN>/metadata.jsonl with the prompt record (GenEval's layout)."""
+        folder = self.root / f"{index:05d}"
+        (folder / "samples").mkdir(parents=True, exist_ok=True)
+        _atomic_write(folder / "metadata.jsonl", json.dumps(dict(metadata)) + "\n")
+        return folder
+
+    def save(self, index: int, sample: int, image: Any, seed: int | None, prompt: str) -> ImageRecord:
+        """Write one PNG atomically, then log it (so a logged image is always complete)."""
+        rel = Path(f"{index:05d}") / "samples" / f"{sample:05d}.png"
+        path = self.root / rel
+        tmp = path.with_name(path.name + ".tmp")
+        image.save(tmp, format="PNG")
+        os.replace(tmp, path)
+        digest = file_sha256(path)
+        entry = {
+            "prompt_index": index,
+            "sample": sample,
+            "file": str(rel),
+            "sha256": digest,
+            "seed": seed,
+            "prompt": prompt,
+        }
+        with open(self.log_path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(entry) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        return ImageRecord(index, sample, path, seed, digest, prompt)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def save_grid(images: Sequence[Any], path: Path, columns: int) -> None:
+    """A simple contact sheet of same-sized PIL images."""
+    from PIL import Image
+
+    if not images:
+        return
+    w, h = images[0].size
+    rows = -(-len(images) // columns)
+    sheet = Image.new("RGB", (columns * w, rows * h))
+    for i, im in enumerate(images):
+        sheet.paste(im, ((i % columns) * w, (i // columns) * h))
+    sheet.save(path)
+
+
+class Generator(Protocol):
+    """Makes (or imports) images for prompt records into a GenEval-layout folder."""
+
+    def describe(self) -> dict[str, Any]:
+        """Provenance: model, revision, classes, parameters."""
+
+    def generate(
+        self, prompts: Sequence[tuple[int, Mapping[str, Any]]], out: str | Path, *, overwrite: bool = False
+    ) -> list[ImageRecord]:
+        """Images for (prompt index, record) pairs in ``out``; resumes what is already there."""
+
+
+class DiffusersGenerator:
+    """Any diffusers ``DiffusionPipeline`` (SD 1.x/2.x, SD-XL, …) by hub id or local path, DeepFloyd IF in two stages
+    (``stage2``), or the built-in ``tiny-random`` smoke model ('tiny-random' or 'tiny-random:SEED')."""
+
+    def __init__(self, spec: GenerationSpec, *, device: str = "auto", show_progress: bool = True) -> None:
+        self.spec = spec
+        self.device_spec = device
+        self.show_progress = show_progress
+        self._pipes: tuple[Any, Any | None, Any] | None = None
+
+    # -- loading --------------------------------------------------------------------------------------------------
+    def _model_path(self) -> str:
+        if self.spec.smoke:
+            from t2ibench.models.tiny import ensure_tiny_random
+
+            _, _, seed = self.spec.model.partition(":")
+            return str(ensure_tiny_random(int(seed or 0)))
+        return self.spec.model
+
+    def _load(self) -> tuple[Any, Any | None, Any]:
+        if self._pipes is None:
+            import diffusers
+            import torch
+            from diffusers import DiffusionPipeline
+
+            from t2ibench.models._torch import resolve_device, resolve_dtype
+
+            device = resolve_device(self.device_spec)
+            dtype = resolve_dtype(self.spec.dtype, device)
+            try:
+                pipe = DiffusionPipeline.from_pretrained(self._model_path(), revision=self.spec.revision, dtype=dtype)
+                stage2 = None
+                if self.spec.stage2:
+                    stage2 = DiffusionPipeline.from_pretrained(
+                        self.spec.stage2, revision=self.spec.revision, text_encoder=None, dtype=dtype
+                    )
+            except (OSError, ValueError) as exc:
+                raise InputError(
+                    f"cannot load pipeline {self.spec.model!r}: {exc}. Offline? Pass a local directory "
+                    "(DiffusionPipeline.save_pretrained) or use model 'tiny-random' for a smoke run."
+                ) from None
+            if self.spec.scheduler:
+                cls = getattr(diffusers, self.spec.scheduler, None)
+                if cls is None:
+                    raise InputError(f"unknown diffusers scheduler {self.spec.scheduler!r}")
+                pipe.scheduler = cls.from_config(pipe.scheduler.config)
+            for p in (pipe, stage2):
+                if p is not None:
+                    p.set_progress_bar_config(disable=True)
+                    p.to(device)
+            torch.set_grad_enabled(False)
+            self._pipes = (pipe, stage2, device)
+        return self._pipes
+
+    def describe(self) -> dict[str, Any]:
+        """Model, revision, pipeline/scheduler classes and configs, library versions, smoke flag."""
+        import diffusers
+        import torch
+
+        pipe, stage2, device = self._load()
+        return {
+            "backend": "diffusers",
+            "model": self.spec.model,
+            "revision": self.spec.revision,
+            "resolved_path": str(self._model_path()),
+            "pipeline": type(pipe).__name__,
+            "stage2_pipeline": type(stage2).__name__ if stage2 is not None else None,
+            "scheduler": type(pipe.scheduler).__name__,
+            "scheduler_config": {k: v for k, v in dict(pipe.scheduler.config).items() if not k.startswith("_")},
+            "device": str(device),
+            "versions": {"diffusers": diffusers.__version__, "torch": torch.__version__},
+            "smoke": self.spec.smoke,
+        }
+
+    # -- generation ---------------------------------------------------------------------------------------------
+    def _run(self, prompt: str, generators: list[Any]) -> list[Any]:
+        pipe, stage2, _ = self._load()
+        common = {
+            "num_inference_steps": self.spec.steps,
+            "guidance_scale": self.spec.guidance,
+            "num_images_per_prompt": len(generators),
+            "generator": generators if len(generators) > 1 else generators[0],
+        }
+        if stage2 is None:
+            return list(
+                pipe(
+                    prompt,
+                    height=self.spec.height,
+                    width=self.spec.width,
+                    negative_prompt=self.spec.negative_prompt,
+                    **common,
+                ).images
+            )
+        embeds, negative = pipe.encode_prompt(prompt, negative_prompt=self.spec.negative_prompt)
+        low = pipe(prompt_embeds=embeds, negative_prompt_embeds=negative, output_type="pt", **common).images
+        return list(
+            stage2(image=low, prompt_embeds=embeds, negative_prompt_embeds=negative, output_type="pil", **common).images
+        )
+
+    def _generators(self, seeds: Sequence[int]) -> list[Any]:
+        import torch
+
+        return [torch.Generator(device="cpu").manual_seed(int(s)) for s in seeds]
+
+    def generate(
+        self, prompts: Sequence[tuple[int, Mapping[str, Any]]], out: str | Path, *, overwrite: bool = False
+    ) -> list[ImageRecord]:
+        """Generate missing images for each (index, record); returns all images of those prompts in order."""
+        import torch
+
+        folder = OutputFolder(Path(out), identity={"spec": self.spec.sampling()}, extra={"generator": self.describe()})
+        folder.open(overwrite=overwrite)
+        done = folder.completed()
+        n = self.spec.images_per_prompt
+        bar = progress(len(prompts) * n, "generate", enabled=self.show_progress, unit="img")
+        records: list[ImageRecord] = []
+        for index, metadata in prompts:
+            prompt = str(metadata["prompt"])
+            have = [k for k in range(n) if (index, k) in done]
+            if len(have) == n:
+                records += [done[(index, k)] for k in range(n)]
+                bar.update(n)
+                continue
+            folder.write_metadata(index, metadata)
+            images: dict[int, Any] = {}
+            if self.spec.seeding == "sample":
+                # fixed windows of batch_size samples: a resumed window has the same composition as in an
+                # uninterrupted run, so even batch-dependent float rounding reproduces bit for bit
+                for start in range(0, n, self.spec.batch_size):
+                    window = list(range(start, min(start + self.spec.batch_size, n)))
+                    missing = [k for k in window if (index, k) not in done]
+                    if not missing:
+                        bar.update(len(window))
+                        continue
+                    seeds = [sample_seed(self.spec.seed, index, k) for k in window]
+                    for k, seed, image in zip(window, seeds, self._run(prompt, self._generators(seeds)), strict=True):
+                        if k in missing:
+                            done[(index, k)] = folder.save(index, k, image, seed, prompt)
+                        images[k] = image
+                    bar.update(len(window))
+            else:  # one generator per prompt, drawn in order: the prompt is the unit of resume
+                generator = torch.Generator(device="cpu").manual_seed(self.spec.seed)
+                for start in range(0, n, self.spec.batch_size):
+                    batch = list(range(start, min(start + self.spec.batch_size, n)))
+                    out_images = self._run(prompt, [generator] * len(batch))
+                    for k, image in zip(batch, out_images, strict=True):
+                        done[(index, k)] = folder.save(index, k, image, self.spec.seed, prompt)
+                        images[k] = image
+                    bar.update(len(batch))
+            if self.spec.grid and images:
+                from PIL import Image
+
+                grid_images = [images.get(k) or Image.open(done[(index, k)].path) for k in range(n)]
+                save_grid(grid_images, folder.root / f"{index:05d}" / "grid.png", columns=min(n, 4))
+            records += [done[(index, k)] for k in range(n)]
+        bar.close()
+        return records
+
+
+class FolderImporter:
+    """Import images made elsewhere, in GenEval's layout, into an output folder with a manifest (no generation).
+
+    Each source prompt folder's metadata must equal the suite's record for that index; images are copied (or
+    hard-linked when possible) and hashed, so the imported folder is traceable and resumable like a generated one.
+    """
+
+    def __init__(self, source: str | Path, *, label: str = "", link: bool = True) -> None:
+        self.source = Path(source)
+        self.label = label or self.source.name
+        self.link = link
+
+    def describe(self) -> dict[str, Any]:
+        """Where the images came from."""
+        return {"backend": "folder", "source": str(self.source.resolve()), "label": self.label, "smoke": False}
+
+    def generate(
+        self, prompts: Sequence[tuple[int, Mapping[str, Any]]], out: str | Path, *, overwrite: bool = False
+    ) -> list[ImageRecord]:
+        """Copy each prompt's images from the source folder; missing or mismatched prompts are errors."""
+        import shutil
+
+        from PIL import Image
+
+        from t2ibench.geneval_eval import IMAGE_SUFFIXES
+
+        if not self.source.is_dir():
+            raise InputError(f"{self.source}: not a directory")
+        folder = OutputFolder(Path(out), identity={"import": str(self.source.resolve())}, extra=self.describe())
+        folder.open(overwrite=overwrite)
+        done = folder.completed()
+        records: list[ImageRecord] = []
+        for index, metadata in prompts:
+            src = self.source / f"{index:05d}"
+            meta_file = src / "metadata.jsonl"
+            if not meta_file.is_file():
+                raise InputError(f"{src}: missing (prompt {index} {metadata.get('prompt')!r} has no images to import)")
+            try:
+                theirs = json.loads(meta_file.read_text(encoding="utf-8").splitlines()[0])
+            except (IndexError, json.JSONDecodeError):
+                raise InputError(f"{meta_file}: malformed metadata") from None
+            if json.dumps(theirs, sort_keys=True) != json.dumps(dict(metadata), sort_keys=True):
+                raise InputError(f"{meta_file}: metadata disagrees with the suite's prompt {index}")
+            files = sorted(p for p in (src / "samples").glob("*") if p.suffix.lower() in IMAGE_SUFFIXES)
+            if not files:
+                raise InputError(f"{src}/samples: no images")
+            folder.write_metadata(index, metadata)
+            for k, file in enumerate(files):
+                if (index, k) in done:
+                    records.append(done[(index, k)])
+                    continue
+                if file.suffix.lower() == ".png":
+                    target = folder.root / f"{index:05d}" / "samples" / f"{k:05d}.png"
+                    tmp = target.with_name(target.name + ".tmp")
+                    tmp.unlink(missing_ok=True)
+                    try:
+                        if not self.link:
+                            raise OSError
+                        os.link(file, tmp)
+                    except OSError:
+                        shutil.copyfile(file, tmp)
+                    os.replace(tmp, target)
+                    digest = file_sha256(target)
+                    rel = target.relative_to(folder.root)
+                    entry = {"prompt_index": index, "sample": k, "file": str(rel), "sha256": digest, "seed": None,
+                             "prompt": metadata["prompt"], "source_file": str(file)}  # fmt: skip
+                    with open(folder.log_path, "a", encoding="utf-8") as fh:
+                        fh.write(json.dumps(entry) + "\n")
+                    record = ImageRecord(index, k, target, None, digest, str(metadata["prompt"]))
+                else:
+                    with Image.open(file) as im:
+                        record = folder.save(index, k, im.convert("RGB"), None, str(metadata["prompt"]))
+                done[(index, k)] = record
+                records.append(record)
+        return records
