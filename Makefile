@@ -14,19 +14,21 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip
 
-$(VENV)/.installed-core: pyproject.toml | $(PY)
-	$(PIP) install -e .
+# The main job needs the model adapters (torch, from the machine's local wheels via constraints/ci.txt) and
+# the orchestration stack (Prefect, DuckDB, DVC).
+$(VENV)/.installed-core: pyproject.toml constraints/ci.txt | $(PY)
+	$(PIP) install -c constraints/ci.txt -e ".[models,orchestration]"
 	touch $@
 
 # The tests exercise the model adapters with tiny random-weight models, so they need the models extra;
 # constraints/ci.txt pins the torch wheels found on the build machines' disk.
 $(VENV)/.installed-dev: pyproject.toml constraints/ci.txt | $(PY)
-	$(PIP) install -c constraints/ci.txt -e ".[dev,models]"
+	$(PIP) install -c constraints/ci.txt -e ".[dev,models,orchestration]"
 	touch $@ $(VENV)/.installed-core
 
-## run: install the core and run the main job (the bundled digits diversity example)
+## run: install and run the main job: the offline smoke leaderboard (configs/smoke.yaml)
 run: $(VENV)/.installed-core
-	$(VENV)/bin/t2ibench diversity --example digits
+	$(VENV)/bin/t2ibench run --config configs/smoke.yaml
 
 ## test: install the test dependencies, lint (ruff, mypy) and run the whole test suite
 ## (T2IBENCH_REQUIRE_MODELS=1 turns a skipped model test into a failure, as in CI)
@@ -34,13 +36,14 @@ test: $(VENV)/.installed-dev lint
 	$(PY) -m pytest
 
 lint: $(VENV)/.installed-dev
-	$(VENV)/bin/ruff check src tests benchmarks
-	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks flows tasks
+	$(VENV)/bin/ruff format --check src tests benchmarks flows tasks
 	$(VENV)/bin/mypy
 
-## bench: the performance benchmarks that write docs/performance.md (slow: ~15 min)
+## bench: the performance benchmarks that write docs/performance.md (slow: ~25 min)
 bench: $(VENV)/.installed-dev
 	$(PY) benchmarks/fkea_throughput.py
+	$(PY) benchmarks/system_runtime.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache benchmarks/_scratch
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .prefect benchmarks/_scratch data/smoke reports/smoke

@@ -496,6 +496,98 @@ def _expand_range(part: str) -> range:
     return range(int(start), int(stop or start) + 1)
 
 
+def _workspace(config: str) -> tuple[Path, Path]:
+    """(workspace root, absolute config path): the root holds configs/ and the flows/ of a checkout."""
+    path = Path(config).resolve()
+    if not path.is_file():
+        raise InputError(f"{config}: no such config file")
+    root = path.parent.parent if path.parent.name == "configs" else Path.cwd()
+    if not (root / "flows" / "leaderboard_refresh.py").is_file():
+        raise InputError(
+            f"{root}: not a t2ibench workspace (no flows/leaderboard_refresh.py); run from a checkout of the repository"
+        )
+    return root, path
+
+
+def _run_workspace_module(root: Path, module: str, arguments: list[str]) -> int:
+    """Run a workspace program (flows/...) with the workspace on sys.path; the library never imports flows."""
+    import os
+    import subprocess
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-m", module, *arguments], cwd=root, env=env).returncode
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from t2ibench.config import load_config
+
+    root, config = _workspace(args.config)
+    load_config(config)  # validate before starting Prefect (clear errors, no 20 s start-up first)
+    arguments = ["--config", str(config), "--wait", str(args.wait)]
+    if args.dask:
+        arguments += ["--dask", str(args.dask)]
+    if args.summary:
+        arguments += ["--summary", str(Path(args.summary).resolve())]
+    return _run_workspace_module(root, "flows.leaderboard_refresh", arguments)
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from t2ibench.config import load_config
+    from t2ibench.pipeline import Workspace
+    from t2ibench.report.leaderboard import render_reports
+
+    cfg = load_config(args.config)
+    ws = Workspace.for_config(cfg, args.config)
+    out = render_reports(ws.store, Path(args.out) if args.out else ws.reports, config_name=cfg.name)
+    print(f"wrote {out['markdown']} and {out['html']} ({out['models']} models)")
+    return EXIT_OK
+
+
+def _store_path(args: argparse.Namespace) -> Path:
+    if args.store:
+        return Path(args.store)
+    if args.config:
+        from t2ibench.config import load_config
+        from t2ibench.pipeline import Workspace
+
+        cfg = load_config(args.config)
+        return Workspace.for_config(cfg, args.config).store
+    return Path("data/t2ibench.duckdb")
+
+
+def _cmd_sql(args: argparse.Namespace) -> int:
+    from t2ibench.report.markdown import markdown_table
+    from t2ibench.store import Store
+
+    store = Store(_store_path(args), timeout=args.timeout)
+    if args.out:
+        if args.write:
+            raise InputError("--out exports a query's rows; it cannot be combined with --write")
+        target = store.export(args.query, args.out)
+        print(f"wrote {target}", file=sys.stderr)
+        return EXIT_OK
+    columns, rows = store.query(args.query, write=args.write)
+    if columns:
+        shown = rows[: args.limit]
+        print(markdown_table(columns, [["" if v is None else str(v) for v in r] for r in shown]))
+        if len(rows) > len(shown):
+            print(f"({len(rows) - len(shown)} more rows; raise --limit or use --out FILE.csv)", file=sys.stderr)
+    return EXIT_OK
+
+
+def _cmd_schedule(args: argparse.Namespace) -> int:
+    root, config = _workspace(args.config)
+    arguments = ["--config", str(config), "--name", args.name]
+    if args.list:
+        arguments.append("--list")
+    else:
+        if not args.cron:
+            raise InputError("--cron is required (e.g. --cron '0 3 * * *'), or use --list")
+        arguments += ["--cron", args.cron]
+    return _run_workspace_module(root, "flows.schedule", arguments)
+
+
 # -- parser ------------------------------------------------------------------------------------------------------
 
 
@@ -646,6 +738,39 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--overwrite", action="store_true", help="replace a folder made with another specification")
     gen.add_argument("--quiet", action="store_true")
     gen.set_defaults(func=_cmd_generate)
+
+    run = verbs.add_parser(
+        "run",
+        help="the main job: refresh a config's leaderboard "
+        "(Prefect flow: generate, embed, judge, measure, store, report)",
+    )
+    run.add_argument("--config", required=True, help="e.g. configs/smoke.yaml")
+    run.add_argument("--wait", type=float, default=0.0, help="wait up to S seconds if another refresh holds the store")
+    run.add_argument("--dask", type=int, metavar="WORKERS", help="fan tasks out over a local Dask cluster")
+    run.add_argument("--summary", help="write the run's per-task states as JSON")
+    run.set_defaults(func=_cmd_run)
+
+    report = verbs.add_parser("report", help="render the leaderboard (Markdown, HTML, plots, galleries) from the store")
+    report.add_argument("--config", required=True)
+    report.add_argument("--out", help="output folder (default: the config's reports folder)")
+    report.set_defaults(func=_cmd_report)
+
+    sql = verbs.add_parser("sql", help="query the results store (read-only unless --write)")
+    sql.add_argument("query", help='e.g. "SELECT * FROM leaderboard"')
+    sql.add_argument("--store", help="DuckDB file (default: the config's store, else data/t2ibench.duckdb)")
+    sql.add_argument("--config", help="take the store path from this config")
+    sql.add_argument("--out", help="write the rows to FILE.csv or FILE.parquet instead of printing")
+    sql.add_argument("--write", action="store_true", help="allow statements that modify the store")
+    sql.add_argument("--limit", type=int, default=50, help="rows to print (default 50)")
+    sql.add_argument("--timeout", type=float, default=30.0, help="seconds to wait while a writer holds the store")
+    sql.set_defaults(func=_cmd_sql)
+
+    schedule = verbs.add_parser("schedule", help="create a Prefect deployment that refreshes the leaderboard on a cron")
+    schedule.add_argument("--config", required=True)
+    schedule.add_argument("--cron", help='cron expression, e.g. "0 3 * * *"')
+    schedule.add_argument("--name", default="nightly", help="deployment name (default nightly)")
+    schedule.add_argument("--list", action="store_true", help="list the deployments instead")
+    schedule.set_defaults(func=_cmd_schedule)
     return parser
 
 

@@ -352,6 +352,8 @@ def evaluate_scan(
     if partial is not None and partial.exists():
         for row in _read_partial(partial):
             done[row.filename] = row
+    if partial is not None:
+        partial.parent.mkdir(parents=True, exist_ok=True)
     todo = [item for item in scan.items if str(item.path) not in done]
     bar = progress(len(scan.items), "geneval", enabled=show_progress, unit="img")
     bar.update(len(scan.items) - len(todo))

@@ -25,7 +25,8 @@ def tiny_mask2former(tmp_path_factory):
 def tiny_clip(tmp_path_factory):
     from tests.integration.tiny_models import TINY_CLIP, build_tiny_open_clip
 
-    return TINY_CLIP, build_tiny_open_clip(tmp_path_factory.mktemp("clip"))
+    folder = build_tiny_open_clip(tmp_path_factory.mktemp("clip"))
+    return TINY_CLIP, folder / f"{TINY_CLIP}.pt"
 
 
 @pytest.fixture(scope="session")

@@ -39,6 +39,12 @@ def load_open_clip(
     """
     import open_clip
 
+    from t2ibench.models.tiny import ensure_tiny_open_clip, parse_tiny
+
+    tiny_seed = parse_tiny(arch)
+    if tiny_seed is not None:
+        config_file, checkpoint = ensure_tiny_open_clip(tiny_seed)
+        arch, pretrained = str(config_file), str(checkpoint)
     if arch.endswith(".json"):
         config = Path(arch)
         if not config.is_file():

@@ -126,12 +126,16 @@ class HFMask2Former:
 
             device = resolve_device(self.device_spec)
             dtype = resolve_dtype(self.dtype_spec, device)
+            from t2ibench.models.tiny import ensure_tiny_mask2former, parse_tiny
+
             kwargs: dict[str, Any] = {"revision": self.revision}
             if self.local_files_only is not None:
                 kwargs["local_files_only"] = self.local_files_only
+            tiny_seed = parse_tiny(self.model_id)
+            source = self.model_id if tiny_seed is None else str(ensure_tiny_mask2former(tiny_seed))
             try:
-                processor = AutoImageProcessor.from_pretrained(self.model_id, **kwargs)
-                model = Mask2FormerForUniversalSegmentation.from_pretrained(self.model_id, dtype=dtype, **kwargs)
+                processor = AutoImageProcessor.from_pretrained(source, **kwargs)
+                model = Mask2FormerForUniversalSegmentation.from_pretrained(source, dtype=dtype, **kwargs)
             except (OSError, ValueError) as exc:
                 raise InputError(
                     f"cannot load Mask2Former {self.model_id!r}: {exc}. Offline? Pass a local directory "

@@ -107,8 +107,12 @@ class OpenCLIPEmbedder:
         import open_clip
 
         _, preprocess, tokenizer, _ = self._load()
+        from t2ibench.models.tiny import parse_tiny
+
         weights: str | None = self.pretrained
-        if self.pretrained and Path(self.pretrained).exists():
+        if parse_tiny(self.arch) is not None:
+            weights = self.arch  # built deterministically from its seed
+        elif self.pretrained and Path(self.pretrained).exists():
             weights = "sha256:" + weights_checksum(self.pretrained, memo=self.checksum_memo)
         arch = Path(self.arch).stem if self.arch.endswith(".json") else self.arch
         return {
@@ -205,12 +209,15 @@ class DINOv2Embedder:
             from transformers import AutoImageProcessor, AutoModel
 
             from t2ibench.models._torch import resolve_device, resolve_dtype
+            from t2ibench.models.tiny import ensure_tiny_dinov2, parse_tiny
 
             device = resolve_device(self.device_spec)
             dtype = resolve_dtype(self.dtype_spec, device)
+            tiny_seed = parse_tiny(self.model_id)
+            source = self.model_id if tiny_seed is None else str(ensure_tiny_dinov2(tiny_seed))
             try:
-                processor = AutoImageProcessor.from_pretrained(self.model_id, revision=self.revision)
-                model = AutoModel.from_pretrained(self.model_id, revision=self.revision, dtype=dtype)
+                processor = AutoImageProcessor.from_pretrained(source, revision=self.revision)
+                model = AutoModel.from_pretrained(source, revision=self.revision, dtype=dtype)
             except (OSError, ValueError) as exc:
                 raise InputError(
                     f"cannot load DINOv2 {self.model_id!r}: {exc}. Offline? Pass a local directory."
@@ -222,7 +229,11 @@ class DINOv2Embedder:
     def identity(self) -> dict[str, Any]:
         """Model id and revision (or checksum of a local directory), processor config, dtype, pooling, normalisation."""
         processor, model, _, _ = self._load()
-        if Path(self.model_id).exists():
+        from t2ibench.models.tiny import parse_tiny
+
+        if parse_tiny(self.model_id) is not None:
+            weights = self.model_id  # built deterministically from its seed
+        elif Path(self.model_id).exists():
             weights = "sha256:" + weights_checksum(self.model_id, memo=self.checksum_memo)
         else:
             weights = f"{self.model_id}@{self.revision or getattr(model.config, '_commit_hash', None) or 'main'}"

@@ -135,9 +135,10 @@ class OutputFolder:
             if existing.get("fingerprint") != fingerprint:
                 if not overwrite:
                     changed = sorted(
-                        k for k in set(existing.get("identity", {})) | set(self.identity)
+                        k
+                        for k in set(existing.get("identity", {})) | set(self.identity)
                         if existing.get("identity", {}).get(k) != self.identity.get(k)
-                    )  # fmt: skip
+                    )
                     raise InputError(
                         f"{self.root} holds images made differently (changed: {', '.join(changed)}); "
                         "use another folder or overwrite=True"
@@ -237,12 +238,10 @@ class DiffusersGenerator:
 
     # -- loading --------------------------------------------------------------------------------------------------
     def _model_path(self) -> str:
-        if self.spec.smoke:
-            from t2ibench.models.tiny import ensure_tiny_random
+        from t2ibench.models.tiny import ensure_tiny_random, parse_tiny
 
-            _, _, seed = self.spec.model.partition(":")
-            return str(ensure_tiny_random(int(seed or 0)))
-        return self.spec.model
+        seed = parse_tiny(self.spec.model)
+        return self.spec.model if seed is None else str(ensure_tiny_random(seed))
 
     def _load(self) -> tuple[Any, Any | None, Any]:
         if self._pipes is None:
@@ -448,8 +447,15 @@ class FolderImporter:
                     os.replace(tmp, target)
                     digest = file_sha256(target)
                     rel = target.relative_to(folder.root)
-                    entry = {"prompt_index": index, "sample": k, "file": str(rel), "sha256": digest, "seed": None,
-                             "prompt": metadata["prompt"], "source_file": str(file)}  # fmt: skip
+                    entry = {
+                        "prompt_index": index,
+                        "sample": k,
+                        "file": str(rel),
+                        "sha256": digest,
+                        "seed": None,
+                        "prompt": metadata["prompt"],
+                        "source_file": str(file),
+                    }
                     with open(folder.log_path, "a", encoding="utf-8") as fh:
                         fh.write(json.dumps(entry) + "\n")
                     record = ImageRecord(index, k, target, None, digest, str(metadata["prompt"]))

@@ -1,0 +1,133 @@
+"""Flow ``leaderboard_refresh``: for each model — prompts → generate → embed → GenEval → FKEA shards → merge →
+Scendi → store — then the reports. Run: ``python -m flows.leaderboard_refresh --config configs/smoke.yaml``
+(or ``t2ibench run --config ...``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import tasks  # noqa: F401  (project Prefect settings first)
+from prefect import flow, get_run_logger
+from prefect.task_runners import ThreadPoolTaskRunner
+from tasks.benchmark import (
+    diversity_task,
+    embed_task,
+    fkea_shard_task,
+    generate_task,
+    geneval_task,
+    prompts_task,
+    report_task,
+    scendi_task,
+    sigma_task,
+    store_task,
+)
+
+from t2ibench.config import load_config, section_hash
+from t2ibench.pipeline import Workspace, expected_outputs, finish_run, outputs_digest, start_run
+from t2ibench.store import run_lock
+
+MODEL_WORK = ("generate", "embed", "geneval", "sigma", "fkea-shard", "diversity", "scendi")
+
+
+def _state(embedded: dict[str, Any], shard: int, shards: int) -> Path:
+    """Where the FKEA state of a shard lives (an empty shard has none and is simply recomputed)."""
+    return Path(embedded["files"]["image"]).with_name(f"diversity_state_{shard}of{shards}.npz")
+
+
+@flow(name="leaderboard_refresh", task_runner=ThreadPoolTaskRunner(max_workers=1), log_prints=True)
+def leaderboard_refresh(config: str, wait: float = 0.0) -> dict[str, Any]:
+    """Refresh the leaderboard of one config; returns each task's final state name per model."""
+    logger = get_run_logger()
+    cfg = load_config(config)
+    ws = Workspace.for_config(cfg, config)
+    run_id = uuid.uuid4().hex[:12]
+    states: dict[str, dict[str, str]] = {}
+    model_work_s = 0.0
+    with run_lock(ws.store, wait=wait, holder=f"leaderboard_refresh {run_id} ({cfg.name})"):
+        start_run(ws, run_id, section_hash(cfg), "leaderboard_refresh")
+        try:
+            prompts = prompts_task(cfg.geneval)
+            retry = {"retries": cfg.runtime.retries, "retry_delay_seconds": list(cfg.runtime.retry_delay_seconds)}
+            for model in cfg.models:
+                logger.info("model %s: %d prompts", model.name, len(prompts))
+
+                def refresh(step: str, name: str = model.name) -> dict[str, bool]:
+                    gone = outputs_digest(expected_outputs(ws, step, name)) == "absent"
+                    if gone:
+                        logger.info("%s/%s: outputs missing, recomputing", name, step)
+                    return {"refresh_cache": True} if gone else {}
+
+                generated = generate_task.with_options(**retry, **refresh("generate")).submit(ws, model, prompts)
+                embedded = embed_task.with_options(**refresh("embed")).submit(ws, model.name, generated, prompts)
+                judged = geneval_task.with_options(**retry, **refresh("geneval")).submit(
+                    ws, model.name, generated, prompts
+                )
+                emb = embedded.result()
+                div_cfg = cfg.evaluators.diversity
+                sigma = sigma_task.submit(emb["files"]["image"], emb["sha256"]["image"], div_cfg)
+                shards = [
+                    fkea_shard_task.with_options(refresh_cache=not _state(emb, i, div_cfg.shards).exists()).submit(
+                        emb["files"]["image"], emb["sha256"]["image"], i, div_cfg.shards, div_cfg, sigma
+                    )
+                    for i in range(div_cfg.shards)
+                ]
+                diversity = diversity_task.submit(ws, model.name, emb, shards, sigma)
+                scendi = scendi_task.submit(ws, model.name, emb)
+                stored = store_task.submit(ws, run_id, model, prompts, generated, judged, diversity, scendi)
+                stored.result()
+                work = [generated, embedded, judged, *shards, diversity, scendi]
+                model_work_s += sum(f.result().get("elapsed_s", 0.0) for f in work if f.state.name == "Completed")
+                states[model.name] = {
+                    "generate": generated.state.name,
+                    "embed": embedded.state.name,
+                    "geneval": judged.state.name,
+                    "sigma": sigma.state.name,
+                    "fkea-shard": ",".join(s.state.name for s in shards),
+                    "diversity": diversity.state.name,
+                    "scendi": scendi.state.name,
+                }
+                logger.info("model %s stored: %s", model.name, json.dumps(stored.result()))
+        except BaseException as exc:
+            finish_run(ws, run_id, "failed", {"error": repr(exc)})
+            raise
+        finish_run(ws, run_id, "completed", {"states": states})
+        report = report_task(ws)
+    logger.info("reports: %s", report.get("markdown"))
+    return {"run_id": run_id, "states": states, "report": report, "model_work_s": round(model_work_s, 3)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry: ``python -m flows.leaderboard_refresh --config FILE [--dask N] [--wait S]``."""
+    parser = argparse.ArgumentParser(prog="flows.leaderboard_refresh", description=__doc__)
+    parser.add_argument("--config", required=True)
+    parser.add_argument("--wait", type=float, default=0.0, help="wait this long for another refresh to finish")
+    parser.add_argument("--dask", type=int, metavar="WORKERS", help="fan tasks out over a local Dask cluster")
+    parser.add_argument("--summary", help="write the run summary (states per task) as JSON here")
+    args = parser.parse_args(argv)
+    runner = leaderboard_refresh
+    if args.dask:
+        from prefect_dask import DaskTaskRunner
+
+        runner = leaderboard_refresh.with_options(
+            task_runner=DaskTaskRunner(cluster_kwargs={"n_workers": args.dask, "threads_per_worker": 1})
+        )
+    from t2ibench.errors import InputError
+
+    try:
+        result = runner(config=args.config, wait=args.wait)
+    except InputError as exc:
+        print(f"leaderboard_refresh: error: {exc}", file=sys.stderr)
+        return 2
+    if args.summary:
+        with open(args.summary, "w") as fh:
+            json.dump(result, fh, indent=2, default=str)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,313 @@
+"""The leaderboard report, rendered from stored rows only (nothing is recomputed here).
+
+Writes ``leaderboard.md`` and ``leaderboard.html`` (GenEval Table 2 layout plus diversity columns and human
+agreement when stored), ``tasks.png`` (per-task accuracy bars), ``diversity_vs_n.png`` (FKEA VENDI-1 against the
+number of images) and mode galleries under ``galleries/<model>/<fkea|scendi>/`` linked from the tables, with a
+provenance footer (config hash, code version, date, and a smoke label when random-weight models were used).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import math
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from t2ibench.metrics.geneval import TASKS
+from t2ibench.report.geneval import TASK_TITLES
+from t2ibench.report.markdown import markdown_table
+from t2ibench.store import Store
+
+SMOKE_NOTE = (
+    "SMOKE RUN: built-in random-weight models produced these numbers; they test the system and measure nothing."
+)
+
+
+def _fmt(value: Any, digits: int = 2) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return f"{value:.{digits}f}"
+
+
+def collect(store: Store) -> dict[str, Any]:
+    """Every row the report needs, read from the store (read-only)."""
+    board = store.rows("SELECT * FROM leaderboard")
+    metrics = store.rows(
+        """SELECT c.model, m.metric, m.alpha, m.value, m.error_bound, m.n, m.sigma, m.rff_dim
+           FROM current_models c JOIN metrics m USING (model, model_hash, evaluator_hash)"""
+    )
+    modes = store.rows(
+        """SELECT c.model, o.source, o.mode_index, o.share, o.entropy_share, o.top, o.bottom
+           FROM current_models c JOIN modes o USING (model, model_hash, evaluator_hash)
+           ORDER BY c.model, o.source, o.mode_index"""
+    )
+    images = store.rows(
+        """SELECT c.model, i.prompt_index, i.sample, i.path
+           FROM current_models c JOIN images i USING (model, model_hash) ORDER BY c.model, i.prompt_index, i.sample"""
+    )
+    runs = store.rows("SELECT * FROM runs WHERE status = 'completed' ORDER BY finished_at DESC LIMIT 1")
+    agreement = store.rows("SELECT * FROM agreement WHERE task = 'all' ORDER BY scope, source, statistic")
+    return {
+        "board": board,
+        "metrics": metrics,
+        "modes": modes,
+        "images": images,
+        "run": runs[0] if runs else None,
+        "agreement": agreement,
+    }
+
+
+def _metric(metrics: list[dict[str, Any]], model: str, metric: str, alpha: float | None = 1.0) -> dict[str, Any] | None:
+    for m in metrics:
+        if m["model"] == model and m["metric"] == metric and (alpha is None or m["alpha"] == alpha):
+            return m
+    return None
+
+
+def _galleries(data: dict[str, Any], out: Path) -> dict[tuple[str, str], str]:
+    """Render each model's mode galleries from stored mode rows and image paths; returns relative links."""
+    from t2ibench.metrics.modes import Mode, ModeSet
+    from t2ibench.report.gallery import write_image_gallery
+
+    links: dict[tuple[str, str], str] = {}
+    by_model: dict[str, list[str]] = {}
+    for row in data["images"]:
+        by_model.setdefault(row["model"], []).append(row["path"])
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in data["modes"]:
+        groups.setdefault((row["model"], row["source"]), []).append(row)
+    for (model, source), rows in groups.items():
+        paths = by_model.get(model, [])
+        if not paths:
+            continue
+        modes = tuple(
+            Mode(
+                index=r["mode_index"],
+                eigenvalue=0.0,
+                share=r["share"],
+                entropy_share=r["entropy_share"],
+                mass=0.0,
+                top=tuple(json.loads(r["top"])),
+                top_scores=tuple(0.0 for _ in json.loads(r["top"])),
+                bottom=tuple(json.loads(r["bottom"] or "[]")),
+                bottom_scores=tuple(0.0 for _ in json.loads(r["bottom"] or "[]")),
+            )
+            for r in rows
+        )
+        folder = out / "galleries" / model / source
+        available = [Path(p) for p in paths]
+        if not all(p.exists() for p in available):
+            continue  # images were removed (e.g. pulled elsewhere): link nothing rather than break
+        stamp = hashlib.sha256(json.dumps([rows, paths], sort_keys=True, default=str).encode()).hexdigest()
+        marker = folder / ".rendered-from"
+        if not (marker.exists() and marker.read_text() == stamp and (folder / "summary.png").exists()):
+            write_image_gallery(
+                ModeSet(source=source, n=len(paths), modes=modes),
+                available,
+                folder,
+                thumb=96,
+                title=f"{model} {source}",
+            )
+            marker.write_text(stamp)
+        links[(model, source)] = str((folder / "summary.png").relative_to(out))
+    return links
+
+
+def _stored_mode(mode_cls: Any, row: dict[str, Any]) -> Any:
+    """A Mode from a stored row (scores are not stored: the gallery shows membership, not scores)."""
+    top = tuple(json.loads(row["top"]))
+    bottom = tuple(json.loads(row["bottom"] or "[]"))
+    return mode_cls(
+        index=row["mode_index"],
+        eigenvalue=0.0,
+        share=row["share"],
+        entropy_share=row["entropy_share"],
+        mass=0.0,
+        top=top,
+        top_scores=tuple(0.0 for _ in top),
+        bottom=bottom,
+        bottom_scores=tuple(0.0 for _ in bottom),
+    )
+
+
+def _plots(data: dict[str, Any], out: Path) -> dict[str, str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    files: dict[str, str] = {}
+    board = data["board"]
+    if board:
+        fig, ax = plt.subplots(figsize=(9, 3.6))
+        width = 0.8 / max(len(board), 1)
+        for i, row in enumerate(board):
+            values = [row[t] if row[t] is not None else 0.0 for t in TASKS]
+            ax.bar([x + i * width for x in range(len(TASKS))], values, width=width, label=row["model"])
+        ax.set_xticks([x + 0.4 - width / 2 for x in range(len(TASKS))], [TASK_TITLES[t] for t in TASKS], fontsize=8)
+        ax.set_ylabel("accuracy (images)")
+        ax.set_ylim(0, 1)
+        ax.legend(fontsize=8)
+        ax.set_title("GenEval accuracy per task")
+        fig.tight_layout()
+        fig.savefig(out / "tasks.png", dpi=100)
+        plt.close(fig)
+        files["tasks"] = "tasks.png"
+    curves: dict[str, list[tuple[int, float]]] = {}
+    for m in data["metrics"]:
+        if m["metric"] == "fkea_curve":
+            curves.setdefault(m["model"], []).append((int(m["n"]), float(m["value"])))
+    if curves:
+        fig, ax = plt.subplots(figsize=(6, 3.6))
+        for model, points in sorted(curves.items()):
+            points.sort()
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=model)
+        ax.set_xlabel("number of images n")
+        ax.set_ylabel("FKEA VENDI-1")
+        ax.set_title("Diversity vs n")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(out / "diversity_vs_n.png", dpi=100)
+        plt.close(fig)
+        files["curve"] = "diversity_vs_n.png"
+    return files
+
+
+def _rows(data: dict[str, Any], links: dict[tuple[str, str], str]) -> tuple[list[str], list[list[str]]]:
+    headers = ["model", "Overall", *TASK_TITLES.values(), "FKEA VENDI-1", "RKE", "Scendi", "FKEA radius", "modes"]
+    rows = []
+    for row in data["board"]:
+        model = row["model"]
+        fkea = _metric(data["metrics"], model, "fkea", 1.0)
+        rke = _metric(data["metrics"], model, "rke", 2.0)
+        scendi = _metric(data["metrics"], model, "scendi", 1.0)
+        mode_links = " ".join(
+            f"[{source}]({links[(model, source)]})" for source in ("fkea", "scendi") if (model, source) in links
+        )
+        rows.append(
+            [
+                f"{row['label'] or model}{' (smoke)' if row['smoke'] else ''}",
+                _fmt(row["overall"]),
+                *(_fmt(row[t]) for t in TASKS),
+                _fmt(fkea["value"] if fkea else None),
+                _fmt(rke["value"] if rke else None),
+                _fmt(scendi["value"] if scendi else None),
+                _fmt(fkea["error_bound"] if fkea else None, 3),
+                mode_links or "—",
+            ]
+        )
+    return headers, rows
+
+
+def _provenance(data: dict[str, Any], config_name: str) -> str:
+    run = data["run"]
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    if run is None:
+        return f"Config {config_name}; no completed run yet; rendered {now}."
+    smoke = any(r["smoke"] for r in data["board"]) or bool(run.get("smoke"))
+    text = (
+        f"Config {run['config_name']} (hash {run['config_hash']}), code {run['code_version']}, run {run['run_id']} "
+        f"finished {run['finished_at']}; rendered {now}."
+    )
+    return text + (f" {SMOKE_NOTE}" if smoke else "")
+
+
+def render_reports(store_path: str | Path, out_dir: str | Path, *, config_name: str = "") -> dict[str, Any]:
+    """Write leaderboard.md/.html, plots and galleries for the current models in the store; returns their paths."""
+    store = Store(store_path)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    data = collect(store)
+    links = _galleries(data, out)
+    # plots are re-drawn only when what they show changed (matplotlib alone costs about a second to import)
+    plot_data = [data["board"], [m for m in data["metrics"] if m["metric"] == "fkea_curve"]]
+    stamp = hashlib.sha256(json.dumps(plot_data, sort_keys=True, default=str).encode()).hexdigest()
+    marker = out / ".plots-rendered-from"
+    previous = json.loads(marker.read_text()) if marker.exists() else {}
+    if previous.get("stamp") == stamp and all((out / p).exists() for p in previous.get("plots", {}).values()):
+        plots = previous["plots"]
+    else:
+        plots = _plots(data, out)
+        marker.write_text(json.dumps({"stamp": stamp, "plots": plots}))
+    headers, rows = _rows(data, links)
+    provenance = _provenance(data, config_name)
+    smoke = SMOKE_NOTE in provenance
+    agreement_rows = [[a["scope"], a["source"], a["statistic"], _fmt(a["value"], 3)] for a in data["agreement"]]
+    md = ["# Leaderboard", ""]
+    if smoke:
+        md += [f"> **{SMOKE_NOTE}**", ""]
+    md += [
+        "GenEval accuracy (Table 2 layout: overall = mean of the six tasks) and diversity (FKEA VENDI-1 and RKE on "
+        "the image embedder, Scendi on CLIP image–prompt pairs; FKEA radius = Theorem-2 bound, δ = 0.05).",
+        "",
+        markdown_table(headers, rows) if rows else "No completed model yet.",
+    ]
+    if plots:
+        md += ["", *(f"![{name}]({path})" for name, path in plots.items())]
+    if agreement_rows:
+        md += ["", "## Human agreement", "", markdown_table(["scope", "source", "statistic", "value"], agreement_rows)]
+    md += ["", "---", provenance, ""]
+    (out / "leaderboard.md").write_text("\n".join(md), encoding="utf-8")
+    (out / "leaderboard.html").write_text(
+        _html(headers, rows, plots, agreement_rows, provenance, smoke), encoding="utf-8"
+    )
+    return {
+        "markdown": str(out / "leaderboard.md"),
+        "html": str(out / "leaderboard.html"),
+        "plots": plots,
+        "galleries": {f"{m}/{s}": p for (m, s), p in links.items()},
+        "models": len(rows),
+    }
+
+
+def _cell(text: str) -> str:
+    """Markdown links [a](b) in a cell become HTML links; everything else is escaped."""
+    import re
+
+    parts = []
+    last = 0
+    for m in re.finditer(r"\[([^\]]+)\]\(([^)]+)\)", text):
+        parts.append(html.escape(text[last : m.start()]))
+        parts.append(f'<a href="{html.escape(m.group(2))}">{html.escape(m.group(1))}</a>')
+        last = m.end()
+    parts.append(html.escape(text[last:]))
+    return "".join(parts)
+
+
+def _html(
+    headers: list[str],
+    rows: list[list[str]],
+    plots: dict[str, str],
+    agreement: list[list[str]],
+    provenance: str,
+    smoke: bool,
+) -> str:
+    def table(hs: list[str], rs: list[list[str]], ident: str) -> str:
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in hs)
+        body = "".join("<tr>" + "".join(f"<td>{_cell(str(c))}</td>" for c in r) + "</tr>" for r in rs)
+        return f'<table id="{ident}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+    banner = f'<p class="smoke">{html.escape(SMOKE_NOTE)}</p>' if smoke else ""
+    images = "".join(f'<figure><img src="{html.escape(p)}" alt="{html.escape(n)}"></figure>' for n, p in plots.items())
+    agree = (
+        f"<h2>Human agreement</h2>{table(['scope', 'source', 'statistic', 'value'], agreement, 'agreement')}"
+        if agreement
+        else ""
+    )
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>t2ibench leaderboard</title>
+<style>
+body {{ font-family: sans-serif; margin: 2em; }} table {{ border-collapse: collapse; }}
+th, td {{ border: 1px solid #ccc; padding: 4px 8px; text-align: right; }} td:first-child {{ text-align: left; }}
+.smoke {{ background: #fff3cd; border: 1px solid #e0a800; padding: 8px; font-weight: bold; }}
+figure {{ display: inline-block; margin: 1em; }} footer {{ margin-top: 2em; color: #555; font-size: 90%; }}
+</style></head>
+<body><h1>Leaderboard</h1>{banner}
+{table(headers, rows, "leaderboard") if rows else "<p>No completed model yet.</p>"}
+{images}{agree}
+<footer id="provenance">{html.escape(provenance)}</footer>
+</body></html>
+"""

@@ -1,0 +1,122 @@
+"""Paper tables from the store (GenEval Table 2, diversity/Scendi) and the digits figure (rendering only)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from t2ibench.metrics.geneval import TASKS
+from t2ibench.report.geneval import TASK_TITLES
+from t2ibench.report.markdown import markdown_table
+from t2ibench.store import Store
+
+
+def _f(x: Any, digits: int = 2) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def write_tables(store_path: str | Path, out_dir: str | Path) -> dict[str, Any]:
+    """table2.md (GenEval), diversity.md (FKEA/RKE/Scendi) and metrics.json (headline numbers) for current models."""
+    store = Store(store_path)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    board = store.rows("SELECT * FROM leaderboard ORDER BY model")
+    metrics = store.rows(
+        """SELECT c.model, m.metric, m.alpha, m.value, m.error_bound, m.n
+           FROM current_models c JOIN metrics m USING (model, model_hash, evaluator_hash)
+           WHERE m.metric IN ('fkea', 'rke', 'scendi', 'scendi_model_share', 'clip_image_vendi')"""
+    )
+    smoke = any(r["smoke"] for r in board)
+    note = "Smoke run (random-weight models): numbers test the pipeline only.\n\n" if smoke else ""
+    table2 = markdown_table(
+        ["Model", "Overall", *TASK_TITLES.values()],
+        [[r["label"] or r["model"], _f(r["overall"]), *(_f(r[t]) for t in TASKS)] for r in board],
+    )
+    (out / "table2.md").write_text(f"# GenEval (Table 2 layout)\n\n{note}{table2}\n")
+
+    def value(model: str, metric: str, alpha: float | None) -> dict[str, Any] | None:
+        return next(
+            (
+                m
+                for m in metrics
+                if m["model"] == model and m["metric"] == metric and (alpha is None or m["alpha"] == alpha)
+            ),
+            None,
+        )
+
+    rows, headline = [], {}
+    for r in board:
+        fkea, rke = value(r["model"], "fkea", 1.0), value(r["model"], "rke", 2.0)
+        scendi, share = value(r["model"], "scendi", None), value(r["model"], "scendi_model_share", None)
+        rows.append(
+            [
+                r["label"] or r["model"],
+                fkea["n"] if fkea else "—",
+                _f(fkea["value"] if fkea else None),
+                _f(fkea["error_bound"] if fkea else None, 3),
+                _f(rke["value"] if rke else None),
+                _f(scendi["value"] if scendi else None),
+                _f(share["value"] if share else None, 3),
+            ]
+        )
+        headline[r["model"]] = {
+            "geneval_overall": None if r["overall"] is None else round(r["overall"], 4),
+            "fkea_vendi_1": None if fkea is None else round(fkea["value"], 4),
+            "scendi": None if scendi is None else round(scendi["value"], 4),
+        }
+    diversity = markdown_table(["Model", "n", "FKEA VENDI-1", "FKEA radius", "RKE", "Scendi", "model share"], rows)
+    (out / "diversity.md").write_text(f"# Diversity\n\n{note}{diversity}\n")
+    (out / "metrics.json").write_text(json.dumps({"smoke": smoke, "models": headline}, indent=2, sort_keys=True) + "\n")
+    return {"table2": str(out / "table2.md"), "diversity": str(out / "diversity.md"), "models": len(board)}
+
+
+def write_digits_figure(sweep: Any, out_dir: str | Path) -> dict[str, Any]:
+    """digits.md (table), digits.png (VENDI/RKE vs classes, exact and FKEA), digits.json and metrics.json."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from t2ibench.report.diversity import render_digits_sweep
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "digits.md").write_text(render_digits_sweep(sweep) + "\n")
+    k = [r.classes for r in sweep.rows]
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    for ax, (exact, approx, title) in zip(
+        axes, [("vendi_exact", "vendi_fkea", "VENDI-1"), ("rke_exact", "rke_fkea", "RKE")], strict=True
+    ):
+        for col, style in ((exact, "o-"), (approx, "s--")):
+            means = [getattr(r, col).mean for r in sweep.rows]
+            sds = [getattr(r, col).sd for r in sweep.rows]
+            ax.errorbar(k, means, yerr=sds, fmt=style, capsize=2, label=col.split("_")[1])
+        ax.set_xlabel("digit classes")
+        ax.set_title(title)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out / "digits.png", dpi=100)
+    plt.close(fig)
+    payload = {
+        "sigma": sweep.sigma,
+        "rows": [
+            {
+                "classes": r.classes,
+                "vendi_exact": r.vendi_exact.mean,
+                "vendi_fkea": r.vendi_fkea.mean,
+                "rke_exact": r.rke_exact.mean,
+                "rke_fkea": r.rke_fkea.mean,
+            }
+            for r in sweep.rows
+        ],
+    }
+    (out / "digits.json").write_text(json.dumps(payload, indent=2) + "\n")
+    metrics = {
+        "vendi_exact_10_classes": round(sweep.rows[-1].vendi_exact.mean, 3),
+        "vendi_fkea_10_classes": round(sweep.rows[-1].vendi_fkea.mean, 3),
+        "monotone": all(sweep.is_monotone(c) for c in ("vendi_exact", "vendi_fkea", "rke_exact", "rke_fkea")),
+    }
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    return metrics

@@ -1,0 +1,316 @@
+"""The results store: the only module that talks to DuckDB.
+
+Every result lives in one DuckDB file (schema in ``docs/schema.md``). Rows have natural keys, and every write is
+an idempotent upsert (or a scoped replace) inside one transaction: re-running never duplicates rows, and an
+interrupted write leaves nothing half-written.
+
+Concurrency. DuckDB lets one process hold a file read-write, and read-only openers coexist only while no writer
+holds it. So writers open the file for one short transaction at a time and retry while another process holds it
+(up to ``timeout`` seconds, then a clear error), and readers do the same with read-only connections: a report or
+``t2ibench sql`` works while a refresh is running. A whole refresh additionally takes ``run_lock`` (an exclusive
+``flock`` on ``<store>.lock``), so two refreshes started together never interleave: the second waits or exits
+with a message naming the holder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from t2ibench.errors import InputError
+
+SCHEMA_VERSION = 1
+
+TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
+    # table: (column definitions, primary key)
+    "runs": (
+        "run_id VARCHAR, config_name VARCHAR, config_hash VARCHAR, code_version VARCHAR, started_at TIMESTAMP, "
+        "finished_at TIMESTAMP, status VARCHAR, smoke BOOLEAN, details JSON",
+        ("run_id",),
+    ),
+    "models": (
+        "model VARCHAR, model_hash VARCHAR, label VARCHAR, backend VARCHAR, model_id VARCHAR, revision VARCHAR, "
+        "sampling JSON, manifest JSON, smoke BOOLEAN",
+        ("model", "model_hash"),
+    ),
+    "run_models": ("run_id VARCHAR, model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR", ("run_id", "model")),
+    # the content a stored (model, model_hash, evaluator_hash) version was written from: an identical re-run
+    # skips rewriting its rows
+    "model_versions": (
+        "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, content_hash VARCHAR, stored_at TIMESTAMP",
+        ("model", "model_hash", "evaluator_hash"),
+    ),
+    "prompts": (
+        "suite VARCHAR, prompt_index INTEGER, tag VARCHAR, prompt VARCHAR, metadata JSON",
+        ("suite", "prompt_index"),
+    ),
+    "images": (
+        "model VARCHAR, model_hash VARCHAR, suite VARCHAR, prompt_index INTEGER, sample INTEGER, path VARCHAR, "
+        "sha256 VARCHAR, seed UBIGINT",
+        ("model", "model_hash", "suite", "prompt_index", "sample"),
+    ),
+    "detections": (
+        "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, suite VARCHAR, prompt_index INTEGER, "
+        "sample INTEGER, class VARCHAR, rank INTEGER, x1 DOUBLE, y1 DOUBLE, x2 DOUBLE, y2 DOUBLE, score DOUBLE",
+        ("model", "model_hash", "evaluator_hash", "suite", "prompt_index", "sample", "class", "rank"),
+    ),
+    "verdicts": (
+        "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, suite VARCHAR, prompt_index INTEGER, "
+        "sample INTEGER, tag VARCHAR, correct BOOLEAN, reason VARCHAR",
+        ("model", "model_hash", "evaluator_hash", "suite", "prompt_index", "sample"),
+    ),
+    "metrics": (
+        "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, metric VARCHAR, params_key VARCHAR, "
+        "kernel VARCHAR, alpha DOUBLE, sigma DOUBLE, rff_dim INTEGER, n INTEGER, seed INTEGER, value DOUBLE, "
+        "error_bound DOUBLE, details JSON",
+        ("model", "model_hash", "evaluator_hash", "metric", "params_key"),
+    ),
+    "modes": (
+        "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, source VARCHAR, mode_index INTEGER, "
+        "eigenvalue DOUBLE, share DOUBLE, entropy_share DOUBLE, top JSON, bottom JSON, gallery VARCHAR",
+        ("model", "model_hash", "evaluator_hash", "source", "mode_index"),
+    ),
+    "annotations": (
+        "source VARCHAR, prompt_index INTEGER, image_id INTEGER, slot INTEGER, tag VARCHAR, answers JSON, "
+        "human_correct BOOLEAN, reason VARCHAR",
+        ("source", "prompt_index", "image_id", "slot"),
+    ),
+    "agreement": (
+        "scope VARCHAR, source VARCHAR, task VARCHAR, statistic VARCHAR, value DOUBLE",
+        ("scope", "source", "task", "statistic"),
+    ),
+}
+
+VIEWS = {
+    # the model versions of each model's latest completed run
+    "current_models": """
+        SELECT rm.model, rm.model_hash, rm.evaluator_hash, r.run_id, r.finished_at, r.smoke
+        FROM run_models rm JOIN runs r USING (run_id)
+        WHERE r.status = 'completed'
+        QUALIFY row_number() OVER (PARTITION BY rm.model ORDER BY r.finished_at DESC) = 1
+    """,
+    # GenEval accuracy per model version and task (images), as in Table 2
+    "geneval_tasks": """
+        SELECT model, model_hash, evaluator_hash, tag AS task, avg(correct::INTEGER) AS accuracy,
+               sum(correct::INTEGER) AS correct, count(*) AS images
+        FROM verdicts GROUP BY ALL
+    """,
+    # overall = unweighted mean of the six tasks
+    "geneval_overall": """
+        SELECT model, model_hash, evaluator_hash, avg(accuracy) AS overall, count(*) AS tasks, sum(images) AS images
+        FROM geneval_tasks GROUP BY ALL
+    """,
+    # the current leaderboard: one row per model, its latest completed version
+    "leaderboard": """
+        SELECT c.model, m.label, c.smoke, o.overall,
+               max(CASE WHEN t.task = 'single_object' THEN t.accuracy END) AS single_object,
+               max(CASE WHEN t.task = 'two_object' THEN t.accuracy END) AS two_object,
+               max(CASE WHEN t.task = 'counting' THEN t.accuracy END) AS counting,
+               max(CASE WHEN t.task = 'colors' THEN t.accuracy END) AS colors,
+               max(CASE WHEN t.task = 'position' THEN t.accuracy END) AS position,
+               max(CASE WHEN t.task = 'color_attr' THEN t.accuracy END) AS color_attr,
+               c.model_hash, c.evaluator_hash, c.run_id, c.finished_at
+        FROM current_models c
+        JOIN models m USING (model, model_hash)
+        LEFT JOIN geneval_overall o USING (model, model_hash, evaluator_hash)
+        LEFT JOIN geneval_tasks t USING (model, model_hash, evaluator_hash)
+        GROUP BY ALL ORDER BY o.overall DESC NULLS LAST, c.model
+    """,
+}
+
+
+class StoreBusyError(InputError):
+    """Another process holds the store (or the run lock) longer than the timeout."""
+
+
+def _ddl() -> list[str]:
+    statements = [
+        "CREATE TABLE IF NOT EXISTS store_meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
+    ]
+    for table, (columns, key) in TABLES.items():
+        statements.append(f"CREATE TABLE IF NOT EXISTS {table} ({columns}, PRIMARY KEY ({', '.join(key)}))")
+    for name, sql in VIEWS.items():
+        statements.append(f"CREATE OR REPLACE VIEW {name} AS {sql}")
+    statements.append(
+        "INSERT INTO store_meta VALUES ('schema_version', "
+        f"'{SCHEMA_VERSION}') ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+    )
+    return statements
+
+
+def _schema_current(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether this file already has the current schema (then the DDL is skipped: it costs a few 100 ms)."""
+    exists = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'store_meta'").fetchone()
+    if not exists or not exists[0]:
+        return False
+    row = con.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
+    return row is not None and row[0] == str(SCHEMA_VERSION)
+
+
+def _columns(table: str) -> list[str]:
+    return [c.strip().split()[0] for c in TABLES[table][0].split(",")]
+
+
+def _json(value: Any) -> Any:
+    """JSON-encode dicts/lists for JSON columns; leave scalars alone."""
+    return json.dumps(value, sort_keys=True, default=str) if isinstance(value, (dict, list, tuple)) else value
+
+
+class Store:
+    """A DuckDB results file: create/migrate, idempotent upserts in transactions, read-only queries."""
+
+    def __init__(self, path: str | Path, *, timeout: float = 120.0) -> None:
+        self.path = Path(path)
+        self.timeout = timeout
+
+    # -- connections ------------------------------------------------------------------------------------------
+    def _connect(self, *, read_only: bool) -> duckdb.DuckDBPyConnection:
+        if read_only and not self.path.exists():
+            raise InputError(f"{self.path}: no results store yet (run a benchmark first)")
+        deadline = time.monotonic() + self.timeout
+        delay = 0.05
+        while True:
+            try:
+                return duckdb.connect(str(self.path), read_only=read_only)
+            except duckdb.IOException as exc:
+                if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+                    raise StoreBusyError(
+                        f"{self.path}: held by another process for more than {self.timeout:g} s ({exc})"
+                    ) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A read-write connection inside one transaction: committed on success, rolled back on any error."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = self._connect(read_only=False)
+        try:
+            con.execute("BEGIN TRANSACTION")
+            if not _schema_current(con):
+                for statement in _ddl():
+                    con.execute(statement)
+            yield con
+            con.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(duckdb.Error):
+                con.execute("ROLLBACK")
+            raise
+        finally:
+            con.close()
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A read-only connection (writes through it fail)."""
+        con = self._connect(read_only=True)
+        try:
+            yield con
+        finally:
+            con.close()
+
+    def initialise(self) -> None:
+        """Create the tables and views if missing."""
+        with self.write():
+            pass
+
+    # -- writes -----------------------------------------------------------------------------------------------
+    @staticmethod
+    def upsert(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Insert or update ``rows`` by the table's natural key (inside the caller's transaction)."""
+        if not rows:
+            return 0
+        columns = _columns(table)
+        unknown = sorted(set().union(*(r.keys() for r in rows)) - set(columns))
+        if unknown:
+            raise InputError(f"{table}: unknown column(s) {', '.join(unknown)}")
+        key = TABLES[table][1]
+        updates = [c for c in columns if c not in key]
+        sql = (
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)}) "
+            f"ON CONFLICT ({', '.join(key)}) DO "
+            + (f"UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in updates)}" if updates else "NOTHING")
+        )
+        con.executemany(sql, [[_json(r.get(c)) for c in columns] for r in rows])
+        return len(rows)
+
+    @staticmethod
+    def replace(
+        con: duckdb.DuckDBPyConnection, table: str, scope: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]
+    ) -> int:
+        """Replace every row matching ``scope`` (column = value) by ``rows``: re-evaluations drop stale rows."""
+        if scope:
+            where = " AND ".join(f"{c} = ?" for c in scope)
+            con.execute(f"DELETE FROM {table} WHERE {where}", list(scope.values()))
+        return Store.upsert(con, table, [{**scope, **r} for r in rows])
+
+    # -- reads ------------------------------------------------------------------------------------------------
+    def query(
+        self, sql: str, params: Sequence[Any] | None = None, *, write: bool = False
+    ) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """(column names, rows) of a query; read-only unless ``write``."""
+        context = self.write() if write else self.read()
+        with context as con:
+            try:
+                cursor = con.execute(sql, list(params) if params else None)
+            except duckdb.Error as exc:
+                raise InputError(f"SQL error: {exc}") from None
+            description: list[Any] | None = cursor.description
+            if not description:
+                return [], []
+            return [d[0] for d in description], cursor.fetchall()
+
+    def export(self, sql: str, path: str | Path) -> Path:
+        """Write a read-only query's result to CSV or Parquet (by the file suffix)."""
+        target = Path(path)
+        fmt = {".csv": "CSV, HEADER", ".parquet": "PARQUET"}.get(target.suffix.lower())
+        if fmt is None:
+            raise InputError(f"{target}: export as .csv or .parquet")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with self.read() as con:
+            try:
+                escaped = str(target).replace("'", "''")
+                con.execute(f"COPY ({sql}) TO '{escaped}' (FORMAT {fmt})")
+            except duckdb.Error as exc:
+                raise InputError(f"SQL error: {exc}") from None
+        return target
+
+    def rows(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        """Query results as dictionaries (read-only)."""
+        columns, rows = self.query(sql, params)
+        return [dict(zip(columns, r, strict=True)) for r in rows]
+
+
+@contextlib.contextmanager
+def run_lock(store_path: str | Path, *, wait: float = 0.0, holder: str = "") -> Iterator[Path]:
+    """Exclusive lock for one refresh of a store: waits up to ``wait`` seconds, then raises StoreBusyError."""
+    lock = Path(str(store_path) + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + wait
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    current = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
+                    raise StoreBusyError(
+                        f"{store_path}: another refresh is running ({current}); wait for it or use --wait SECONDS"
+                    ) from None
+                time.sleep(0.2)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} {holder}".encode(), 0)
+        yield lock
+    finally:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)

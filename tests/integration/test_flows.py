@@ -1,0 +1,248 @@
+"""The benchmark system end to end: the smoke config through the Prefect flow, the store, the reports.
+
+Slow (Prefect starts a local API per run): runs share one temporary workspace, in order — cold, fully cached,
+one model changed, outputs deleted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from t2ibench.store import Store
+
+REPO = Path(__file__).resolve().parents[2]
+MODEL_WORK = ("generate", "embed", "geneval", "sigma", "fkea-shard", "diversity", "scendi")
+pytestmark = pytest.mark.slow
+
+
+def run_flow(workspace: Path, env: dict[str, str], name: str, *extra: str) -> dict:
+    summary = workspace / f"{name}.json"
+    cmd = [
+        sys.executable,
+        "-m",
+        "flows.leaderboard_refresh",
+        "--config",
+        str(workspace / "configs" / "smoke.yaml"),
+        "--summary",
+        str(summary),
+        *extra,
+    ]
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads(summary.read_text())
+
+
+def states(summary: dict, model: str) -> set[str]:
+    return {s for step in MODEL_WORK for s in summary["states"][model][step].split(",")}
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory, model_cache):
+    root = tmp_path_factory.mktemp("workspace")
+    (root / "configs").mkdir()
+    config = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
+    config["outputs"] = {"data": "data", "reports": "reports", "store": "data/t2ibench.duckdb", "cache": "data/cache"}
+    (root / "configs" / "smoke.yaml").write_text(yaml.safe_dump(config))
+    env = dict(os.environ)
+    env.update(
+        {
+            "PYTHONPATH": str(REPO),
+            "PREFECT_HOME": str(root / ".prefect"),
+            "PREFECT_LOCAL_STORAGE_PATH": str(root / ".prefect" / "storage"),
+            "T2IBENCH_CACHE": str(model_cache),
+        }
+    )
+    return root, env
+
+
+@pytest.fixture(scope="module")
+def cold(workspace):
+    root, env = workspace
+    return run_flow(root, env, "cold")
+
+
+@pytest.fixture(scope="module")
+def cached(workspace, cold):
+    root, env = workspace
+    store = Store(root / "data" / "t2ibench.duckdb")
+    before = {t: store.query(f"SELECT count(*) FROM {t}")[1][0][0] for t in ("images", "verdicts", "metrics", "modes")}
+    summary = run_flow(root, env, "cached")
+    after = {t: store.query(f"SELECT count(*) FROM {t}")[1][0][0] for t in ("images", "verdicts", "metrics", "modes")}
+    return summary, before, after
+
+
+@pytest.fixture(scope="module")
+def changed(workspace, cached):
+    root, env = workspace
+    path = root / "configs" / "smoke.yaml"
+    config = yaml.safe_load(path.read_text())
+    config["models"][1]["generator"]["steps"] = 2
+    path.write_text(yaml.safe_dump(config))
+    return run_flow(root, env, "changed")
+
+
+def test_cold_run_computes_and_stores_everything(workspace, cold):
+    root, _ = workspace
+    for model in ("tiny-a", "tiny-b"):
+        assert states(cold, model) == {"Completed"}
+    store = Store(root / "data" / "t2ibench.duckdb")
+    board = store.rows("SELECT * FROM leaderboard ORDER BY model")
+    assert [r["model"] for r in board] == ["tiny-a", "tiny-b"]
+    assert all(r["smoke"] for r in board)
+    counts = store.rows("SELECT model, count(*) AS n FROM verdicts GROUP BY model ORDER BY model")
+    assert counts == [{"model": "tiny-a", "n": 24}, {"model": "tiny-b", "n": 24}]  # 12 prompts × 2 images
+    metrics = {r["metric"] for r in store.rows("SELECT DISTINCT metric FROM metrics")}
+    assert {"fkea", "rke", "fkea_curve", "scendi", "scendi_model_share"} <= metrics
+    assert store.rows("SELECT count(*) AS n FROM modes WHERE source = 'scendi'")[0]["n"] > 0
+    assert store.rows("SELECT status FROM runs") == [{"status": "completed"}]
+    report = (root / "reports" / "leaderboard.md").read_text()
+    assert "SMOKE RUN" in report
+    assert report.count("(smoke) |") == 2
+    for name in ("leaderboard.html", "tasks.png", "diversity_vs_n.png", "galleries/tiny-a/scendi/summary.png"):
+        assert (root / "reports" / name).exists(), name
+
+
+def test_a_run_with_nothing_new_does_no_model_work(cached):
+    summary, before, after = cached
+    for model in ("tiny-a", "tiny-b"):
+        assert states(summary, model) == {"Cached"}, summary["states"][model]
+    assert before == after  # upserts again, no duplicates
+
+
+def test_changing_one_model_recomputes_that_model_only(workspace, changed):
+    root, _ = workspace
+    assert states(changed, "tiny-a") == {"Cached"}
+    assert changed["states"]["tiny-b"]["generate"] == "Completed"
+    store = Store(root / "data" / "t2ibench.duckdb")
+    versions = store.rows("SELECT model, count(DISTINCT model_hash) AS n FROM images GROUP BY model ORDER BY model")
+    assert versions == [{"model": "tiny-a", "n": 1}, {"model": "tiny-b", "n": 2}]  # history is kept
+    board = store.rows("SELECT model, model_hash FROM leaderboard ORDER BY model")
+    current = store.rows("SELECT model_hash FROM models WHERE model = 'tiny-b' AND sampling->>'steps' = '2'")
+    assert board[1]["model_hash"] == current[0]["model_hash"]
+    assert store.rows("SELECT count(*) AS n FROM runs WHERE status = 'completed'") == [{"n": 3}]
+
+
+def test_deleted_outputs_are_recomputed_not_trusted(workspace, changed):
+    root, env = workspace
+    images = root / "data" / "images" / "tiny-a"
+    before = sorted(p.read_bytes() for p in images.glob("*/samples/*.png"))
+    shutil.rmtree(images)
+    summary = run_flow(root, env, "deleted")
+    assert summary["states"]["tiny-a"]["generate"] == "Completed"
+    assert sorted(p.read_bytes() for p in images.glob("*/samples/*.png")) == before  # deterministic regeneration
+
+
+def test_report_renders_in_a_headless_browser(workspace, cold):
+    root, _ = workspace
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if chromium is None:
+        if os.environ.get("T2IBENCH_REQUIRE_BROWSER") == "1":
+            pytest.fail("chromium is required (T2IBENCH_REQUIRE_BROWSER=1) but not installed")
+        pytest.skip("no headless chromium on this machine")
+    page = root / "reports" / "leaderboard.html"
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--no-first-run",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={root / '.chromium'}",
+    ]
+    dom = subprocess.run([chromium, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    html = dom.stdout
+    assert html.count("<tr>") == 3  # header + two models
+    assert 'id="provenance"' in html
+    assert "SMOKE RUN" in html
+    assert 'href="galleries/tiny-a/fkea/summary.png"' in html
+    shot = root / "leaderboard.png"
+    subprocess.run(
+        [chromium, *flags, f"--screenshot={shot}", "--window-size=1200,900", page.as_uri()],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    from PIL import Image
+
+    with Image.open(shot) as im:
+        assert im.size == (1200, 900)
+        assert len(np.unique(np.asarray(im.convert("L")))) > 10  # something was drawn: text, table borders, plots
+
+
+def test_schedule_creates_a_deployment_on_the_local_api(workspace, cold):
+    root, env = workspace
+    cmd = [
+        sys.executable,
+        "-m",
+        "flows.schedule",
+        "--config",
+        str(root / "configs" / "smoke.yaml"),
+        "--cron",
+        "0 3 * * *",
+    ]
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "created deployment leaderboard_refresh/nightly" in proc.stdout
+    listed = subprocess.run([*cmd[:5], "--list"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert "leaderboard_refresh/nightly" in listed.stdout
+    assert "0 3 * * *" in listed.stdout
+
+
+def test_dask_fan_out_gives_the_same_results(workspace, cold, tmp_path):
+    root, env = workspace
+    dask_root = tmp_path / "dask"
+    (dask_root / "configs").mkdir(parents=True)
+    config = yaml.safe_load((root / "configs" / "smoke.yaml").read_text())
+    config["models"] = config["models"][:1]
+    config["outputs"]["cache"] = str(root / "data" / "cache")
+    (dask_root / "configs" / "smoke.yaml").write_text(yaml.safe_dump(config))
+    dask_env = {
+        **env,
+        "PREFECT_HOME": str(dask_root / ".prefect"),
+        "PREFECT_LOCAL_STORAGE_PATH": str(dask_root / ".prefect" / "storage"),
+    }
+    summary = run_flow(dask_root, dask_env, "dask", "--dask", "2")
+    assert states(summary, "tiny-a") == {"Completed"}
+    ours = Store(dask_root / "data" / "t2ibench.duckdb").rows(
+        "SELECT metric, params_key, value FROM metrics WHERE metric IN ('fkea', 'scendi') ORDER BY 1, 2"
+    )
+    reference = Store(root / "data" / "t2ibench.duckdb").rows(
+        "SELECT DISTINCT m.metric, m.params_key, m.value FROM metrics m JOIN current_models c "
+        "USING (model, model_hash, evaluator_hash) WHERE model = 'tiny-a' AND metric IN ('fkea', 'scendi') "
+        "ORDER BY 1, 2"
+    )
+    assert [(r["metric"], r["params_key"]) for r in ours] == [(r["metric"], r["params_key"]) for r in reference]
+    for a, b in zip(ours, reference, strict=True):
+        # equal up to float noise: Dask workers run torch with their own thread count, which changes summation
+        # order in the embedders (measured differences ~3e-6 relative)
+        assert a["value"] == pytest.approx(b["value"], rel=1e-4)
+
+
+def test_sql_report_and_run_verbs(workspace, cold, capsys, tmp_path):
+    from t2ibench.cli import main
+
+    root, _env = workspace
+    store = str(root / "data" / "t2ibench.duckdb")
+    assert main(["sql", "--store", store, "SELECT model, smoke FROM leaderboard ORDER BY model"]) == 0
+    out = capsys.readouterr().out
+    assert "| tiny-a | True |" in out
+    assert main(["sql", "--store", store, "DELETE FROM runs"]) == 2  # read-only by default
+    assert "SQL error" in capsys.readouterr().err
+    assert main(["sql", "--store", store, "SELECT * FROM verdicts", "--out", str(tmp_path / "v.parquet")]) == 0
+    assert (tmp_path / "v.parquet").stat().st_size > 0
+    assert main(["report", "--config", str(root / "configs" / "smoke.yaml"), "--out", str(tmp_path / "rep")]) == 0
+    assert (tmp_path / "rep" / "leaderboard.html").exists()
+    # `t2ibench run` needs a workspace with flows/: a config outside a checkout is refused before Prefect starts
+    assert main(["run", "--config", str(root / "configs" / "smoke.yaml")]) == 2
+    assert "not a t2ibench workspace" in capsys.readouterr().err

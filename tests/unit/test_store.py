@@ -1,0 +1,173 @@
+import subprocess
+import sys
+import time
+
+import pytest
+
+from t2ibench.errors import InputError
+from t2ibench.store import Store, StoreBusyError, run_lock
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(tmp_path / "t.duckdb", timeout=2)
+    s.initialise()
+    return s
+
+
+ROW = {"suite": "geneval", "prompt_index": 0, "tag": "colors", "prompt": "a photo of a red car", "metadata": {"a": 1}}
+
+
+def count(store, table):
+    return store.query(f"SELECT count(*) FROM {table}")[1][0][0]
+
+
+def test_upserts_are_idempotent(store):
+    for _ in range(3):
+        with store.write() as con:
+            store.upsert(con, "prompts", [ROW, {**ROW, "prompt_index": 1}])
+    assert count(store, "prompts") == 2
+    with store.write() as con:
+        store.upsert(con, "prompts", [{**ROW, "prompt": "changed"}])
+    assert store.rows("SELECT prompt FROM prompts WHERE prompt_index = 0") == [{"prompt": "changed"}]
+
+
+def test_replace_drops_stale_rows_of_the_scope_only(store):
+    scope = {"model": "m", "model_hash": "h", "evaluator_hash": "e", "suite": "geneval"}
+    det = {"prompt_index": 0, "sample": 0, "class": "cat", "x1": 0, "y1": 0, "x2": 1, "y2": 1, "score": 0.9}
+    with store.write() as con:
+        store.replace(con, "detections", scope, [{**det, "rank": 0}, {**det, "rank": 1}])
+        store.replace(con, "detections", {**scope, "model": "other"}, [{**det, "rank": 0}])
+    with store.write() as con:
+        store.replace(con, "detections", scope, [{**det, "rank": 0}])
+    assert count(store, "detections") == 2
+
+
+def test_a_failed_write_leaves_nothing_half_written(store):
+    def killed_mid_transaction():
+        with store.write() as con:
+            store.upsert(con, "prompts", [ROW])
+            raise RuntimeError("killed mid-transaction")
+
+    with pytest.raises(RuntimeError):
+        killed_mid_transaction()
+    assert count(store, "prompts") == 0
+    with pytest.raises(InputError, match="unknown column"), store.write() as con:
+        store.upsert(con, "prompts", [{**ROW, "nope": 1}])
+
+
+def test_queries_are_read_only_unless_asked(store):
+    with pytest.raises(InputError, match="SQL error"):
+        store.query("INSERT INTO prompts VALUES ('s', 1, 't', 'p', '{}')")
+    store.query("INSERT INTO prompts VALUES ('s', 1, 't', 'p', '{}')", write=True)
+    assert count(store, "prompts") == 1
+
+
+def test_export_csv_and_parquet(store, tmp_path):
+    with store.write() as con:
+        store.upsert(con, "prompts", [ROW])
+    csv = store.export("SELECT suite, prompt_index FROM prompts", tmp_path / "o.csv")
+    assert csv.read_text().splitlines() == ["suite,prompt_index", "geneval,0"]
+    store.export("SELECT * FROM prompts", tmp_path / "o.parquet")
+    _columns, rows = Store(tmp_path / "t.duckdb").query(f"SELECT count(*) FROM '{tmp_path / 'o.parquet'}'")
+    assert rows == [(1,)]
+    with pytest.raises(InputError, match=r"\.csv or \.parquet"):
+        store.export("SELECT 1", tmp_path / "o.txt")
+
+
+def test_reading_a_store_that_does_not_exist(tmp_path):
+    with pytest.raises(InputError, match="no results store yet"):
+        Store(tmp_path / "none.duckdb").query("SELECT 1")
+
+
+def test_a_writer_held_elsewhere_times_out_with_a_clear_message(store):
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, time; c = duckdb.connect({str(store.path)!r}); print('held', flush=True); time.sleep(30)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        start = time.monotonic()
+        with pytest.raises(StoreBusyError, match="held by another process"):
+            Store(store.path, timeout=1).query("SELECT 1")
+        assert time.monotonic() - start < 10
+    finally:
+        holder.kill()
+        holder.wait()
+    assert Store(store.path).query("SELECT 1")[1] == [(1,)]  # usable again once released
+
+
+def test_run_lock_is_exclusive_and_names_the_holder(tmp_path):
+    path = tmp_path / "t.duckdb"
+    with run_lock(path, holder="refresh A"):
+        code = (
+            "from t2ibench.store import run_lock, StoreBusyError\n"
+            f"try:\n  run_lock({str(path)!r}).__enter__()\n  print('got it')\n"
+            "except StoreBusyError as e:\n  print(e)\n"
+        )
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
+        assert "another refresh is running" in out
+        assert "refresh A" in out
+    with run_lock(path, wait=1):
+        pass
+
+
+def test_leaderboard_view_uses_the_latest_completed_run(store):
+    from datetime import UTC, datetime, timedelta
+
+    now = datetime.now(UTC)
+    with store.write() as con:
+        for run, status, when in (("r1", "completed", now - timedelta(hours=1)), ("r2", "failed", now)):
+            store.upsert(con, "runs", [{"run_id": run, "status": status, "finished_at": when, "smoke": False}])
+        store.upsert(con, "models", [{"model": "m", "model_hash": h, "label": "M"} for h in ("h1", "h2")])
+        store.upsert(con, "run_models", [{"run_id": "r1", "model": "m", "model_hash": "h1", "evaluator_hash": "e"}])
+        store.upsert(con, "run_models", [{"run_id": "r2", "model": "m", "model_hash": "h2", "evaluator_hash": "e"}])
+        for i, (tag, ok) in enumerate([("colors", True), ("colors", False), ("counting", True)]):
+            store.upsert(
+                con,
+                "verdicts",
+                [
+                    {
+                        "model": "m",
+                        "model_hash": "h1",
+                        "evaluator_hash": "e",
+                        "suite": "g",
+                        "prompt_index": i,
+                        "sample": 0,
+                        "tag": tag,
+                        "correct": ok,
+                    }
+                ],
+            )
+    (row,) = store.rows("SELECT * FROM leaderboard")
+    assert row["model_hash"] == "h1"  # the failed run's version is not current
+    assert row["colors"] == 0.5
+    assert row["counting"] == 1.0
+    assert row["overall"] == pytest.approx(0.75)
+
+
+def test_every_query_in_the_schema_doc_runs(store):
+    """docs/schema.md's example queries are valid SQL against the real schema (they cannot drift)."""
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "schema.md").read_text()
+    queries = re.findall(r"```sql\n(.*?)```", doc, flags=re.S)
+    assert len(queries) >= 6
+    for sql in queries:
+        store.query(sql)  # raises InputError on a bad column, table or view
+
+
+def test_schema_doc_lists_every_table_and_view():
+    from pathlib import Path
+
+    from t2ibench.store import TABLES, VIEWS
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "schema.md").read_text()
+    for name in [*TABLES, *VIEWS]:
+        assert f"| `{name}` |" in doc, name
