@@ -74,6 +74,24 @@ def weights_checksum(path: str | Path, *, memo: Path | None = None) -> str:
     return value
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _clean_stale_tmp(folder: Path) -> None:
+    """Remove temp files left by killed writers (their pid is in the name; live writers' files are kept)."""
+    for tmp in folder.glob("*.tmp"):
+        parts = tmp.name.split(".")
+        if len(parts) >= 3 and parts[-2].isdigit() and not _pid_alive(int(parts[-2])):
+            tmp.unlink(missing_ok=True)
+
+
 class EmbeddingCache:
     """Vectors by content key under one embedder fingerprint (see the module docstring for the layout)."""
 
@@ -128,8 +146,9 @@ class EmbeddingCache:
         ident = self.folder / "fingerprint.json"
         if not ident.exists():
             ident.write_text(json.dumps(self.identity, indent=2, sort_keys=True, default=str) + "\n")
+        _clean_stale_tmp(self.folder)
         name = f"shard-{uuid.uuid4().hex}.npy"
-        tmp = self.folder / (name + ".tmp")
+        tmp = self.folder / f"{name}.{os.getpid()}.tmp"
         with open(tmp, "wb") as fh:
             np.save(fh, np.asarray(vectors, dtype=np.float32), allow_pickle=False)
         os.replace(tmp, self.folder / name)

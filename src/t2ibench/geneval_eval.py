@@ -86,18 +86,18 @@ class FolderScan:
         return "\n".join(lines)
 
 
-def _check_image(path: Path) -> str | None:
-    """None if PIL can decode ``path`` fully, else the reason."""
-    from PIL import Image
+def _check_image(path: Path, root: Path) -> tuple[str | None, str | None]:
+    """(problem, note) for one image file: a problem if it cannot be used, a note if it was converted."""
+    from t2ibench.images import inside, load_rgb
 
+    if not inside(path, root):
+        return f"escapes the image folder (resolves to {path.resolve()})", None
     try:
-        if path.stat().st_size == 0:
-            return "zero-byte file"
-        with Image.open(path) as im:
-            im.load()
-    except (OSError, ValueError, Image.DecompressionBombError) as exc:
-        return f"unreadable image ({type(exc).__name__}: {exc})"
-    return None
+        _, note = load_rgb(path)
+    except InputError as exc:
+        message = str(exc).split(": ", 1)[1]
+        return ("zero-byte file" if message == "zero-byte image" else message), None
+    return None, note
 
 
 def scan_folder(
@@ -160,10 +160,12 @@ def scan_folder(
         if images_per_prompt is not None and len(images) != images_per_prompt:
             problems.append(f"{entry.name}: {len(images)} samples, expected {images_per_prompt}")
         for path in images:
-            reason = _check_image(path) if verify_images else None
+            reason, note = _check_image(path, base) if verify_images else (None, None)
             if reason is not None:
                 problems.append(f"{path}: {reason}")
                 continue
+            if note is not None:
+                notes.append(f"{path}: {note}")
             items.append(ImageItem(prompt_index=index, sample=path.stem, path=path, metadata=metadata))
     missing = tuple(i for i in range(len(suite)) if i not in found) if suite is not None else ()
     expected_prompts = len(suite) if suite is not None else None
@@ -302,10 +304,9 @@ def judge_image(
     params: GenEvalParams | None = None,
 ) -> ResultRow:
     """Detect objects in one image, classify the colours the prompt needs, and apply GenEval's rules."""
-    from PIL import Image, ImageOps
+    from t2ibench.images import load_rgb
 
-    with Image.open(item.path) as raw:
-        image = ImageOps.exif_transpose(raw).convert("RGB")
+    image, _ = load_rgb(item.path)
     found = detector.detect([image])[0]
 
     def colour_of(

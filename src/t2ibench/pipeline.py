@@ -683,12 +683,19 @@ def _write_version(
     store.replace(con, "modes", judged, [*diversity["modes"], *scendi["modes"]])
 
 
-def start_run(ws: Workspace, run_id: str, config_hash: str, flow: str) -> None:
-    """Record a run as started."""
+def start_run(ws: Workspace, run_id: str, config_hash: str, flow: str) -> int:
+    """Record a run as started; runs still 'running' are marked 'abandoned' (returns how many).
+
+    Called under the store's run lock, so no other refresh is alive: a 'running' row is a killed run's.
+    """
     from t2ibench.store import Store
 
     store = Store(ws.store)
     with store.write() as con:
+        stale = con.execute("SELECT count(*) FROM runs WHERE status = 'running'").fetchone()
+        con.execute(
+            "UPDATE runs SET status = 'abandoned', finished_at = ? WHERE status = 'running'", [datetime.now(UTC)]
+        )
         store.upsert(
             con,
             "runs",
@@ -706,6 +713,7 @@ def start_run(ws: Workspace, run_id: str, config_hash: str, flow: str) -> None:
                 }
             ],
         )
+    return int(stale[0]) if stale else 0
 
 
 def finish_run(ws: Workspace, run_id: str, status: str, details: Mapping[str, Any] | None = None) -> None:

@@ -20,9 +20,13 @@ from t2ibench.models.generation import (
 SUITE = [
     {"tag": "single_object", "include": [{"class": "cat", "count": 1}], "prompt": "a photo of a cat"},
     {"tag": "single_object", "include": [{"class": "dog", "count": 1}], "prompt": "a photo of a dog"},
-    {"tag": "counting", "include": [{"class": "cup", "count": 2}], "exclude": [{"class": "cup", "count": 3}],
-     "prompt": "a photo of two cups"},
-]  # fmt: skip
+    {
+        "tag": "counting",
+        "include": [{"class": "cup", "count": 2}],
+        "exclude": [{"class": "cup", "count": 3}],
+        "prompt": "a photo of two cups",
+    },
+]
 PROMPTS = list(enumerate(SUITE))
 
 
@@ -218,9 +222,25 @@ def test_generate_cli_then_evaluate_layout(tiny_env, tmp_path, capsys):
     from t2ibench.suites.geneval import write_suite
 
     write_suite(tmp_path / "suite.jsonl", SUITE)
-    argv = ["generate", "geneval", "--metadata", str(tmp_path / "suite.jsonl"), "--out", str(tmp_path / "imgs"),
-            "--model", "tiny-random", "--steps", "2", "--images-per-prompt", "2", "--device", "cpu", "--quiet",
-            "--prompts", "0,2"]  # fmt: skip
+    argv = [
+        "generate",
+        "geneval",
+        "--metadata",
+        str(tmp_path / "suite.jsonl"),
+        "--out",
+        str(tmp_path / "imgs"),
+        "--model",
+        "tiny-random",
+        "--steps",
+        "2",
+        "--images-per-prompt",
+        "2",
+        "--device",
+        "cpu",
+        "--quiet",
+        "--prompts",
+        "0,2",
+    ]
     assert main(argv) == 0
     captured = capsys.readouterr()
     assert "4 images for 2 prompts" in captured.out

@@ -142,11 +142,29 @@ def test_evaluate_cli_end_to_end_on_real_photos(tiny_mask2former, tiny_clip, pho
     config = tmp_path / f"{arch}.json"
     config.write_text((checkpoint.parent / f"{arch}.json").read_text())
     argv = [
-        "evaluate", "geneval", str(tmp_path / "imgs"), "--metadata", str(tmp_path / "suite.jsonl"),
-        "--images-per-prompt", "2", "--detector-model", str(tiny_mask2former), "--resize", "64,96",
-        "--clip-arch", str(config), "--clip-pretrained", str(checkpoint), "--device", "cpu",
-        "--threshold", "0.0", "--quiet", "--json", str(tmp_path / "summary.json"),
-    ]  # fmt: skip
+        "evaluate",
+        "geneval",
+        str(tmp_path / "imgs"),
+        "--metadata",
+        str(tmp_path / "suite.jsonl"),
+        "--images-per-prompt",
+        "2",
+        "--detector-model",
+        str(tiny_mask2former),
+        "--resize",
+        "64,96",
+        "--clip-arch",
+        str(config),
+        "--clip-pretrained",
+        str(checkpoint),
+        "--device",
+        "cpu",
+        "--threshold",
+        "0.0",
+        "--quiet",
+        "--json",
+        str(tmp_path / "summary.json"),
+    ]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "| imgs | " in out

@@ -33,8 +33,10 @@ ATTR = {
 
 
 def position(relation):
-    return {"tag": "position", "include": [{"class": "dog", "count": 1}, {"class": "cat", "count": 1,
-                                                                          "position": [relation, 0]}]}  # fmt: skip
+    return {
+        "tag": "position",
+        "include": [{"class": "dog", "count": 1}, {"class": "cat", "count": 1, "position": [relation, 0]}],
+    }
 
 
 # -- the verdict rule ---------------------------------------------------------------------------------------------

@@ -14,26 +14,50 @@ from t2ibench.suites.geneval import generate_suite
 from tests.conftest import SHARED
 
 HEADER = [
-    "HITId", "Input.index", "Input.prompt_id", "Input.image_id", "Input.image_url", "Input.caption",
-    "Input.object_0_name", "Input.object_1_name", "Input.object_0_name_plural", "Input.object_1_name_plural",
-    "Input.exclude", "Answer.ee", "Answer.task-color-0", "Answer.task-color-1", "Answer.task-count-0",
-    "Answer.task-count-1", "Answer.task-objects", "Answer.task-position-x", "Answer.task-position-y",
-    "Answer.task-quality", "Answer.task-real-0", "Answer.task-real-1",
-]  # fmt: skip
+    "HITId",
+    "Input.index",
+    "Input.prompt_id",
+    "Input.image_id",
+    "Input.image_url",
+    "Input.caption",
+    "Input.object_0_name",
+    "Input.object_1_name",
+    "Input.object_0_name_plural",
+    "Input.object_1_name_plural",
+    "Input.exclude",
+    "Answer.ee",
+    "Answer.task-color-0",
+    "Answer.task-color-1",
+    "Answer.task-count-0",
+    "Answer.task-count-1",
+    "Answer.task-objects",
+    "Answer.task-position-x",
+    "Answer.task-position-y",
+    "Answer.task-quality",
+    "Answer.task-real-0",
+    "Answer.task-real-1",
+]
 SUITE = generate_suite()
 
 
 def record(prompt_id, image_id=0, *, count0="1", color0="red", objects="cat", caption=None, x="", count1=""):
     meta = SUITE[prompt_id]
     values = {
-        "HITId": f"H{prompt_id}", "Input.index": f"{prompt_id}_{image_id}", "Input.prompt_id": str(prompt_id),
+        "HITId": f"H{prompt_id}",
+        "Input.index": f"{prompt_id}_{image_id}",
+        "Input.prompt_id": str(prompt_id),
         "Input.image_id": str(image_id),
         "Input.image_url": f"https://x/images/toy/{prompt_id:05d}/samples/{image_id:05d}.png",
         "Input.caption": meta["prompt"] if caption is None else caption,
-        "Input.object_0_name": meta["include"][0]["class"], "Answer.task-count-0": count0,
-        "Answer.task-count-1": count1, "Answer.task-color-0": color0, "Answer.task-objects": objects,
-        "Answer.task-position-x": x, "Answer.task-quality": "3", "Answer.task-real-0": "3",
-    }  # fmt: skip
+        "Input.object_0_name": meta["include"][0]["class"],
+        "Answer.task-count-0": count0,
+        "Answer.task-count-1": count1,
+        "Answer.task-color-0": color0,
+        "Answer.task-objects": objects,
+        "Answer.task-position-x": x,
+        "Answer.task-quality": "3",
+        "Answer.task-real-0": "3",
+    }
     return [values.get(h, "") for h in HEADER]
 
 
@@ -171,8 +195,12 @@ def test_agreement_cli_on_the_released_files(tmp_path, capsys):
     ]
     write_results(tmp_path / "auto.jsonl", rows)
     scores = tmp_path / "scores.jsonl"
-    scores.write_text("".join(json.dumps({"source": "sdv2", "prompt_id": p, "image_id": i, "score": (p * 7 + i) % 11})
-                              + "\n" for p, i in images))  # fmt: skip
+    scores.write_text(
+        "".join(
+            json.dumps({"source": "sdv2", "prompt_id": p, "image_id": i, "score": (p * 7 + i) % 11}) + "\n"
+            for p, i in images
+        )
+    )
     argv = [
         "agreement",
         "--annotations",
@@ -191,8 +219,14 @@ def test_agreement_cli_on_the_released_files(tmp_path, capsys):
     human = payload["human"]["sdv2/all"]
     # calling everything correct agrees with an annotator exactly when that annotator said correct
     assert always_true["vs_annotators"] == pytest.approx(human["human_accuracy"])
-    assert set(payload["tuned_thresholds"]) == {"single_object", "two_object", "counting", "colors", "position",
-                                                 "color_attr"}  # fmt: skip
+    assert set(payload["tuned_thresholds"]) == {
+        "single_object",
+        "two_object",
+        "counting",
+        "colors",
+        "position",
+        "color_attr",
+    }
     assert (tmp_path / "agr" / "agreement.md").read_text().startswith(str(CSVS[0]))
 
 

@@ -55,3 +55,37 @@ def test_core_import_pulls_in_no_heavy_module():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_nothing_unpickles_or_evaluates_untrusted_data():
+    """No pickle, no unsafe YAML, no eval; torch checkpoints only with weights_only=True; task results as JSON."""
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    files = [*py_files(SRC), *py_files(root / "flows"), *py_files(root / "tasks")]
+    forbidden = {
+        r"\bimport pickle\b|\bfrom pickle\b|\bcloudpickle\b|\bdill\b": "pickle",
+        r"allow_pickle\s*=\s*True": "allow_pickle=True",
+        r"yaml\.(unsafe_)?load\(": "yaml.load (use safe_load)",
+        r"(?<![\w.])eval\(|(?<![\w.])exec\(": "eval/exec",
+    }
+    for path in files:
+        text = path.read_text()
+        for pattern, what in forbidden.items():
+            assert not re.search(pattern, text), f"{path.relative_to(root)} uses {what}"
+        for call in re.finditer(r"torch\.load\(([^)]*)\)", text):
+            assert "weights_only=True" in call.group(1), f"{path.relative_to(root)}: torch.load without weights_only"
+    assert "weights_only=True" in (SRC / "models" / "colour.py").read_text()  # open_clip checkpoints
+    tasks_src = (root / "tasks" / "benchmark.py").read_text()
+    assert '"result_serializer": "json"' in tasks_src  # Prefect would pickle task results by default
+
+
+def test_guarantees_in_the_reliability_doc_point_at_real_tests():
+    import re
+
+    from tests.corpus import OTHER_GUARANTEES
+
+    root = Path(__file__).resolve().parents[2]
+    for _, _, test in OTHER_GUARANTEES:
+        path, name = test.split("::")
+        assert re.search(rf"def {name}\(", (root / path).read_text()), test

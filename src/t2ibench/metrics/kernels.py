@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from t2ibench.errors import InputError
 from t2ibench.metrics._validate import (
     as_matrix,
     check_nonzero_rows,
@@ -109,7 +110,7 @@ def median_heuristic_sigma(X: ArrayLike, *, max_samples: int = 2000, seed: int =
     iu = np.triu_indices(Xm.shape[0], k=1)
     med = float(np.median(np.sqrt(sq[iu])))
     if med <= 0:
-        raise ValueError("median pairwise distance is 0 (more than half the pairs are identical): set sigma")
+        raise InputError("median pairwise distance is 0 (more than half the pairs are identical): set sigma explicitly")
     return med
 
 

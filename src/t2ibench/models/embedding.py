@@ -48,15 +48,11 @@ class Embedder(Protocol):
 
 
 def _open_image(item: ImageInput) -> Any:
-    from PIL import Image, ImageOps
+    from t2ibench.images import load_rgb, to_rgb
 
     if isinstance(item, (str, Path)):
-        try:
-            with Image.open(item) as raw:
-                return ImageOps.exif_transpose(raw).convert("RGB")
-        except (OSError, ValueError) as exc:
-            raise InputError(f"{item}: cannot read image ({exc})") from None
-    return item.convert("RGB")
+        return load_rgb(item)[0]
+    return to_rgb(item)[0]
 
 
 def _normalize(x: NDArray[np.float32]) -> NDArray[np.float32]:

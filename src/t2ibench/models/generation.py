@@ -29,6 +29,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from t2ibench.errors import InputError, unknown_choice
+from t2ibench.images import check_inside, inside
 from t2ibench.progress import progress
 
 SEEDINGS = ("prompt", "sample")
@@ -145,6 +146,8 @@ class OutputFolder:
                     )
                 self.log_path.unlink(missing_ok=True)
         self.root.mkdir(parents=True, exist_ok=True)
+        for stale in self.root.glob("**/*.tmp"):  # left by a killed run (the run lock excludes live writers)
+            stale.unlink(missing_ok=True)
         manifest = {"fingerprint": fingerprint, "identity": self.identity, **self.extra}
         _atomic_write(self.manifest_path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
 
@@ -159,6 +162,8 @@ class OutputFolder:
             except json.JSONDecodeError:
                 continue
             path = self.root / entry["file"]
+            if not inside(path, self.root):
+                continue  # a log line pointing outside the folder is never trusted
             if path.is_file() and file_sha256(path) == entry["sha256"]:
                 key = (int(entry["prompt_index"]), int(entry["sample"]))
                 done[key] = ImageRecord(key[0], key[1], path, entry.get("seed"), entry["sha256"], entry["prompt"])
@@ -405,9 +410,8 @@ class FolderImporter:
         """Copy each prompt's images from the source folder; missing or mismatched prompts are errors."""
         import shutil
 
-        from PIL import Image
-
         from t2ibench.geneval_eval import IMAGE_SUFFIXES
+        from t2ibench.images import load_rgb
 
         if not self.source.is_dir():
             raise InputError(f"{self.source}: not a directory")
@@ -426,7 +430,11 @@ class FolderImporter:
                 raise InputError(f"{meta_file}: malformed metadata") from None
             if json.dumps(theirs, sort_keys=True) != json.dumps(dict(metadata), sort_keys=True):
                 raise InputError(f"{meta_file}: metadata disagrees with the suite's prompt {index}")
-            files = sorted(p for p in (src / "samples").glob("*") if p.suffix.lower() in IMAGE_SUFFIXES)
+            files = [
+                check_inside(p, self.source)
+                for p in sorted((src / "samples").glob("*"))
+                if p.suffix.lower() in IMAGE_SUFFIXES
+            ]
             if not files:
                 raise InputError(f"{src}/samples: no images")
             folder.write_metadata(index, metadata)
@@ -434,7 +442,8 @@ class FolderImporter:
                 if (index, k) in done:
                     records.append(done[(index, k)])
                     continue
-                if file.suffix.lower() == ".png":
+                image, note = load_rgb(file)  # refuses unreadable files, names them
+                if file.suffix.lower() == ".png" and note is None:
                     target = folder.root / f"{index:05d}" / "samples" / f"{k:05d}.png"
                     tmp = target.with_name(target.name + ".tmp")
                     tmp.unlink(missing_ok=True)
@@ -459,9 +468,8 @@ class FolderImporter:
                     with open(folder.log_path, "a", encoding="utf-8") as fh:
                         fh.write(json.dumps(entry) + "\n")
                     record = ImageRecord(index, k, target, None, digest, str(metadata["prompt"]))
-                else:
-                    with Image.open(file) as im:
-                        record = folder.save(index, k, im.convert("RGB"), None, str(metadata["prompt"]))
+                else:  # other formats and non-RGB PNGs are stored as the RGB image every evaluator sees
+                    record = folder.save(index, k, image, None, str(metadata["prompt"]))
                 done[(index, k)] = record
                 records.append(record)
         return records

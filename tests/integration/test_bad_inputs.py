@@ -1,0 +1,74 @@
+"""Every case of the bad-input corpus (tests/corpus.py): a clear error or an explicit report, and a populated
+results store left exactly as it was."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from t2ibench.errors import InputError
+from t2ibench.store import TABLES, Store
+from tests.corpus import CASES, reliability_table
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def populate(path: Path) -> Store:
+    store = Store(path)
+    with store.write() as con:
+        store.upsert(
+            con,
+            "prompts",
+            [
+                {"suite": "g", "prompt_index": i, "tag": "colors", "prompt": f"p{i}", "metadata": {"i": i}}
+                for i in range(3)
+            ],
+        )
+        store.upsert(
+            con,
+            "verdicts",
+            [
+                {
+                    "model": "m",
+                    "model_hash": "h",
+                    "evaluator_hash": "e",
+                    "suite": "g",
+                    "prompt_index": 0,
+                    "sample": 0,
+                    "tag": "colors",
+                    "correct": True,
+                    "reason": "",
+                }
+            ],
+        )
+    return store
+
+
+def snapshot(store: Store) -> dict[str, list[tuple]]:
+    return {t: sorted(map(repr, store.query(f"SELECT * FROM {t}")[1])) for t in TABLES}
+
+
+def test_corpus_is_large_and_ids_are_unique():
+    assert len(CASES) >= 30
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input(case, tmp_path):
+    store = populate(tmp_path / "populated.duckdb")
+    before = snapshot(store)
+    try:
+        outcome = case.run(tmp_path)
+    except InputError as exc:
+        assert re.search(case.expect, str(exc)), f"error does not say what it should:\n{exc}"
+    else:
+        assert isinstance(outcome, str), f"{case.id}: neither raised an InputError nor returned a report"
+        assert re.search(case.expect, outcome), f"report does not list it:\n{outcome}"
+    assert snapshot(store) == before, "the results store changed"
+
+
+def test_reliability_doc_is_the_rendered_registry():
+    doc = (REPO / "docs" / "reliability.md").read_text()
+    assert reliability_table() in doc, "docs/reliability.md is out of date: paste tests.corpus.reliability_table()"
