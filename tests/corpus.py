@@ -666,6 +666,43 @@ def _(tmp: Path) -> Any:
     return Store(tmp / "populated.duckdb").query("DELETE FROM prompts")
 
 
+@case(
+    "results-unknown-colour",
+    "a results.jsonl line whose failure-analysis colours are not GenEval colours",
+    "error naming the file and line; nothing stored",
+    r"r\.jsonl:1: colours must map classes to lists of GenEval colour names",
+)
+def _(tmp: Path) -> Any:
+    from t2ibench.geneval_eval import read_results
+
+    line = {"filename": "x/00000/samples/00000.png", "tag": "colors", "prompt": "p", "correct": False}
+    line |= {"metadata": json.dumps(SUITE[1]), "details": "{}", "colours": json.dumps({"car": ["teal"]})}
+    (tmp / "r.jsonl").write_text(json.dumps(line) + "\n")
+    return read_results(tmp / "r.jsonl")
+
+
+@case(
+    "failures-unknown-model",
+    "`t2ibench failures --model` with a model the store does not hold",
+    "error naming the model, the closest stored name and the stored models",
+    r"no stored model 'tiny-aa'; did you mean 'tiny-a'\?",
+)
+def _(tmp: Path) -> Any:
+    from t2ibench.report.failures import collect
+    from t2ibench.store import Store
+
+    store = Store(tmp / "populated.duckdb")
+    with store.write() as con:
+        store.upsert(con, "runs", [{"run_id": "r", "status": "completed", "finished_at": "2026-01-01 00:00"}])
+        store.upsert(con, "run_models", [{"run_id": "r", "model": "tiny-a", "model_hash": "h", "evaluator_hash": "e"}])
+    try:
+        return collect(store, ["tiny-aa"])
+    finally:  # leave the populated store as it was
+        with store.write() as con:
+            con.execute("DELETE FROM run_models WHERE run_id = 'r'")
+            con.execute("DELETE FROM runs WHERE run_id = 'r'")
+
+
 # Behaviours shown by other tests (rendered into docs/reliability.md with the corpus).
 OTHER_GUARANTEES = [
     (
@@ -692,6 +729,11 @@ OTHER_GUARANTEES = [
         "a writer holding the store too long",
         "clear error after the timeout",
         "tests/unit/test_store.py::test_a_writer_held_elsewhere_times_out_with_a_clear_message",
+    ),
+    (
+        "a store written by an older schema version",
+        "opening it for writing adds the new columns (NULL in old rows); no row lost; views work",
+        "tests/unit/test_failure_patterns.py::test_an_old_store_gains_the_new_columns_without_losing_rows",
     ),
     (
         "checkpoints and caches",

@@ -576,6 +576,19 @@ def _cmd_sql(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_failures(args: argparse.Namespace) -> int:
+    from t2ibench.report import failures
+    from t2ibench.store import Store
+
+    store = Store(_store_path(args), timeout=args.timeout)
+    data = failures.collect(store, args.model or None)
+    models = args.model or sorted({r["model"] for r in data["summary"]})
+    if not models:
+        raise InputError(f"{store.path}: no completed model yet")
+    print("\n".join(failures.headline_markdown(data, m) for m in models), end="")
+    return EXIT_OK
+
+
 def _cmd_schedule(args: argparse.Namespace) -> int:
     root, config = _workspace(args.config)
     arguments = ["--config", str(config), "--name", args.name]
@@ -764,6 +777,16 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument("--limit", type=int, default=50, help="rows to print (default 50)")
     sql.add_argument("--timeout", type=float, default=30.0, help="seconds to wait while a writer holds the store")
     sql.set_defaults(func=_cmd_sql)
+
+    fail = verbs.add_parser(
+        "failures",
+        help="where a model fails GenEval: position confusion, colour swaps, counting errors, missing objects",
+    )
+    fail.add_argument("--model", action="append", help="a stored model (repeatable; default: every current model)")
+    fail.add_argument("--store", help="DuckDB file (default: the config's store, else data/t2ibench.duckdb)")
+    fail.add_argument("--config", help="take the store path from this config")
+    fail.add_argument("--timeout", type=float, default=30.0, help="seconds to wait while a writer holds the store")
+    fail.set_defaults(func=_cmd_failures)
 
     schedule = verbs.add_parser("schedule", help="create a Prefect deployment that refreshes the leaderboard on a cron")
     schedule.add_argument("--config", required=True)

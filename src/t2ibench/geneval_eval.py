@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from t2ibench.errors import InputError
-from t2ibench.metrics.geneval import TASKS, Detection, GenEvalParams, evaluate_detections
+from t2ibench.metrics.geneval import COLORS, TASKS, Detection, GenEvalParams, evaluate_detections
 from t2ibench.progress import progress
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
@@ -204,6 +204,11 @@ class ResultRow:
     reason: str
     metadata: Mapping[str, Any]
     details: Mapping[str, Any] = field(default_factory=dict)
+    # t2ibench's additions for failure analysis (absent from GenEval's own results.jsonl): the classified colour
+    # of each kept object by class and rank (None where the rules needed none), and for position prompts the
+    # relation found between the two objects (see metrics.geneval.observed_relation)
+    colours: Mapping[str, Sequence[str | None]] = field(default_factory=dict)
+    relation: str | None = None
 
     @property
     def prompt_index(self) -> int | None:
@@ -229,6 +234,8 @@ class ResultRow:
                 "reason": self.reason,
                 "metadata": json.dumps(dict(self.metadata)),
                 "details": json.dumps(dict(self.details)),
+                **({"colours": json.dumps(dict(self.colours))} if self.colours else {}),
+                **({"relation": self.relation} if self.relation is not None else {}),
             }
         )
 
@@ -251,6 +258,14 @@ def parse_result(record: Any, *, where: str) -> ResultRow:
 
     if record["tag"] not in TASKS:
         raise InputError(f"{where}: unknown tag {record['tag']!r}")
+    colours = decode(record.get("colours"), "colours")
+    if not isinstance(colours, dict) or any(
+        not isinstance(v, list) or any(c is not None and c not in COLORS for c in v) for v in colours.values()
+    ):
+        raise InputError(f"{where}: colours must map classes to lists of GenEval colour names (or null)")
+    relation = record.get("relation")
+    if relation is not None and not isinstance(relation, str):
+        raise InputError(f"{where}: relation must be a string")
     return ResultRow(
         filename=str(record["filename"]),
         tag=str(record["tag"]),
@@ -259,6 +274,8 @@ def parse_result(record: Any, *, where: str) -> ResultRow:
         reason=str(record.get("reason") or ""),
         metadata=decode(record["metadata"], "metadata"),
         details=decode(record.get("details"), "details"),
+        colours=colours,
+        relation=relation,
     )
 
 
@@ -331,6 +348,8 @@ def judge_image(
         reason=verdict.reason,
         metadata=item.metadata,
         details=json.loads(verdict.details_json()),
+        colours=verdict.colours_json(),
+        relation=verdict.relation,
     )
 
 

@@ -1,7 +1,8 @@
-"""Streaming reads of embedding matrices stored as .npy files (numpy only)."""
+"""Streaming reads of embedding matrices stored as .npy files (numpy only), and atomic text writes."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +13,34 @@ from numpy.typing import NDArray
 
 from t2ibench.errors import InputError
 from t2ibench.metrics._validate import check_positive_int
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write UTF-8 text through a temporary file renamed into place: a kill leaves the old file or the new one."""
+    target = Path(path)
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, target)
+    return target
+
+
+def remove_stale_tmp(folder: str | Path) -> list[Path]:
+    """Delete ``*.<pid>.tmp`` files in ``folder`` left by processes that no longer run; returns them."""
+    removed = []
+    for tmp in Path(folder).glob("*.tmp"):
+        pid = tmp.suffixes[-2][1:] if len(tmp.suffixes) >= 2 else ""
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # still running: its write is in flight
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        tmp.unlink(missing_ok=True)
+        removed.append(tmp)
+    return removed
 
 
 @dataclass(frozen=True)

@@ -543,6 +543,33 @@ def model_hash(model: ModelConfig, suite: GenEvalSuite) -> str:
     return content_hash({"generator": to_plain(model.generator), "suite": to_plain(suite)})
 
 
+def result_rows(results: Sequence[Any], suite: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Store rows (verdicts, detections) of judged images (``ResultRow``s), keyed by prompt index and sample."""
+    verdict_rows, detection_rows = [], []
+    for row in results:
+        key = {"suite": suite, "prompt_index": int(row.prompt_index or 0), "sample": int(row.sample)}
+        verdict_rows.append(
+            {**key, "tag": row.tag, "correct": row.correct, "reason": row.reason, "relation": row.relation}
+        )
+        for cls, boxes in row.details.items():
+            colours = list(row.colours.get(cls) or [])
+            for rank, box in enumerate(boxes):
+                detection_rows.append(
+                    {
+                        **key,
+                        "class": cls,
+                        "rank": rank,
+                        "x1": box[0],
+                        "y1": box[1],
+                        "x2": box[2],
+                        "y2": box[3],
+                        "score": box[4],
+                        "colour": colours[rank] if rank < len(colours) else None,
+                    }
+                )
+    return verdict_rows, detection_rows
+
+
 def step_store(
     ws: Workspace,
     run_id: str,
@@ -565,36 +592,7 @@ def step_store(
     smoke = bool(manifest.get("generator", {}).get("smoke") or cfg.smoke)
     images = generated["images"]
     by_position = {(int(i["prompt_index"]), int(i["sample"])): i for i in images}
-    results = read_results(geneval["results"])
-    verdict_rows, detection_rows = [], []
-    for row in results:
-        key = (int(row.prompt_index or 0), int(row.sample))
-        verdict_rows.append(
-            {
-                "suite": suite,
-                "prompt_index": key[0],
-                "sample": key[1],
-                "tag": row.tag,
-                "correct": row.correct,
-                "reason": row.reason,
-            }
-        )
-        for cls, boxes in row.details.items():
-            for rank, box in enumerate(boxes):
-                detection_rows.append(
-                    {
-                        "suite": suite,
-                        "prompt_index": key[0],
-                        "sample": key[1],
-                        "class": cls,
-                        "rank": rank,
-                        "x1": box[0],
-                        "y1": box[1],
-                        "x2": box[2],
-                        "y2": box[3],
-                        "score": box[4],
-                    }
-                )
+    verdict_rows, detection_rows = result_rows(read_results(geneval["results"]), suite)
     missing = [k for k in by_position if k not in {(r["prompt_index"], r["sample"]) for r in verdict_rows}]
     if missing:
         raise InputError(f"{model.name}: {len(missing)} images have no GenEval verdict (e.g. {missing[0]})")

@@ -27,7 +27,7 @@ import duckdb
 
 from t2ibench.errors import InputError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: detections.colour, verdicts.relation, failure-pattern views
 
 TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     # table: (column definitions, primary key)
@@ -59,12 +59,13 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "detections": (
         "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, suite VARCHAR, prompt_index INTEGER, "
-        "sample INTEGER, class VARCHAR, rank INTEGER, x1 DOUBLE, y1 DOUBLE, x2 DOUBLE, y2 DOUBLE, score DOUBLE",
+        "sample INTEGER, class VARCHAR, rank INTEGER, x1 DOUBLE, y1 DOUBLE, x2 DOUBLE, y2 DOUBLE, score DOUBLE, "
+        "colour VARCHAR",
         ("model", "model_hash", "evaluator_hash", "suite", "prompt_index", "sample", "class", "rank"),
     ),
     "verdicts": (
         "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, suite VARCHAR, prompt_index INTEGER, "
-        "sample INTEGER, tag VARCHAR, correct BOOLEAN, reason VARCHAR",
+        "sample INTEGER, tag VARCHAR, correct BOOLEAN, reason VARCHAR, relation VARCHAR",
         ("model", "model_hash", "evaluator_hash", "suite", "prompt_index", "sample"),
     ),
     "metrics": (
@@ -124,7 +125,182 @@ VIEWS = {
         LEFT JOIN geneval_tasks t USING (model, model_hash, evaluator_hash)
         GROUP BY ALL ORDER BY o.overall DESC NULLS LAST, c.model
     """,
+    # -- failure patterns (docs/schema.md#failure-patterns): read off stored verdicts and detections ---------------
+    # one row per judged image, with its prompt
+    "geneval_images": """
+        SELECT v.model, v.model_hash, v.evaluator_hash, v.suite, v.prompt_index, v.sample, v.tag, v.correct,
+               v.reason, v.relation, p.prompt, p.metadata
+        FROM verdicts v JOIN prompts p USING (suite, prompt_index)
+    """,
+    # per image and requested class: how many objects of it were kept, and the top one's box and colour
+    "geneval_objects": """
+        WITH requested AS (
+            SELECT g.*, c.clause, c.i - 1 AS clause_index
+            FROM geneval_images g,
+                 unnest(CAST(json_extract(g.metadata, '$.include') AS JSON[])) WITH ORDINALITY AS c(clause, i)
+        )
+        SELECT r.model, r.model_hash, r.evaluator_hash, r.suite, r.prompt_index, r.sample, r.tag, r.correct,
+               r.clause_index, json_extract_string(r.clause, '$.class') AS class,
+               CAST(json_extract(r.clause, '$.count') AS INTEGER) AS requested_count,
+               json_extract_string(r.clause, '$.color') AS requested_colour,
+               json_extract_string(r.clause, '$.position[0]') AS requested_relation,
+               count(d.rank) AS found_count,
+               any_value(d.colour) FILTER (WHERE d.rank = 0) AS found_colour,
+               any_value([d.x1, d.y1, d.x2, d.y2]) FILTER (WHERE d.rank = 0) AS box
+        FROM requested r LEFT JOIN detections d
+          ON d.model = r.model AND d.model_hash = r.model_hash AND d.evaluator_hash = r.evaluator_hash
+         AND d.suite = r.suite AND d.prompt_index = r.prompt_index AND d.sample = r.sample
+         AND d.class = json_extract_string(r.clause, '$.class')
+        GROUP BY ALL
+    """,
+    # position prompts: the relation requested of the first-named object and the one found ('no relation' when
+    # the centres are too close, 'object missing' when either object was not detected)
+    "position_outcomes": """
+        SELECT g.model, g.model_hash, g.evaluator_hash, g.suite, g.prompt_index, g.sample, g.prompt, g.correct,
+               a.class AS first_class, b.class AS second_class, a.requested_relation AS requested,
+               g.relation AS found,
+               CASE WHEN g.relation IS NULL OR g.relation = 'object missing' THEN NULL
+                    ELSE list_contains(string_split(g.relation, '+'), 'left of') END AS first_left
+        FROM geneval_images g
+        JOIN geneval_objects a USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
+        JOIN geneval_objects b USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
+        WHERE g.tag = 'position' AND a.requested_relation IS NOT NULL AND b.requested_relation IS NULL
+    """,
+    "position_confusion": """
+        SELECT model, model_hash, evaluator_hash, requested, found, count(*) AS images,
+               count(*) / sum(count(*)) OVER (PARTITION BY model, model_hash, evaluator_hash, requested) AS share
+        FROM position_outcomes WHERE found IS NOT NULL
+        GROUP BY model, model_hash, evaluator_hash, requested, found
+    """,
+    # how often the first-named object ends up left of the second, against how often the prompts ask for it
+    # (both over the images where both objects were found)
+    "position_bias": """
+        SELECT model, model_hash, evaluator_hash, count(*) AS images, avg(correct::INTEGER) AS accuracy,
+               count(first_left) AS both_found,
+               avg(first_left::INTEGER) AS first_left_rate,
+               avg((requested = 'left of')::INTEGER) FILTER (WHERE first_left IS NOT NULL) AS requested_left_rate
+        FROM position_outcomes GROUP BY ALL
+    """,
+    # colour attribution ("a photo of a red car and a blue bench"): each object's found colour against the
+    # two requested colours
+    "colour_attr_outcomes": """
+        WITH pairs AS (
+            SELECT a.model, a.model_hash, a.evaluator_hash, a.suite, a.prompt_index, a.sample, a.correct,
+                   a.class AS first_class, a.requested_colour AS first_requested, a.found_colour AS first_found,
+                   b.class AS second_class, b.requested_colour AS second_requested, b.found_colour AS second_found,
+                   a.found_count > 0 AND b.found_count > 0 AS both_found
+            FROM geneval_objects a
+            JOIN geneval_objects b USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
+            WHERE a.tag = 'color_attr' AND a.clause_index = 0 AND b.clause_index = 1
+        )
+        SELECT *,
+               CASE
+                 WHEN NOT both_found THEN 'object missing'
+                 WHEN first_found IS NULL OR second_found IS NULL THEN NULL
+                 WHEN first_found = first_requested AND second_found = second_requested THEN 'correct'
+                 WHEN first_found = second_requested AND second_found = first_requested THEN 'swap'
+                 WHEN first_found = second_requested OR second_found = first_requested THEN 'leak'
+                 WHEN first_found = first_requested OR second_found = second_requested THEN 'absent'
+                 ELSE 'miss'
+               END AS outcome
+        FROM pairs
+    """,
+    "colour_attr_rates": """
+        SELECT model, model_hash, evaluator_hash, count(*) AS images, avg(correct::INTEGER) AS accuracy,
+               avg((outcome = 'swap')::INTEGER) AS swap_rate,
+               avg((outcome IN ('leak', 'absent'))::INTEGER) AS leakage_rate,
+               avg((outcome = 'leak')::INTEGER) AS leak_rate,
+               avg((outcome = 'absent')::INTEGER) AS absent_rate,
+               avg((outcome = 'miss')::INTEGER) AS miss_rate,
+               avg((outcome = 'object missing')::INTEGER) AS object_missing_rate
+        FROM colour_attr_outcomes WHERE outcome IS NOT NULL GROUP BY ALL
+    """,
+    # single-object colour prompts: requested colour against the colour found on the top object
+    "colour_confusion": """
+        SELECT model, model_hash, evaluator_hash, requested_colour AS requested,
+               CASE WHEN found_count = 0 THEN 'object missing' ELSE found_colour END AS found, count(*) AS images,
+               count(*) / sum(count(*)) OVER (PARTITION BY model, model_hash, evaluator_hash, requested_colour)
+                 AS share
+        FROM geneval_objects WHERE tag = 'colors' AND (found_count = 0 OR found_colour IS NOT NULL)
+        GROUP BY model, model_hash, evaluator_hash, requested_colour, 5
+    """,
+    # counting prompts: objects found minus objects requested
+    "counting_outcomes": """
+        SELECT model, model_hash, evaluator_hash, suite, prompt_index, sample, correct, class,
+               requested_count AS requested, found_count AS found, found_count - requested_count AS delta
+        FROM geneval_objects WHERE tag = 'counting'
+    """,
+    "counting_errors": """
+        SELECT model, model_hash, evaluator_hash, requested, delta, count(*) AS images,
+               count(*) / sum(count(*)) OVER (PARTITION BY model, model_hash, evaluator_hash, requested) AS share
+        FROM counting_outcomes GROUP BY model, model_hash, evaluator_hash, requested, delta
+    """,
+    # two-object prompts: which named object goes missing, and whether both classes claim one region (their top
+    # boxes overlap with IoU >= 0.5, inclusive-pixel areas as in GenEval: one object detected as both classes)
+    "two_object_outcomes": """
+        WITH pairs AS (
+            SELECT a.model, a.model_hash, a.evaluator_hash, a.suite, a.prompt_index, a.sample, a.correct,
+                   a.class AS first_class, b.class AS second_class,
+                   a.found_count > 0 AS first_found, b.found_count > 0 AS second_found, a.box AS a, b.box AS b
+            FROM geneval_objects a
+            JOIN geneval_objects b USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
+            WHERE a.tag = 'two_object' AND a.clause_index = 0 AND b.clause_index = 1
+        ), boxes AS (
+            SELECT *,
+                   greatest(least(a[3], b[3]) - greatest(a[1], b[1]) + 1, 0)
+                     * greatest(least(a[4], b[4]) - greatest(a[2], b[2]) + 1, 0) AS inter,
+                   (a[3] - a[1] + 1) * (a[4] - a[2] + 1) + (b[3] - b[1] + 1) * (b[4] - b[2] + 1) AS area_sum
+            FROM pairs
+        )
+        SELECT model, model_hash, evaluator_hash, suite, prompt_index, sample, correct, first_class, second_class,
+               first_found, second_found,
+               CASE WHEN first_found AND second_found THEN 'both found'
+                    WHEN second_found THEN 'first missing'
+                    WHEN first_found THEN 'second missing'
+                    ELSE 'both missing' END AS outcome,
+               CASE WHEN first_found AND second_found THEN inter / (area_sum - inter) END AS iou,
+               coalesce(first_found AND second_found AND inter / (area_sum - inter) >= 0.5, false) AS merged
+        FROM boxes
+    """,
+    "two_object_rates": """
+        SELECT model, model_hash, evaluator_hash, count(*) AS images, avg(correct::INTEGER) AS accuracy,
+               avg((outcome = 'first missing')::INTEGER) AS first_missing_rate,
+               avg((outcome = 'second missing')::INTEGER) AS second_missing_rate,
+               avg((outcome = 'both missing')::INTEGER) AS both_missing_rate,
+               avg(merged::INTEGER) AS merge_rate
+        FROM two_object_outcomes GROUP BY ALL
+    """,
+    # per requested class, over every task: how often it was not detected at all
+    "class_failures": """
+        SELECT model, model_hash, evaluator_hash, class, count(*) AS requested,
+               avg((found_count = 0)::INTEGER) AS missing_rate, avg((NOT correct)::INTEGER) AS failure_rate
+        FROM geneval_objects GROUP BY ALL
+    """,
+    # the headline of each model's current version (``t2ibench failures``)
+    "failure_summary": """
+        SELECT c.model, p.first_left_rate, p.requested_left_rate, p.accuracy AS position_accuracy,
+               a.swap_rate, a.leakage_rate, a.miss_rate, a.object_missing_rate AS colour_attr_missing_rate,
+               a.accuracy AS colour_attr_accuracy,
+               k.under_rate AS counting_under_rate, k.over_rate AS counting_over_rate,
+               k.mean_delta AS counting_mean_delta,
+               k.accuracy AS counting_accuracy,
+               t.first_missing_rate, t.second_missing_rate, t.both_missing_rate, t.merge_rate,
+               t.accuracy AS two_object_accuracy, c.model_hash, c.evaluator_hash
+        FROM current_models c
+        LEFT JOIN position_bias p USING (model, model_hash, evaluator_hash)
+        LEFT JOIN colour_attr_rates a USING (model, model_hash, evaluator_hash)
+        LEFT JOIN (
+            SELECT model, model_hash, evaluator_hash, avg((delta < 0)::INTEGER) AS under_rate,
+                   avg((delta > 0)::INTEGER) AS over_rate, avg(delta) AS mean_delta, avg(correct::INTEGER) AS accuracy
+            FROM counting_outcomes GROUP BY ALL
+        ) k USING (model, model_hash, evaluator_hash)
+        LEFT JOIN two_object_rates t USING (model, model_hash, evaluator_hash)
+        ORDER BY c.model
+    """,
 }
+
+
+UPSERT_CHUNK = 256  # rows per INSERT statement
 
 
 class StoreBusyError(InputError):
@@ -137,6 +313,8 @@ def _ddl() -> list[str]:
     ]
     for table, (columns, key) in TABLES.items():
         statements.append(f"CREATE TABLE IF NOT EXISTS {table} ({columns}, PRIMARY KEY ({', '.join(key)}))")
+        # additive migration: a store written by an older version gains the newer columns (NULL in old rows)
+        statements += [f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {c.strip()}" for c in columns.split(",")]
     for name, sql in VIEWS.items():
         statements.append(f"CREATE OR REPLACE VIEW {name} AS {sql}")
     statements.append(
@@ -233,13 +411,21 @@ class Store:
             raise InputError(f"{table}: unknown column(s) {', '.join(unknown)}")
         key = TABLES[table][1]
         updates = [c for c in columns if c not in key]
-        sql = (
-            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)}) "
-            f"ON CONFLICT ({', '.join(key)}) DO "
-            + (f"UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in updates)}" if updates else "NOTHING")
+        conflict = f"ON CONFLICT ({', '.join(key)}) DO " + (
+            f"UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in updates)}" if updates else "NOTHING"
         )
-        con.executemany(sql, [[_json(r.get(c)) for c in columns] for r in rows])
-        return len(rows)
+        # one row per key, the last one winning (a single INSERT may not update a row twice), then multi-row
+        # INSERTs: DuckDB's executemany runs one statement per row, about 25x slower (docs/performance.md)
+        unique = {tuple(r.get(k) for k in key): [_json(r.get(c)) for c in columns] for r in rows}
+        values = list(unique.values())
+        placeholder = f"({', '.join('?' for _ in columns)})"
+        for start in range(0, len(values), UPSERT_CHUNK):
+            chunk = values[start : start + UPSERT_CHUNK]
+            con.execute(
+                f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join([placeholder] * len(chunk))} {conflict}",
+                [v for row in chunk for v in row],
+            )
+        return len(values)
 
     @staticmethod
     def replace(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -162,7 +163,9 @@ def test_report_renders_in_a_headless_browser(workspace, cold):
     dom = subprocess.run([chromium, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]
     html = dom.stdout
-    assert html.count("<tr>") == 3  # header + two models
+    tables = dict(re.findall(r'<table id="([a-z-]+)">(.*?)</table>', html, flags=re.S))
+    assert tables["leaderboard"].count("<tr>") == 3  # header + two models
+    assert tables["failures"].count("<tr>") == 3  # the failure-pattern section: header + two models
     assert 'id="provenance"' in html
     assert "SMOKE RUN" in html
     assert 'href="galleries/tiny-a/fkea/summary.png"' in html
@@ -246,3 +249,34 @@ def test_sql_report_and_run_verbs(workspace, cold, capsys, tmp_path):
     # `t2ibench run` needs a workspace with flows/: a config outside a checkout is refused before Prefect starts
     assert main(["run", "--config", str(root / "configs" / "smoke.yaml")]) == 2
     assert "not a t2ibench workspace" in capsys.readouterr().err
+
+
+def test_failure_views_agree_with_the_engines_verdicts(workspace, cold, capsys):
+    """On the rows a real refresh stored, every failure outcome is consistent with GenEval's own verdict."""
+    from t2ibench.cli import main
+
+    root, _env = workspace
+    store = Store(root / "data" / "t2ibench.duckdb")
+    current = "JOIN current_models USING (model, model_hash, evaluator_hash)"
+    counting = store.rows(f"SELECT delta, correct FROM counting_outcomes {current}")
+    assert counting
+    assert all((r["delta"] == 0) == r["correct"] for r in counting)
+    position = store.rows(f"SELECT requested, found, correct FROM position_outcomes {current}")
+    assert position
+    assert all(r["found"] is not None for r in position)
+    assert all(r["correct"] == (r["requested"] in r["found"].split("+")) for r in position)
+    two = store.rows(f"SELECT outcome, correct FROM two_object_outcomes {current}")
+    assert two
+    assert all(r["correct"] == (r["outcome"] == "both found") for r in two)
+    attr = store.rows(f"SELECT outcome, correct FROM colour_attr_outcomes {current}")
+    assert attr
+    assert all(r["outcome"] is not None for r in attr)
+    assert all(r["correct"] == (r["outcome"] == "correct") for r in attr)
+    # every pattern has a headline row per model, and the verb prints it
+    assert [r["model"] for r in store.rows("SELECT model FROM failure_summary")] == ["tiny-a", "tiny-b"]
+    assert main(["failures", "--config", str(root / "configs" / "smoke.yaml"), "--model", "tiny-a"]) == 0
+    out = capsys.readouterr().out
+    assert "# Failure patterns: tiny-a" in out
+    assert "## Position" in out
+    html = (root / "reports" / "leaderboard.html").read_text()
+    assert 'id="failure-patterns"' in html

@@ -128,6 +128,24 @@ def test_results_round_trip_and_reference_format(tmp_path):
     assert isinstance(line["details"], str)
 
 
+def test_failure_facts_round_trip_and_stay_out_of_reference_lines(tmp_path):
+    extra = ResultRow(
+        "out/00003/samples/00000.png",
+        "position",
+        "p",
+        False,
+        "r",
+        {"tag": "position"},
+        details={"cat": [[0, 0, 1, 1, 0.9]]},
+        colours={"cat": ["red", None]},
+        relation="left of+above",
+    )
+    path = write_results(tmp_path / "results.jsonl", [extra, row(1, "two_object", False)])
+    assert read_results(path)[0] == extra
+    # rows without these facts write exactly GenEval's keys (reference tools read our files unchanged)
+    assert "relation" not in json.loads(path.read_text().splitlines()[1])
+
+
 def test_reference_results_lines_are_read(tmp_path):
     reference = {
         "filename": "outputs/00012/samples/00003.png",
@@ -152,6 +170,11 @@ def test_reference_results_lines_are_read(tmp_path):
         ('{"filename": "a"}', "r.jsonl:1: missing tag, prompt, correct, metadata"),
         ('{"filename": "a", "tag": "x", "prompt": "p", "correct": true, "metadata": "{}"}', "unknown tag 'x'"),
         ('{"filename": "a", "tag": "colors", "prompt": "p", "correct": true, "metadata": "{oops"}', "metadata is not"),
+        (
+            '{"filename": "a", "tag": "colors", "prompt": "p", "correct": true, "metadata": "{}", '
+            '"colours": "{\\"car\\": [\\"teal\\"]}"}',
+            "r.jsonl:1: colours must map classes to lists of GenEval colour names",
+        ),
     ],
 )
 def test_bad_results_lines_are_named(tmp_path, line, message):

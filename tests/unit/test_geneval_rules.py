@@ -16,6 +16,7 @@ from t2ibench.metrics.geneval import (
     evaluate_detections,
     judge,
     keep_detections,
+    observed_relation,
     relations,
 )
 
@@ -292,3 +293,42 @@ def test_engine_constants_match_the_suite_data():
     assert vocab.colors == COLORS
     assert vocab.relations == RELATIONS
     assert SUITE_TASKS == TASKS
+
+
+# -- facts kept for failure analysis -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("detections", "expected"),
+    [
+        ([det("cat", 0, 50), det("dog", 100, 50)], "left of"),  # cat (first-named) left of dog, as asked
+        ([det("cat", 100, 50), det("dog", 0, 50)], "right of"),
+        ([det("cat", 0, 0), det("dog", 100, 100)], "left of+above"),  # diagonal: both relations, fixed order
+        ([det("cat", 50, 50), det("dog", 51, 50)], "no relation"),  # centres within the margin
+        ([det("cat", 0, 50)], "object missing"),
+        ([det("dog", 0, 50)], "object missing"),
+    ],
+)
+def test_the_found_relation_is_the_first_named_objects_to_its_target(detections, expected):
+    verdict = run(POSITION, detections)
+    assert verdict.relation == expected
+    assert verdict.correct == ("left of" in expected.split("+"))  # a diagonal also satisfies "left of"
+
+
+def test_the_found_relation_uses_the_top_objects_and_the_margin():
+    # two cats: the top-scoring one decides, as GenEval's first kept object
+    dets = [det("cat", 200, 50, score=0.99), det("cat", 0, 50, score=0.5), det("dog", 100, 50)]
+    assert run(POSITION, dets).relation == "right of"
+    close = [det("cat", 0, 50), det("dog", 12, 50)]
+    assert run(POSITION, close).relation == "left of"
+    assert run(POSITION, close, params=GenEvalParams(position_margin=0.6)).relation == "no relation"
+    assert observed_relation(SINGLE, {"cat": tuple(dets[:1])}) is None
+
+
+def test_classified_colours_are_kept_per_class_and_rank():
+    kept_two = [det("car", 0, 0, ref=0), det("car", 50, 0, ref=1), det("bus", 100, 0, ref=2)]
+    verdict = run(ATTR, kept_two, {("car", 0): "blue", ("bus", 0): "red"})
+    assert not verdict.correct
+    # ranks past the clause's count were never classified: None, not a guess
+    assert verdict.colours_json() == {"car": ["blue", None], "bus": ["red"]}
+    assert run(SINGLE, [det("cat", 0, 0)]).colours_json() == {}

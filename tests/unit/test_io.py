@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from t2ibench.errors import InputError
-from t2ibench.io import iter_npy_batches, npy_layout, open_embeddings
+from t2ibench.io import iter_npy_batches, npy_layout, open_embeddings, remove_stale_tmp, write_text_atomic
 
 
 def test_batches_reassemble_the_array(tmp_path, rng):
@@ -87,3 +87,24 @@ def test_embedding_table_rejects_misshapen_columns(tmp_path, rng):
     np.savez(tmp_path / "t.npz", embeddings=rng.standard_normal((3, 2)), ids=np.array([1, 2]))
     with pytest.raises(InputError, match=r"'ids' must have one entry per row \(3\)"):
         load_embedding_table(tmp_path / "t.npz")
+
+
+def test_atomic_text_writes_and_stale_temporary_files(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    target = write_text_atomic(tmp_path / "report.md", "new")
+    assert target.read_text() == "new"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.md"]
+    # a temporary file of a process that has exited is stale; one of a live process is an in-flight write
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f"report.md.{int(dead.stdout)}.tmp"
+    live = tmp_path / f"report.md.{os.getpid()}.tmp"
+    other = tmp_path / "notes.tmp"
+    for p in (stale, live, other):
+        p.write_text("x")
+    assert remove_stale_tmp(tmp_path) == [stale]
+    assert live.exists()
+    assert other.exists()
+    assert not stale.exists()

@@ -84,6 +84,15 @@ class Verdict:
     reason: str
     kept: Mapping[str, tuple[Detection, ...]] = field(default_factory=dict)
     colours: Mapping[tuple[str, int], str] = field(default_factory=dict)
+    relation: str | None = None
+
+    def colours_json(self) -> dict[str, list[str | None]]:
+        """Classified colour per kept object, by class and rank (None where the rules needed no colour)."""
+        return {
+            c: [self.colours.get((c, i)) for i in range(len(objs))]
+            for c, objs in self.kept.items()
+            if any((c, i) in self.colours for i in range(len(objs)))
+        }
 
     def details_json(self) -> str:
         """The reference's ``details`` field: kept boxes per class as [x1, y1, x2, y2, score] lists."""
@@ -138,6 +147,28 @@ def relations(a: Box, b: Box, margin: float = 0.1) -> tuple[str, ...]:
     x, y = rx / norm, ry / norm
     found = {"left of": x < -0.5, "right of": x > 0.5, "above": y < -0.5, "below": y > 0.5}
     return tuple(r for r in RELATIONS if found[r])
+
+
+def observed_relation(
+    metadata: Mapping[str, Any], kept: Mapping[str, Sequence[Detection]], margin: float = 0.1
+) -> str | None:
+    """For a prompt with a position clause: the relation found between its first objects, for failure analysis.
+
+    Returns the relations of the positioned class's top object to its target's top object joined by "+" (in
+    the fixed order, e.g. "left of+above"), "no relation" when the centres are too close, "object missing" when
+    either class was not kept, and None when the prompt asks for no position.
+    """
+    include = metadata.get("include", [])
+    for clause in include:
+        if "position" not in clause:
+            continue
+        target = include[clause["position"][1]]["class"]
+        objects, targets = kept.get(clause["class"], ()), kept.get(target, ())
+        if not objects or not targets:
+            return "object missing"
+        found = relations(objects[0].box, targets[0].box, margin)
+        return "+".join(found) if found else "no relation"
+    return None
 
 
 def colour_requests(metadata: Mapping[str, Any], kept: Mapping[str, Sequence[Detection]]) -> list[tuple[str, int]]:
@@ -198,7 +229,13 @@ def judge(
         if present >= count:
             reasons.append(f"expected {name}<{count}, found {present}")
     kept_tuples = {label: tuple(objs) for label, objs in kept.items()}
-    return Verdict(correct=not reasons, reason="\n".join(reasons), kept=kept_tuples, colours=dict(colours))
+    return Verdict(
+        correct=not reasons,
+        reason="\n".join(reasons),
+        kept=kept_tuples,
+        colours=dict(colours),
+        relation=observed_relation(metadata, kept, params.position_margin),
+    )
 
 
 def _first_failing_pair(

@@ -30,6 +30,7 @@ import numpy as np
 
 from t2ibench.errors import InputError, unknown_choice
 from t2ibench.images import check_inside, inside
+from t2ibench.io import write_text_atomic
 from t2ibench.progress import progress
 
 SEEDINGS = ("prompt", "sample")
@@ -149,7 +150,7 @@ class OutputFolder:
         for stale in self.root.glob("**/*.tmp"):  # left by a killed run (the run lock excludes live writers)
             stale.unlink(missing_ok=True)
         manifest = {"fingerprint": fingerprint, "identity": self.identity, **self.extra}
-        _atomic_write(self.manifest_path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        write_text_atomic(self.manifest_path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
 
     def completed(self) -> dict[tuple[int, int], ImageRecord]:
         """Images whose file exists and matches its logged hash (a torn last log line is ignored)."""
@@ -173,7 +174,7 @@ class OutputFolder:
         """<NNNNN>/metadata.jsonl with the prompt record (GenEval's layout)."""
         folder = self.root / f"{index:05d}"
         (folder / "samples").mkdir(parents=True, exist_ok=True)
-        _atomic_write(folder / "metadata.jsonl", json.dumps(dict(metadata)) + "\n")
+        write_text_atomic(folder / "metadata.jsonl", json.dumps(dict(metadata)) + "\n")
         return folder
 
     def save(self, index: int, sample: int, image: Any, seed: int | None, prompt: str) -> ImageRecord:
@@ -197,12 +198,6 @@ class OutputFolder:
             fh.flush()
             os.fsync(fh.fileno())
         return ImageRecord(index, sample, path, seed, digest, prompt)
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def save_grid(images: Sequence[Any], path: Path, columns: int) -> None:

@@ -1,9 +1,11 @@
 """The leaderboard report, rendered from stored rows only (nothing is recomputed here).
 
-Writes ``leaderboard.md`` and ``leaderboard.html`` (GenEval Table 2 layout plus diversity columns and human
-agreement when stored), ``tasks.png`` (per-task accuracy bars), ``diversity_vs_n.png`` (FKEA VENDI-1 against the
-number of images) and mode galleries under ``galleries/<model>/<fkea|scendi>/`` linked from the tables, with a
-provenance footer (config hash, code version, date, and a smoke label when random-weight models were used).
+Writes ``leaderboard.md`` and ``leaderboard.html`` (GenEval Table 2 layout plus diversity columns, human
+agreement when stored, and the failure-pattern section of ``report/failures.py``), ``tasks.png`` (per-task
+accuracy bars), ``diversity_vs_n.png`` (FKEA VENDI-1 against the number of images), ``failures/`` (position
+confusion matrices, per-class bars) and mode galleries under ``galleries/<model>/<fkea|scendi>/`` linked from
+the tables, with a provenance footer (config hash, code version, date, and a smoke label when random-weight
+models were used).
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from t2ibench.io import remove_stale_tmp, write_text_atomic
 from t2ibench.metrics.geneval import TASKS
+from t2ibench.report import failures
 from t2ibench.report.geneval import TASK_TITLES
 from t2ibench.report.markdown import markdown_table
 from t2ibench.store import Store
@@ -111,7 +115,7 @@ def _galleries(data: dict[str, Any], out: Path) -> dict[tuple[str, str], str]:
                 thumb=96,
                 title=f"{model} {source}",
             )
-            marker.write_text(stamp)
+            write_text_atomic(marker, stamp)
         links[(model, source)] = str((folder / "summary.png").relative_to(out))
     return links
 
@@ -220,18 +224,24 @@ def render_reports(store_path: str | Path, out_dir: str | Path, *, config_name: 
     store = Store(store_path)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    remove_stale_tmp(out)  # a killed render's temporary files
     data = collect(store)
+    failure_data = failures.collect(store)
     links = _galleries(data, out)
     # plots are re-drawn only when what they show changed (matplotlib alone costs about a second to import)
-    plot_data = [data["board"], [m for m in data["metrics"] if m["metric"] == "fkea_curve"]]
+    plot_data = [data["board"], [m for m in data["metrics"] if m["metric"] == "fkea_curve"], failure_data]
     stamp = hashlib.sha256(json.dumps(plot_data, sort_keys=True, default=str).encode()).hexdigest()
     marker = out / ".plots-rendered-from"
     previous = json.loads(marker.read_text()) if marker.exists() else {}
-    if previous.get("stamp") == stamp and all((out / p).exists() for p in previous.get("plots", {}).values()):
-        plots = previous["plots"]
+    drawn = [
+        *previous.get("plots", {}).values(),
+        *(p for f in previous.get("failures", {}).values() for p in f.values()),
+    ]
+    if previous.get("stamp") == stamp and all((out / p).exists() for p in drawn):
+        plots, failure_plots = previous["plots"], previous["failures"]
     else:
-        plots = _plots(data, out)
-        marker.write_text(json.dumps({"stamp": stamp, "plots": plots}))
+        plots, failure_plots = _plots(data, out), failures.plots(failure_data, out)
+        write_text_atomic(marker, json.dumps({"stamp": stamp, "plots": plots, "failures": failure_plots}))
     headers, rows = _rows(data, links)
     provenance = _provenance(data, config_name)
     smoke = SMOKE_NOTE in provenance
@@ -249,15 +259,23 @@ def render_reports(store_path: str | Path, out_dir: str | Path, *, config_name: 
         md += ["", *(f"![{name}]({path})" for name, path in plots.items())]
     if agreement_rows:
         md += ["", "## Human agreement", "", markdown_table(["scope", "source", "statistic", "value"], agreement_rows)]
+    failure_md = failures.markdown_section(failure_data, failure_plots)
+    if failure_md:
+        md += ["", *failure_md]
     md += ["", "---", provenance, ""]
-    (out / "leaderboard.md").write_text("\n".join(md), encoding="utf-8")
-    (out / "leaderboard.html").write_text(
-        _html(headers, rows, plots, agreement_rows, provenance, smoke), encoding="utf-8"
+    # each report file is replaced atomically: a refresh killed while rendering leaves the previous report
+    write_text_atomic(out / "leaderboard.md", "\n".join(md))
+    write_text_atomic(
+        out / "leaderboard.html",
+        _html(
+            headers, rows, plots, agreement_rows, provenance, smoke, failures.html_section(failure_data, failure_plots)
+        ),
     )
     return {
         "markdown": str(out / "leaderboard.md"),
         "html": str(out / "leaderboard.html"),
         "plots": plots,
+        "failure_plots": failure_plots,
         "galleries": {f"{m}/{s}": p for (m, s), p in links.items()},
         "models": len(rows),
     }
@@ -284,6 +302,7 @@ def _html(
     agreement: list[list[str]],
     provenance: str,
     smoke: bool,
+    failure_section: str = "",
 ) -> str:
     def table(hs: list[str], rs: list[list[str]], ident: str) -> str:
         head = "".join(f"<th>{html.escape(h)}</th>" for h in hs)
@@ -307,7 +326,7 @@ figure {{ display: inline-block; margin: 1em; }} footer {{ margin-top: 2em; colo
 </style></head>
 <body><h1>Leaderboard</h1>{banner}
 {table(headers, rows, "leaderboard") if rows else "<p>No completed model yet.</p>"}
-{images}{agree}
+{images}{agree}{failure_section}
 <footer id="provenance">{html.escape(provenance)}</footer>
 </body></html>
 """

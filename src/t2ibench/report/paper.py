@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from t2ibench.io import write_text_atomic
 from t2ibench.metrics.geneval import TASKS
 from t2ibench.report.geneval import TASK_TITLES
 from t2ibench.report.markdown import markdown_table
@@ -34,7 +35,7 @@ def write_tables(store_path: str | Path, out_dir: str | Path) -> dict[str, Any]:
         ["Model", "Overall", *TASK_TITLES.values()],
         [[r["label"] or r["model"], _f(r["overall"]), *(_f(r[t]) for t in TASKS)] for r in board],
     )
-    (out / "table2.md").write_text(f"# GenEval (Table 2 layout)\n\n{note}{table2}\n")
+    write_text_atomic(out / "table2.md", f"# GenEval (Table 2 layout)\n\n{note}{table2}\n")
 
     def value(model: str, metric: str, alpha: float | None) -> dict[str, Any] | None:
         return next(
@@ -67,8 +68,10 @@ def write_tables(store_path: str | Path, out_dir: str | Path) -> dict[str, Any]:
             "scendi": None if scendi is None else round(scendi["value"], 4),
         }
     diversity = markdown_table(["Model", "n", "FKEA VENDI-1", "FKEA radius", "RKE", "Scendi", "model share"], rows)
-    (out / "diversity.md").write_text(f"# Diversity\n\n{note}{diversity}\n")
-    (out / "metrics.json").write_text(json.dumps({"smoke": smoke, "models": headline}, indent=2, sort_keys=True) + "\n")
+    write_text_atomic(out / "diversity.md", f"# Diversity\n\n{note}{diversity}\n")
+    write_text_atomic(
+        out / "metrics.json", json.dumps({"smoke": smoke, "models": headline}, indent=2, sort_keys=True) + "\n"
+    )
     return {"table2": str(out / "table2.md"), "diversity": str(out / "diversity.md"), "models": len(board)}
 
 
@@ -83,7 +86,7 @@ def write_digits_figure(sweep: Any, out_dir: str | Path) -> dict[str, Any]:
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "digits.md").write_text(render_digits_sweep(sweep) + "\n")
+    write_text_atomic(out / "digits.md", render_digits_sweep(sweep) + "\n")
     k = [r.classes for r in sweep.rows]
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     for ax, (exact, approx, title) in zip(
@@ -112,11 +115,11 @@ def write_digits_figure(sweep: Any, out_dir: str | Path) -> dict[str, Any]:
             for r in sweep.rows
         ],
     }
-    (out / "digits.json").write_text(json.dumps(payload, indent=2) + "\n")
+    write_text_atomic(out / "digits.json", json.dumps(payload, indent=2) + "\n")
     metrics = {
         "vendi_exact_10_classes": round(sweep.rows[-1].vendi_exact.mean, 3),
         "vendi_fkea_10_classes": round(sweep.rows[-1].vendi_fkea.mean, 3),
         "monotone": all(sweep.is_monotone(c) for c in ("vendi_exact", "vendi_fkea", "rke_exact", "rke_fkea")),
     }
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    write_text_atomic(out / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
     return metrics
