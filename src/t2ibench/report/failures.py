@@ -117,7 +117,7 @@ def headline_markdown(data: dict[str, list[dict[str, Any]]], model: str) -> str:
         counts = {r["outcome"]: r["images"] for r in data["colour_attr"] if r["model"] == model}
         out += [
             "",
-            f"{rates['images']} images with classified colours, accuracy {_fmt(rates['accuracy'])}: swap "
+            f"{rates['images']} images, accuracy {_fmt(rates['accuracy'])}: swap "
             f"{_fmt(rates['swap_rate'])}, leakage {_fmt(rates['leakage_rate'])} (leak {_fmt(rates['leak_rate'])}, "
             f"absent {_fmt(rates['absent_rate'])}), miss {_fmt(rates['miss_rate'])}, object missing "
             f"{_fmt(rates['object_missing_rate'])}.",
