@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from t2ibench.errors import InputError
+from t2ibench.io import read_jsonl
 from t2ibench.metrics.geneval import COLORS, TASKS, Detection, GenEvalParams, evaluate_detections
 from t2ibench.progress import progress
 
@@ -281,21 +282,7 @@ def parse_result(record: Any, *, where: str) -> ResultRow:
 
 def read_results(path: str | Path) -> list[ResultRow]:
     """Read a results.jsonl (t2ibench's or GenEval's reference output)."""
-    p = Path(path)
-    try:
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read ({exc.strerror})") from None
-    rows = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{p}:{number}: not valid JSON ({exc.msg})") from None
-        rows.append(parse_result(record, where=f"{p}:{number}"))
-    return rows
+    return [parse_result(record, where=where) for where, record in read_jsonl(path)]
 
 
 def write_results(path: str | Path, rows: Iterable[ResultRow]) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +23,23 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, target)
     return target
+
+
+def read_jsonl(path: str | Path) -> Iterator[tuple[str, Any]]:
+    """(``file:line``, decoded object) for each non-blank line; InputError names the file (and line) on failure."""
+    p = Path(path)
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read ({exc.strerror})") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{p}:{number}: not valid JSON ({exc.msg})") from None
+        yield f"{p}:{number}", record
 
 
 def remove_stale_tmp(folder: str | Path) -> list[Path]:

@@ -28,6 +28,7 @@ import numpy as np
 import yaml
 
 from t2ibench.errors import InputError
+from t2ibench.io import read_jsonl
 from t2ibench.metrics._validate import check_positive_int, check_seed
 
 TASKS = ("single_object", "two_object", "counting", "colors", "position", "color_attr")
@@ -196,20 +197,9 @@ def write_suite(path: str | Path, records: Sequence[Mapping[str, Any]]) -> Path:
 
 def read_suite(path: str | Path) -> list[dict[str, Any]]:
     """Read GenEval prompt metadata (JSON lines); InputError names the file and line of a bad record."""
-    p = Path(path)
-    try:
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read ({exc.strerror})") from None
     records = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{p}:{number}: not valid JSON ({exc.msg})") from None
-        validate_record(record, where=f"{p}:{number}")
+    for where, record in read_jsonl(path):
+        validate_record(record, where=where)
         records.append(record)
     return records
 
