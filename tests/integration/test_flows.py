@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from t2ibench.store import Store
+from tests.integration._workspace import make_workspace
 
 REPO = Path(__file__).resolve().parents[2]
 MODEL_WORK = ("generate", "embed", "geneval", "sigma", "fkea-shard", "diversity", "scendi")
@@ -49,19 +50,7 @@ def states(summary: dict, model: str) -> set[str]:
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory, model_cache):
     root = tmp_path_factory.mktemp("workspace")
-    (root / "configs").mkdir()
-    config = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
-    config["outputs"] = {"data": "data", "reports": "reports", "store": "data/t2ibench.duckdb", "cache": "data/cache"}
-    (root / "configs" / "smoke.yaml").write_text(yaml.safe_dump(config))
-    env = dict(os.environ)
-    env.update(
-        {
-            "PYTHONPATH": str(REPO),
-            "PREFECT_HOME": str(root / ".prefect"),
-            "PREFECT_LOCAL_STORAGE_PATH": str(root / ".prefect" / "storage"),
-            "T2IBENCH_CACHE": str(model_cache),
-        }
-    )
+    _config, env = make_workspace(root, model_cache)
     return root, env
 
 

@@ -23,6 +23,15 @@ DEFAULT_PRETRAINED = "openai"
 TEMPLATES = ("a photo of a {{}} {obj}", "a photo of a {{}}-colored {obj}", "a photo of a {{}} object")
 
 
+def load_open_clip_on(device_spec: str, arch: str, pretrained: str | None, precision: str) -> tuple[Any, Any, Any, Any]:
+    """(model, preprocess, tokenizer, torch device): ``load_open_clip`` on the device ``device_spec`` resolves to."""
+    from t2ibench.models._torch import resolve_device
+
+    device = resolve_device(device_spec)
+    model, preprocess, tokenizer = load_open_clip(arch, pretrained, device=device, precision=precision)
+    return model, preprocess, tokenizer, device
+
+
 def load_open_clip(
     arch: str = DEFAULT_ARCH,
     pretrained: str | None = DEFAULT_PRETRAINED,
@@ -110,13 +119,7 @@ class ClipColourClassifier:
 
     def _load(self) -> tuple[Any, Any, Any, Any]:
         if self._loaded is None:
-            from t2ibench.models._torch import resolve_device
-
-            device = resolve_device(self.device_spec)
-            model, preprocess, tokenizer = load_open_clip(
-                self.arch, self.pretrained, device=device, precision=self.precision
-            )
-            self._loaded = (model, preprocess, tokenizer, device)
+            self._loaded = load_open_clip_on(self.device_spec, self.arch, self.pretrained, self.precision)
         return self._loaded
 
     def _classifier(self, classname: str) -> Any:

@@ -88,14 +88,9 @@ class OpenCLIPEmbedder:
 
     def _load(self) -> tuple[Any, Any, Any, Any]:
         if self._loaded is None:
-            from t2ibench.models._torch import resolve_device
-            from t2ibench.models.colour import load_open_clip
+            from t2ibench.models.colour import load_open_clip_on
 
-            device = resolve_device(self.device_spec)
-            model, preprocess, tokenizer = load_open_clip(
-                self.arch, self.pretrained, device=device, precision=self.precision
-            )
-            self._loaded = (model, preprocess, tokenizer, device)
+            self._loaded = load_open_clip_on(self.device_spec, self.arch, self.pretrained, self.precision)
         return self._loaded
 
     def identity(self) -> dict[str, Any]:
