@@ -22,15 +22,12 @@ RESULTS = {"persist_result": False}
 @task(name="load-annotations", **RESULTS)
 def load_task(paths: list[str], metadata: str) -> dict[str, Any]:
     """Annotations of every CSV, with their load reports."""
-    from t2ibench.suites.annotations import load_annotations
+    from t2ibench.human_agreement import load_all_annotations
     from t2ibench.suites.geneval import read_suite
 
     suite = read_suite(metadata)
-    annotations, reports = [], []
-    for path in paths:
-        found, report = load_annotations(path, suite)
-        annotations += found
-        reports.append(report)
+    annotations, reports = load_all_annotations(paths, suite)
+    for report in reports:
         print(report.summary())
     return {"suite": suite, "annotations": annotations, "reports": reports}
 
@@ -39,13 +36,13 @@ def load_task(paths: list[str], metadata: str) -> dict[str, Any]:
 def agreement_task(loaded: dict[str, Any], auto: list[str], folds: int, seed: int) -> dict[str, Any]:
     """Human verdicts and every agreement table."""
     from t2ibench.geneval_eval import read_results
-    from t2ibench.human_agreement import agreement_report, auto_verdicts, human_verdicts
+    from t2ibench.human_agreement import agreement_report, auto_verdicts, human_verdicts, parse_auto_spec
 
     hv = human_verdicts(loaded["annotations"], loaded["suite"])
     automatic: dict[Any, bool] = {}
     for spec in auto:
-        source, _, path = spec.rpartition("=")
-        automatic.update(auto_verdicts(read_results(path), source or hv.sources[0]))
+        source, path = parse_auto_spec(spec, hv.sources)
+        automatic.update(auto_verdicts(read_results(path), source))
     report = agreement_report(hv, {"geneval": automatic} if automatic else None, folds=folds, seed=seed)
     return {"verdicts": hv, "report": report}
 

@@ -5,6 +5,7 @@ Scendi → store — then the reports. Run: ``python -m flows.leaderboard_refres
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import sys
 import uuid
@@ -28,7 +29,7 @@ from tasks.benchmark import (
 )
 
 from t2ibench.config import load_config, section_hash
-from t2ibench.pipeline import Workspace, expected_outputs, finish_run, outputs_digest, start_run
+from t2ibench.pipeline import Workspace, expected_outputs, failure_cause, finish_run, outputs_digest, start_run
 from t2ibench.store import run_lock
 
 MODEL_WORK = ("generate", "embed", "geneval", "sigma", "fkea-shard", "diversity", "scendi")
@@ -67,6 +68,7 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> dict[str, Any]:
                 judged = geneval_task.with_options(**retry, **refresh("geneval")).submit(
                     ws, model.name, generated, prompts
                 )
+                generated.result()  # a generation failure surfaces as itself, not as a pending embedding
                 emb = embedded.result()
                 div_cfg = cfg.evaluators.diversity
                 sigma = sigma_task.submit(emb["files"]["image"], emb["sha256"]["image"], div_cfg)
@@ -79,7 +81,9 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> dict[str, Any]:
                 diversity = diversity_task.submit(ws, model.name, emb, shards, sigma)
                 scendi = scendi_task.submit(ws, model.name, emb)
                 stored = store_task.submit(ws, run_id, model, prompts, generated, judged, diversity, scendi)
-                stored.result()
+                # upstream first: a failure surfaces as its own exception, never as a downstream 'UnfinishedRun'
+                for future in (generated, judged, sigma, *shards, diversity, scendi, stored):
+                    future.result()
                 work = [generated, embedded, judged, *shards, diversity, scendi]
                 model_work_s += sum(f.result().get("elapsed_s", 0.0) for f in work if f.state.name == "Completed")
                 states[model.name] = {
@@ -93,7 +97,7 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> dict[str, Any]:
                 }
                 logger.info("model %s stored: %s", model.name, json.dumps(stored.result()))
         except BaseException as exc:
-            finish_run(ws, run_id, "failed", {"error": repr(exc)})
+            finish_run(ws, run_id, "failed", {"error": failure_cause(exc)})
             raise
         finish_run(ws, run_id, "completed", {"states": states})
         report = report_task(ws)
@@ -118,11 +122,21 @@ def main(argv: list[str] | None = None) -> int:
         )
     from t2ibench.errors import InputError
 
+    # The verdict is printed at exit, after Prefect's own shutdown lines (atexit runs handlers registered earlier
+    # later), so a failed run's real cause is always the last line of its log.
+    verdict: list[str] = []
+    atexit.register(lambda: verdict and print(verdict[0], file=sys.stderr, flush=True))
     try:
         result = runner(config=args.config, wait=args.wait)
     except InputError as exc:
-        print(f"leaderboard_refresh: error: {exc}", file=sys.stderr)
+        verdict.append(f"leaderboard_refresh: error: {' '.join(str(exc).split())}")
         return 2
+    except KeyboardInterrupt:
+        verdict.append("leaderboard_refresh: interrupted")
+        return 130
+    except Exception as exc:  # the real cause as the last line (the traceback is in the Prefect log above)
+        verdict.append(f"leaderboard_refresh: failed: {failure_cause(exc)}")
+        return 1
     if args.summary:
         with open(args.summary, "w") as fh:
             json.dump(result, fh, indent=2, default=str)

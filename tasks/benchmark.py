@@ -29,7 +29,8 @@ def _key(*parts: Any) -> str:
 
 
 def _generate_key(context: TaskRunContext, p: dict[str, Any]) -> str:
-    return "generate-" + _key(section_hash(p["model"]), pipeline.content_hash(p["prompts"]))
+    sources = pipeline.local_inputs_digest(p["ws"], p["model"])  # replaced source images or local weights
+    return "generate-" + _key(section_hash(p["model"]), pipeline.content_hash(p["prompts"]), sources)
 
 
 def _embed_key(context: TaskRunContext, p: dict[str, Any]) -> str:

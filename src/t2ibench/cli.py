@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import logging
 import math
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -14,12 +16,53 @@ from typing import Any
 import numpy as np
 
 from t2ibench import __version__
-from t2ibench.errors import InputError, StateMismatchError
+from t2ibench.errors import NOTES, InputError, StateMismatchError
 from t2ibench.progress import progress
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+# -- argument types: a bad number is refused by the parser, naming the option ---------------------------------
+
+
+def _int_from(minimum: int, maximum: int | None = None) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            bound = f"in [{minimum}, {maximum}]" if maximum is not None else f"≥ {minimum}"
+            raise argparse.ArgumentTypeError(f"must be {bound}; got {value}")
+        return value
+
+    return parse
+
+
+def _float_in(low: float, high: float = math.inf, *, open_low: bool = False, open_high: bool = False) -> Any:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        ok = (value > low if open_low else value >= low) and (value < high if open_high else value <= high)
+        if not ok or value != value:
+            left, right = "(" if open_low else "[", ")" if open_high else "]"
+            raise argparse.ArgumentTypeError(f"must be in {left}{low:g}, {high:g}{right}; got {text}")
+        return value
+
+    return parse
+
+
+SEED = _int_from(0, 2**31 - 1)
+POSITIVE = _int_from(1)
+COUNT = _int_from(0)
+SECONDS = _float_in(0.0, 1e9)
+POSITIVE_FLOAT = _float_in(0.0, math.inf, open_low=True, open_high=True)
+UNIT = _float_in(0.0, 1.0, open_high=True)
 
 
 def _parse_alphas(text: str) -> list[str]:
@@ -27,10 +70,9 @@ def _parse_alphas(text: str) -> list[str]:
 
 
 def _write_json(path: Path, payload: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True, allow_nan=False) + "\n")
-    tmp.replace(path)
+    from t2ibench.io import write_text_atomic
+
+    write_text_atomic(path, json.dumps(payload, indent=2, sort_keys=True, allow_nan=False) + "\n")
 
 
 # -- diversity ---------------------------------------------------------------------------------------------------
@@ -41,8 +83,6 @@ def _cmd_diversity(args: argparse.Namespace) -> int:
         raise InputError("give either an EMBEDDINGS file or --example, not both")
     if args.gallery and not args.modes:
         raise InputError("--gallery DIR renders modes: add --modes K")
-    if args.modes is not None and args.modes < 1:
-        raise InputError(f"--modes must be ≥ 1; got {args.modes}")
     if args.example == "digits":
         return _diversity_digits(args)
     if args.embeddings is None:
@@ -170,7 +210,8 @@ def _diversity_file(args: argparse.Namespace) -> int:
             results.append(exact_entropy(source.load(), sigma=sigma, alphas=alphas))
         if method in ("fkea", "both") or args.modes:
             rff = 2000 if args.rff_dim is None else args.rff_dim
-            streams.append(FKEA(sigma=sigma, rff_dim=rff, seed=args.seed, batch_size=args.batch_size))
+            center = np.asarray(sample, dtype=np.float64).mean(axis=0)  # any fixed centre is exact; keeps digits
+            streams.append(FKEA(sigma=sigma, rff_dim=rff, seed=args.seed, batch_size=args.batch_size, center=center))
     if streams:
         bar = progress(source.n, "embeddings", enabled=not args.quiet, unit="row")
         for _start, batch in source.batches(args.batch_size):
@@ -309,6 +350,41 @@ def _params(args: argparse.Namespace) -> Any:
     )
 
 
+def _resize(args: argparse.Namespace) -> tuple[int, int] | None:
+    if args.resize == "checkpoint":
+        return None
+    try:
+        short, long = (int(v) for v in args.resize.split(","))
+    except ValueError:
+        raise InputError(f"--resize must be SHORT,LONG (e.g. 800,1333) or 'checkpoint'; got {args.resize!r}") from None
+    return short, long
+
+
+def _check_evaluator_options(args: argparse.Namespace) -> None:
+    """Validate detector and colour options by the config's own rules, before any model is loaded."""
+    from t2ibench.config import ColourConfig, DetectorConfig, FieldError, GenEvalConfig
+
+    options = {"resize": "--resize", "mmdet_config": "--mmdet-config", "background": "--background"}
+    try:
+        DetectorConfig(
+            backend=args.detector,
+            model=args.detector_model,
+            resize=_resize(args),
+            mmdet_config=args.mmdet_config,
+            mmdet_checkpoint=args.mmdet_checkpoint,
+        )
+        ColourConfig(arch=args.clip_arch, pretrained=args.clip_pretrained, background=args.background)
+        GenEvalConfig(
+            threshold=args.threshold,
+            counting_threshold=args.counting_threshold,
+            max_objects=args.max_objects,
+            max_overlap=args.max_overlap,
+            position_margin=args.position_margin,
+        )
+    except FieldError as exc:
+        raise InputError(f"{options.get(exc.field, '--' + exc.field.replace('_', '-'))}: {exc.message}") from None
+
+
 def _detector(args: argparse.Namespace) -> Any:
     from t2ibench.models.detection import HFMask2Former, MMDetMask2Former
 
@@ -316,16 +392,7 @@ def _detector(args: argparse.Namespace) -> Any:
         if not args.mmdet_config:
             raise InputError("--detector mmdet needs --mmdet-config (GenEval's Mask2Former Swin-S config file)")
         return MMDetMask2Former(args.mmdet_config, args.mmdet_checkpoint, device=args.device)
-    resize = None
-    if args.resize != "checkpoint":
-        try:
-            short, long = (int(v) for v in args.resize.split(","))
-        except ValueError:
-            raise InputError(
-                f"--resize must be SHORT,LONG (e.g. 800,1333) or 'checkpoint'; got {args.resize!r}"
-            ) from None
-        resize = (short, long)
-    return HFMask2Former(args.detector_model, revision=args.detector_revision, device=args.device, resize=resize)
+    return HFMask2Former(args.detector_model, revision=args.detector_revision, device=args.device, resize=_resize(args))
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
@@ -333,7 +400,11 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     from t2ibench.models.colour import ClipColourClassifier
     from t2ibench.report.geneval import render_summary
 
+    _check_evaluator_options(args)
     params = _params(args)
+    out = Path(args.out) if args.out else Path(args.imagedir) / "results.jsonl"
+    if out.exists() and not out.is_file():
+        raise InputError(f"--out {out}: is a folder or a special file; give the results.jsonl file name")
     suite = _suite(args)
     scan = scan_folder(args.imagedir, suite, images_per_prompt=args.images_per_prompt)
     print(scan.report(), file=sys.stderr)
@@ -345,7 +416,6 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         )
         return EXIT_FAILED
     colour = ClipColourClassifier(args.clip_arch, args.clip_pretrained, device=args.device, background=args.background)
-    out = Path(args.out) if args.out else Path(args.imagedir) / "results.jsonl"
     rows = evaluate_scan(scan, _detector(args), colour, params=params, out=out, show_progress=not args.quiet)
     print(f"wrote {out}", file=sys.stderr)
     summary = summarise(rows)
@@ -361,6 +431,13 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
     rows = read_results(args.results)
     suite = _suite(args)
+    roots = sorted({str(Path(r.filename).parents[2]) for r in rows if r.prompt_index is not None})
+    if len(roots) > 1:
+        shown = ", ".join(roots[:3]) + (" ..." if len(roots) > 3 else "")
+        raise InputError(
+            f"{args.results}: results for images under {len(roots)} folders ({shown}); a summary is of one "
+            "model's folder: split the file"
+        )
     keys = {json.dumps(r, sort_keys=True): i for i, r in enumerate(suite)}
     per_prompt: dict[int, int] = {}
     unknown = 0
@@ -404,29 +481,28 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
 def _cmd_agreement(args: argparse.Namespace) -> int:
     from t2ibench.geneval_eval import read_results
-    from t2ibench.human_agreement import agreement_report, auto_verdicts, human_verdicts, read_scores
+    from t2ibench.human_agreement import (
+        agreement_report,
+        auto_verdicts,
+        human_verdicts,
+        load_all_annotations,
+        parse_auto_spec,
+        read_scores,
+    )
     from t2ibench.report.agreement import render_agreement
-    from t2ibench.suites.annotations import load_annotations
 
     suite = _suite(args)
-    annotations = []
-    loads = []
-    for path in args.annotations:
-        found, load = load_annotations(path, suite)
+    annotations, loads = load_all_annotations(args.annotations, suite)
+    for load in loads:
         print(load.summary(), file=sys.stderr)
-        annotations += found
-        loads.append(load)
-    if not annotations:
-        raise InputError("no usable annotations were loaded (see the load reports above)")
     verdicts = human_verdicts(annotations, suite)
     auto: dict[tuple[str, int, int], bool] = {}
     for spec in args.auto or []:
-        source, _, path = spec.rpartition("=")
-        if not source:
-            if len(verdicts.sources) != 1:
-                raise InputError(f"--auto {spec}: name the source (SOURCE=PATH); annotations cover {verdicts.sources}")
-            source = verdicts.sources[0]
-        auto.update(auto_verdicts(read_results(path), source))
+        source, path = parse_auto_spec(spec, verdicts.sources)
+        for key, value in auto_verdicts(read_results(path), source).items():
+            if key in auto:
+                raise InputError(f"--auto {spec}: image {key[0]} {key[1]:05d}/{key[2]} already has a verdict")
+            auto[key] = value
     scores = read_scores(args.scores) if args.scores else None
     report = agreement_report(
         verdicts, {args.auto_label: auto} if auto else None, scores, folds=args.folds, seed=args.seed_cv
@@ -434,8 +510,9 @@ def _cmd_agreement(args: argparse.Namespace) -> int:
     text = render_agreement(report)
     print(text)
     if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
+        from t2ibench.io import output_dir, write_text_atomic
+
+        out = output_dir(args.out)
         payload = report.to_dict() | {
             "loading": [
                 {"path": r.path, "read": r.rows_read, "kept": r.kept, "repaired": r.repaired, "dropped": r.dropped}
@@ -443,7 +520,7 @@ def _cmd_agreement(args: argparse.Namespace) -> int:
             ]
         }
         _write_json(out / "agreement.json", payload)
-        (out / "agreement.md").write_text("\n\n".join([*(r.summary() for r in loads), text]) + "\n")
+        write_text_atomic(out / "agreement.md", "\n\n".join([*(r.summary() for r in loads), text]) + "\n")
         print(f"wrote {out / 'agreement.json'} and {out / 'agreement.md'}", file=sys.stderr)
     return EXIT_OK
 
@@ -454,15 +531,20 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     suite = _suite(args)
     selected = list(enumerate(suite))
     if args.prompts:
+        from t2ibench.config import parse_indices
+
         try:
-            wanted = {int(i) for part in args.prompts.split(",") for i in _expand_range(part)}
-        except ValueError:
-            raise InputError(f"--prompts must list indices or ranges like 0-9,20; got {args.prompts!r}") from None
+            wanted = set(parse_indices(args.prompts, size=len(suite)))
+        except InputError as exc:
+            raise InputError(f"--prompts: {exc}") from None
         selected = [(i, r) for i, r in selected if i in wanted]
     if args.limit is not None:
         selected = selected[: args.limit]
     if args.import_from:
-        records = FolderImporter(args.import_from).generate(selected, args.out, overwrite=args.overwrite)
+        importer = FolderImporter(args.import_from, images_per_prompt=args.images_per_prompt)
+        records = importer.generate(selected, args.out, overwrite=args.overwrite)
+        if importer.reimported:
+            print(f"note: re-imported {len(importer.reimported)} images whose source changed", file=sys.stderr)
     else:
         spec = GenerationSpec(
             model=args.model,
@@ -491,11 +573,6 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _expand_range(part: str) -> range:
-    start, _, stop = part.strip().partition("-")
-    return range(int(start), int(stop or start) + 1)
-
-
 def _workspace(config: str) -> tuple[Path, Path]:
     """(workspace root, absolute config path): the root holds configs/ and the flows/ of a checkout."""
     path = Path(config).resolve()
@@ -522,8 +599,8 @@ def _run_workspace_module(root: Path, module: str, arguments: list[str]) -> int:
 def _cmd_run(args: argparse.Namespace) -> int:
     from t2ibench.config import load_config
 
+    load_config(args.config)  # validate before starting Prefect (clear errors, no 20 s start-up first)
     root, config = _workspace(args.config)
-    load_config(config)  # validate before starting Prefect (clear errors, no 20 s start-up first)
     arguments = ["--config", str(config), "--wait", str(args.wait)]
     if args.dask:
         arguments += ["--dask", str(args.dask)]
@@ -560,19 +637,18 @@ def _cmd_sql(args: argparse.Namespace) -> int:
     from t2ibench.report.markdown import markdown_table
     from t2ibench.store import Store
 
-    store = Store(_store_path(args), timeout=args.timeout)
+    store = Store(_store_path(args), timeout=args.wait)
     if args.out:
         if args.write:
             raise InputError("--out exports a query's rows; it cannot be combined with --write")
-        target = store.export(args.query, args.out)
-        print(f"wrote {target}", file=sys.stderr)
+        count = store.user_export(args.query, args.out, time_limit=args.timeout)
+        print(f"wrote {count} rows to {args.out}", file=sys.stderr)
         return EXIT_OK
-    columns, rows = store.query(args.query, write=args.write)
-    if columns:
-        shown = rows[: args.limit]
-        print(markdown_table(columns, [["" if v is None else str(v) for v in r] for r in shown]))
-        if len(rows) > len(shown):
-            print(f"({len(rows) - len(shown)} more rows; raise --limit or use --out FILE.csv)", file=sys.stderr)
+    result = store.user_query(args.query, write=args.write, max_rows=args.limit, time_limit=args.timeout)
+    if result.columns:
+        print(markdown_table(list(result.columns), [["" if v is None else str(v) for v in r] for r in result.rows]))
+        if result.truncated:
+            print(f"(more than {args.limit} rows; raise --limit or use --out FILE.csv)", file=sys.stderr)
     return EXIT_OK
 
 
@@ -580,7 +656,7 @@ def _cmd_failures(args: argparse.Namespace) -> int:
     from t2ibench.report import failures
     from t2ibench.store import Store
 
-    store = Store(_store_path(args), timeout=args.timeout)
+    store = Store(_store_path(args), timeout=args.wait)
     data = failures.collect(store, args.model or None)
     models = args.model or sorted({r["model"] for r in data["summary"]})
     if not models:
@@ -621,7 +697,7 @@ def build_parser() -> argparse.ArgumentParser:
     div.add_argument("embeddings", nargs="?", help="(n, d) embeddings as .npy (streamed) or .npz")
     div.add_argument("--example", choices=["digits"], help="run a bundled example instead of a file")
     div.add_argument("--kernel", choices=["gaussian", "cosine"], default="gaussian")
-    div.add_argument("--sigma", type=float, help="Gaussian bandwidth (default: median pairwise distance)")
+    div.add_argument("--sigma", type=POSITIVE_FLOAT, help="Gaussian bandwidth (default: median pairwise distance)")
     div.add_argument(
         "--method",
         choices=["auto", "exact", "fkea", "both"],
@@ -630,16 +706,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     div.add_argument(
         "--rff-dim",
-        type=int,
+        type=_int_from(1, 1_000_000),
         help="random Fourier frequencies r (2r features); default 2000, Scendi 1000, digits 512/500",
     )
     div.add_argument(
         "--alphas",
         help="comma-separated entropy orders α > 0, inf allowed (default 1,2,inf; digits: one order, 1)",
     )
-    div.add_argument("--seed", type=int, default=0, help="seed for frequencies and subsampling (default 0)")
-    div.add_argument("--batch-size", type=int, default=8192, help="rows per streamed batch (default 8192)")
-    div.add_argument("--delta", type=float, default=0.05, help="failure probability of the FKEA radius")
+    div.add_argument("--seed", type=SEED, default=0, help="seed for frequencies and subsampling (default 0)")
+    div.add_argument(
+        "--batch-size", type=_int_from(1, 10_000_000), default=8192, help="rows per streamed batch (default 8192)"
+    )
+    div.add_argument(
+        "--delta",
+        type=_float_in(0.0, 1.0, open_low=True, open_high=True),
+        default=0.05,
+        help="failure probability of the FKEA radius",
+    )
     div.add_argument(
         "--prompts",
         nargs="?",
@@ -648,17 +731,31 @@ def build_parser() -> argparse.ArgumentParser:
         help="Scendi: prompt embeddings ('embeddings', 'ids') paired by id with the images' 'ids' "
         "(with --example digits: no value, the bundled prompts naming each digit)",
     )
-    div.add_argument("--text-sigma", type=float, help="Scendi: text bandwidth (default: median pairwise distance)")
-    div.add_argument("--epsilon", type=float, default=1e-6, help="Scendi: ridge on C_TT, relative to its trace")
     div.add_argument(
-        "--modes", type=int, metavar="K", help="also find the top K modes (FKEA, and Scendi with --prompts)"
+        "--text-sigma", type=POSITIVE_FLOAT, help="Scendi: text bandwidth (default: median pairwise distance)"
     )
-    div.add_argument("--top", type=int, default=16, help="samples shown per mode (default 16)")
+    div.add_argument(
+        "--epsilon",
+        type=_float_in(0.0, 1.0, open_low=True, open_high=True),
+        default=1e-6,
+        help="Scendi: ridge on C_TT, relative to its trace",
+    )
+    div.add_argument(
+        "--modes",
+        type=_int_from(1, 10_000),
+        metavar="K",
+        help="also find the top K modes (FKEA, and Scendi with --prompts)",
+    )
+    div.add_argument("--top", type=_int_from(1, 10_000), default=16, help="samples shown per mode (default 16)")
     div.add_argument("--gallery", metavar="DIR", help="write mode galleries (PNG grids + JSON, or Markdown for texts)")
-    div.add_argument("--n-per-condition", type=int, default=170, help="digits: images per class count")
-    div.add_argument("--per-prompt", type=int, default=100, help="digits --prompts: pairs per prompt")
-    div.add_argument("--repeats", type=int, help="digits: seeded repeats (default 10; 3 with --prompts)")
-    div.add_argument("--sigma-scale", type=float, default=0.4, help="digits: σ as a multiple of the median distance")
+    div.add_argument(
+        "--n-per-condition", type=_int_from(1, 100_000), default=170, help="digits: images per class count"
+    )
+    div.add_argument("--per-prompt", type=_int_from(1, 100_000), default=100, help="digits --prompts: pairs per prompt")
+    div.add_argument("--repeats", type=_int_from(1, 1000), help="digits: seeded repeats (default 10; 3 with --prompts)")
+    div.add_argument(
+        "--sigma-scale", type=POSITIVE_FLOAT, default=0.4, help="digits: σ as a multiple of the median distance"
+    )
     div.add_argument("--json", help="also write the results as JSON to this path")
     div.add_argument("--quiet", action="store_true", help="no progress bar")
     div.set_defaults(func=_cmd_diversity)
@@ -680,7 +777,9 @@ def build_parser() -> argparse.ArgumentParser:
     _suite_options(evaluate, metadata=True)
     evaluate.add_argument("--out", help="results.jsonl path (default IMAGEDIR/results.jsonl); resumes from OUT.partial")
     evaluate.add_argument("--allow-missing", action="store_true", help="evaluate even if prompts/images are missing")
-    evaluate.add_argument("--images-per-prompt", type=int, default=4, help="expected samples per prompt (default 4)")
+    evaluate.add_argument(
+        "--images-per-prompt", type=_int_from(1, 10_000), default=4, help="expected samples per prompt (default 4)"
+    )
     evaluate.add_argument("--detector", choices=["hf", "mmdet"], default="hf")
     evaluate.add_argument("--detector-model", default="facebook/mask2former-swin-small-coco-instance")
     evaluate.add_argument("--detector-revision")
@@ -699,7 +798,7 @@ def build_parser() -> argparse.ArgumentParser:
     summary = verbs.add_parser("summary", help="GenEval Table-2 summary of a results.jsonl (ours or the reference's)")
     summary.add_argument("results")
     _suite_options(summary, metadata=True)
-    summary.add_argument("--images-per-prompt", type=int, default=4)
+    summary.add_argument("--images-per-prompt", type=_int_from(1, 10_000), default=4)
     summary.add_argument("--allow-missing", action="store_true", help="exit 0 even if the results miss prompts")
     summary.add_argument("--json", help="also write the summary as JSON")
     summary.set_defaults(func=_cmd_summary)
@@ -715,8 +814,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     agree.add_argument("--auto-label", default="geneval", help="name of the automatic verdict set in the report")
     agree.add_argument("--scores", help="JSON lines {source, prompt_id, image_id, score} to tune per-task thresholds")
-    agree.add_argument("--folds", type=int, default=5, help="cross-validation folds for tuned thresholds (5)")
-    agree.add_argument("--seed-cv", type=int, default=0, help="seed of the fold assignment")
+    agree.add_argument(
+        "--folds", type=_int_from(2, 1000), default=5, help="cross-validation folds for tuned thresholds (5)"
+    )
+    agree.add_argument("--seed-cv", type=SEED, default=0, help="seed of the fold assignment")
     agree.add_argument("--out", help="write agreement.json and agreement.md to this folder")
     agree.set_defaults(func=_cmd_agreement)
 
@@ -733,21 +834,23 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--revision")
     gen.add_argument("--stage2", help="DeepFloyd IF stage-II model (stage I is --model)")
     gen.add_argument("--import-from", help="import images made elsewhere (GenEval layout) instead of generating")
-    gen.add_argument("--steps", type=int, default=50)
-    gen.add_argument("--guidance", type=float, default=9.0)
+    gen.add_argument("--steps", type=_int_from(1, 10_000), default=50)
+    gen.add_argument("--guidance", type=_float_in(-1e6, 1e6), default=9.0)
     gen.add_argument("--negative-prompt")
-    gen.add_argument("--height", type=int)
-    gen.add_argument("--width", type=int)
-    gen.add_argument("--images-per-prompt", type=int, default=4)
-    gen.add_argument("--seed-images", type=int, default=42, help="generation seed (GenEval: 42)")
+    gen.add_argument("--height", type=_int_from(8, 16_384))
+    gen.add_argument("--width", type=_int_from(8, 16_384))
+    gen.add_argument("--images-per-prompt", type=_int_from(1, 10_000), default=4)
+    gen.add_argument("--seed-images", type=SEED, default=42, help="generation seed (GenEval: 42)")
     gen.add_argument("--seeding", choices=["prompt", "sample"], default="prompt")
-    gen.add_argument("--batch-size", type=int, help="images per pipeline call (default: images per prompt)")
+    gen.add_argument(
+        "--batch-size", type=_int_from(1, 10_000), help="images per pipeline call (default: images per prompt)"
+    )
     gen.add_argument("--dtype", default="auto", help="float32, float16, bfloat16 or auto (float16 on CUDA)")
     gen.add_argument("--scheduler", help="diffusers scheduler class to swap in, e.g. DDIMScheduler")
     gen.add_argument("--grid", action="store_true", help="also save grid.png per prompt")
     gen.add_argument("--device", default="auto")
     gen.add_argument("--prompts", help="only these prompt indices, e.g. 0-9,20")
-    gen.add_argument("--limit", type=int, help="only the first N selected prompts")
+    gen.add_argument("--limit", type=POSITIVE, help="only the first N selected prompts")
     gen.add_argument("--overwrite", action="store_true", help="replace a folder made with another specification")
     gen.add_argument("--quiet", action="store_true")
     gen.set_defaults(func=_cmd_generate)
@@ -758,8 +861,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(Prefect flow: generate, embed, judge, measure, store, report)",
     )
     run.add_argument("--config", required=True, help="e.g. configs/smoke.yaml")
-    run.add_argument("--wait", type=float, default=0.0, help="wait up to S seconds if another refresh holds the store")
-    run.add_argument("--dask", type=int, metavar="WORKERS", help="fan tasks out over a local Dask cluster")
+    run.add_argument(
+        "--wait", type=SECONDS, default=0.0, help="wait up to S seconds if another refresh holds the store"
+    )
+    run.add_argument(
+        "--dask", type=_int_from(1, 1024), metavar="WORKERS", help="fan tasks out over a local Dask cluster"
+    )
     run.add_argument("--summary", help="write the run's per-task states as JSON")
     run.set_defaults(func=_cmd_run)
 
@@ -774,8 +881,19 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument("--config", help="take the store path from this config")
     sql.add_argument("--out", help="write the rows to FILE.csv or FILE.parquet instead of printing")
     sql.add_argument("--write", action="store_true", help="allow statements that modify the store")
-    sql.add_argument("--limit", type=int, default=50, help="rows to print (default 50)")
-    sql.add_argument("--timeout", type=float, default=30.0, help="seconds to wait while a writer holds the store")
+    sql.add_argument(
+        "--limit",
+        type=_int_from(0, 1_000_000),
+        default=50,
+        help="rows to print (default 50); the rest are never fetched",
+    )
+    sql.add_argument(
+        "--timeout",
+        type=_float_in(0.0, 1e9, open_low=True),
+        default=60.0,
+        help="stop the query after S seconds and release the store (default 60; a refresh waits 120 s for it)",
+    )
+    sql.add_argument("--wait", type=SECONDS, default=30.0, help="seconds to wait while a writer holds the store")
     sql.set_defaults(func=_cmd_sql)
 
     fail = verbs.add_parser(
@@ -785,7 +903,7 @@ def build_parser() -> argparse.ArgumentParser:
     fail.add_argument("--model", action="append", help="a stored model (repeatable; default: every current model)")
     fail.add_argument("--store", help="DuckDB file (default: the config's store, else data/t2ibench.duckdb)")
     fail.add_argument("--config", help="take the store path from this config")
-    fail.add_argument("--timeout", type=float, default=30.0, help="seconds to wait while a writer holds the store")
+    fail.add_argument("--wait", type=SECONDS, default=30.0, help="seconds to wait while a writer holds the store")
     fail.set_defaults(func=_cmd_failures)
 
     schedule = verbs.add_parser("schedule", help="create a Prefect deployment that refreshes the leaderboard on a cron")
@@ -798,29 +916,52 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _suite_options(p: argparse.ArgumentParser, *, metadata: bool) -> None:
-    p.add_argument("--seed", type=int, default=43, help="suite seed (43: the official suite)")
-    p.add_argument("--per-task", type=int, default=100, help="samples per task (100: the official suite)")
+    p.add_argument("--seed", type=SEED, default=43, help="suite seed (43: the official suite)")
+    p.add_argument(
+        "--per-task", type=_int_from(1, 100_000), default=100, help="samples per task (100: the official suite)"
+    )
     if metadata:
         p.add_argument("--metadata", help="an evaluation_metadata.jsonl to use instead of generating the suite")
 
 
 def _param_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--threshold", type=float, default=0.3, help="detection score threshold (default 0.3)")
-    p.add_argument("--counting-threshold", type=float, default=0.9, help="threshold for counting prompts (0.9)")
-    p.add_argument("--max-objects", type=int, default=16, help="kept objects per class (16)")
-    p.add_argument("--max-overlap", type=float, default=1.0, help="IoU de-duplication threshold (1.0: off)")
-    p.add_argument("--position-margin", type=float, default=0.1, help="relative-position margin (0.1)")
+    p.add_argument("--threshold", type=UNIT, default=0.3, help="detection score threshold (default 0.3)")
+    p.add_argument("--counting-threshold", type=UNIT, default=0.9, help="threshold for counting prompts (0.9)")
+    p.add_argument("--max-objects", type=_int_from(1, 10_000), default=16, help="kept objects per class (16)")
+    p.add_argument(
+        "--max-overlap",
+        type=_float_in(0.0, 1.0, open_low=True),
+        default=1.0,
+        help="IoU de-duplication threshold (1.0: off)",
+    )
+    p.add_argument("--position-margin", type=UNIT, default=0.1, help="relative-position margin (0.1)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``t2ibench`` console script; returns the process exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    notes = logging.StreamHandler(sys.stderr)
+    notes.setFormatter(logging.Formatter(f"t2ibench {args.verb}: note: %(message)s"))
+    NOTES.addHandler(notes)
+    NOTES.setLevel(logging.INFO)
+    shown = warnings.showwarning
+
+    def one_line(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        print(f"t2ibench {args.verb}: warning: {' '.join(str(message).split())}", file=sys.stderr)
+
+    warnings.showwarning = one_line  # no source paths and code lines in the user's console
     try:
         status: int = args.func(args)
     except (InputError, StateMismatchError) as exc:
-        print(f"t2ibench {args.verb}: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        print(f"t2ibench {args.verb}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return int(getattr(exc, "exit_code", EXIT_USAGE))
+    except KeyboardInterrupt:
+        print(f"t2ibench {args.verb}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        NOTES.removeHandler(notes)
+        warnings.showwarning = shown
     return status
 
 

@@ -12,17 +12,100 @@ import dataclasses
 import hashlib
 import json
 import math
+import os
+import re
 import types
 import typing
+import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
-import yaml
-
 from t2ibench.errors import InputError, unknown_choice
+from t2ibench.io import load_yaml
+from t2ibench.suites.geneval import MAX_PER_TASK
 
 T = TypeVar("T")
+
+MAX_SEED = 2**31 - 1  # seeds are stored as 32-bit integers
+MAX_IMAGES_PER_PROMPT = 10_000
+MAX_SHARDS = 4096
+MAX_PIXELS_SIDE = 16_384
+DTYPES = ("auto", "float32", "float16", "bfloat16")
+DIGITS = re.compile(r"[0-9]+")
+NAME_RULE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+=@-]{0,127}")
+
+
+class FieldError(InputError):
+    """A value out of range, raised by a config section's checks; ``_build`` prefixes file and key path."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def check_name(value: str, *, what: str) -> str:
+    """A name used as a file or folder name: no separators, '..', leading dot, spaces or control characters."""
+    if not NAME_RULE.fullmatch(value):
+        raise InputError(
+            f"{what} {value!r} cannot be used as a folder name: use letters, digits and _ . + = @ - (not first: "
+            "a dot or dash), at most 128 characters, no '/', spaces or control characters"
+        )
+    return value
+
+
+def visible_text(text: str) -> bool:
+    """One line of printable text: no control, format (bidi overrides, zero-width) or line/paragraph separators."""
+    return not any(unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") for c in text)
+
+
+def _int_at_least(section: Any, name: str, minimum: int, maximum: int | None = None) -> None:
+    value = getattr(section, name)
+    if value is None:
+        return
+    if value < minimum or (maximum is not None and value > maximum):
+        bound = f"in [{minimum}, {maximum}]" if maximum is not None else f"≥ {minimum}"
+        raise FieldError(name, f"must be {bound}; got {value!r}")
+
+
+def _unit_interval(section: Any, name: str, *, closed_top: bool = True, open_bottom: bool = False) -> None:
+    value = getattr(section, name)
+    low_ok = value > 0 if open_bottom else value >= 0
+    high_ok = value <= 1 if closed_top else value < 1
+    if not (math.isfinite(value) and low_ok and high_ok):
+        interval = f"{'(' if open_bottom else '['}0, 1{']' if closed_top else ')'}"
+        raise FieldError(name, f"must be in {interval}; got {value!r}")
+
+
+def _bandwidth(section: Any, name: str) -> None:
+    from t2ibench.metrics._validate import MIN_SIGMA
+
+    value = getattr(section, name)
+    if value != "median" and not (math.isfinite(value) and value >= MIN_SIGMA):
+        raise FieldError(name, f"must be a number ≥ {MIN_SIGMA:g} (embedding units) or 'median'; got {value!r}")
+
+
+def _seed(section: Any, name: str = "seed") -> None:
+    _int_at_least(section, name, 0, MAX_SEED)
+
+
+def _rff_memory(section: Any) -> None:
+    from t2ibench.metrics._validate import check_memory
+
+    _int_at_least(section, "rff_dim", 1)
+    features = 2 * section.rff_dim
+    try:  # the D × D float64 covariance, its eigendecomposition workspace and the eigenvectors
+        check_memory(3 * features * features * 8, what=f"rff_dim {section.rff_dim} (a {features}² covariance)")
+    except InputError as exc:
+        raise FieldError("rff_dim", str(exc)) from None
+
+
+def _not_given(section: Any, given: set[str], names: tuple[str, ...], reason: str) -> None:
+    for name in names:
+        if name in given:
+            raise FieldError(name, f"has no effect {reason}; remove it")
 
 
 @dataclass(frozen=True)
@@ -33,6 +116,37 @@ class GenEvalSuite:
     per_task: int = 100
     limit_per_task: int | None = None  # keep only the first N prompts of each task (smoke runs)
     prompts: str | None = None  # or explicit indices/ranges, e.g. "0-9,80-85"
+
+    def __post_init__(self) -> None:
+        _seed(self)
+        _int_at_least(self, "per_task", 1, MAX_PER_TASK)
+        _int_at_least(self, "limit_per_task", 1)
+        if self.prompts is not None:
+            try:
+                parse_indices(self.prompts, size=self.size)
+            except InputError as exc:
+                raise FieldError("prompts", str(exc)) from None
+
+    @property
+    def size(self) -> int:
+        """Number of records the generated suite has at most (80 single-object + per_task for the five others)."""
+        return 80 + 5 * self.per_task
+
+
+def parse_indices(text: str, *, size: int) -> list[int]:
+    """Indices from 'a-b,c' ranges, each in [0, size); InputError on bad syntax, reversed or out-of-range parts."""
+    wanted: set[int] = set()
+    for part in text.split(","):
+        start, dash, stop = part.strip().partition("-")
+        if not DIGITS.fullmatch(start) or (dash and not DIGITS.fullmatch(stop)):
+            raise InputError(f"cannot read {part.strip()!r} (use indices or ranges like 0-9,20)")
+        first, last = int(start), int(stop) if dash else int(start)
+        if last < first:
+            raise InputError(f"range {part.strip()!r} runs backwards")
+        if last >= size:
+            raise InputError(f"index {last} is beyond the suite ({size} prompts at most, numbered from 0)")
+        wanted.update(range(first, last + 1))
+    return sorted(wanted)
 
 
 @dataclass(frozen=True)
@@ -56,6 +170,37 @@ class GeneratorConfig:
     dtype: str = "auto"
     scheduler: str | None = None
 
+    def __post_init__(self) -> None:
+        _int_at_least(self, "steps", 1, 10_000)
+        if not math.isfinite(self.guidance):
+            raise FieldError("guidance", f"must be a finite number; got {self.guidance!r}")
+        _int_at_least(self, "images_per_prompt", 1, MAX_IMAGES_PER_PROMPT)
+        _seed(self)
+        _int_at_least(self, "batch_size", 1, MAX_IMAGES_PER_PROMPT)
+        for name in ("height", "width"):
+            value = getattr(self, name)
+            if value is not None and (value < 8 or value % 8 or value > MAX_PIXELS_SIDE):
+                raise FieldError(name, f"must be a multiple of 8 in [8, {MAX_PIXELS_SIDE}]; got {value!r}")
+        if (self.height is None) != (self.width is None):
+            # diffusers silently drops one without the other (both fall back to the model's default size)
+            raise FieldError("height" if self.width is None else "width", "height and width go together: give both")
+        if self.dtype not in DTYPES:
+            raise FieldError("dtype", str(unknown_choice("dtype", self.dtype, DTYPES)))
+        if not self.model.strip():
+            raise FieldError("model", "must name a hub id, a local directory or tiny-random")
+        if self.backend == "folder" and not self.source:
+            raise FieldError("source", "the folder backend imports images from 'source' (a GenEval-layout folder)")
+
+    @classmethod
+    def check_given(cls, given: Mapping[str, Any]) -> None:
+        """Keys that do nothing for the chosen backend are refused (a value that would be silently ignored)."""
+        if given.get("backend", "diffusers") == "folder":
+            diffusers_only: tuple[str, ...] = ("model", "revision", "stage2", "steps", "guidance", "negative_prompt")
+            diffusers_only += ("height", "width", "seed", "seeding", "batch_size", "dtype", "scheduler")
+            _not_given(cls, set(given), diffusers_only, "with 'backend: folder' (images are imported, not generated)")
+        elif "source" in given:
+            raise FieldError("source", "is read by the folder backend only: add 'backend: folder'")
+
 
 @dataclass(frozen=True)
 class ModelConfig:
@@ -64,6 +209,16 @@ class ModelConfig:
     name: str
     generator: GeneratorConfig = field(default_factory=GeneratorConfig)
     label: str | None = None
+
+    def __post_init__(self) -> None:
+        try:
+            check_name(self.name, what="model name")
+        except InputError as exc:
+            raise FieldError("name", str(exc)) from None
+        if self.label is not None and (not self.label.strip() or not visible_text(self.label)):
+            raise FieldError(
+                "label", f"must be one line of visible text (no control or bidi characters); got {self.label!r}"
+            )
 
 
 @dataclass(frozen=True)
@@ -77,6 +232,19 @@ class DetectorConfig:
     mmdet_config: str | None = None
     mmdet_checkpoint: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.resize is not None:
+            short, long = self.resize
+            if not (0 < short <= long <= MAX_PIXELS_SIDE):
+                raise FieldError(
+                    "resize",
+                    f"must be [short, long] with 0 < short ≤ long ≤ {MAX_PIXELS_SIDE}; got {list(self.resize)}",
+                )
+        if self.backend == "mmdet" and not self.mmdet_config:
+            raise FieldError("mmdet_config", "the mmdet backend needs GenEval's Mask2Former config file")
+        if self.backend != "mmdet" and (self.mmdet_config or self.mmdet_checkpoint):
+            raise FieldError("mmdet_config", "is read by the mmdet backend only: add 'backend: mmdet' or remove it")
+
 
 @dataclass(frozen=True)
 class ColourConfig:
@@ -85,6 +253,17 @@ class ColourConfig:
     arch: str = "ViT-L-14"
     pretrained: str | None = "openai"
     background: str = "#999999"
+
+    def __post_init__(self) -> None:
+        if self.background != "original":
+            from PIL import ImageColor
+
+            try:
+                ImageColor.getrgb(self.background)
+            except ValueError:
+                raise FieldError(
+                    "background", f"must be a colour such as '#999999' or 'original'; got {self.background!r}"
+                ) from None
 
 
 @dataclass(frozen=True)
@@ -99,6 +278,13 @@ class GenEvalConfig:
     max_overlap: float = 1.0
     position_margin: float = 0.1
 
+    def __post_init__(self) -> None:
+        _unit_interval(self, "threshold", closed_top=False)
+        _unit_interval(self, "counting_threshold", closed_top=False)
+        _int_at_least(self, "max_objects", 1, 10_000)
+        _unit_interval(self, "max_overlap", open_bottom=True)
+        _unit_interval(self, "position_margin", closed_top=False)
+
 
 @dataclass(frozen=True)
 class EmbedderConfig:
@@ -110,6 +296,12 @@ class EmbedderConfig:
     pooling: Literal["cls", "mean"] = "cls"
     normalize: bool = False
     dtype: str = "float32"
+
+    def __post_init__(self) -> None:
+        if self.dtype not in DTYPES:
+            raise FieldError("dtype", str(unknown_choice("dtype", self.dtype, DTYPES)))
+        if not self.model.strip():
+            raise FieldError("model", "must name a model (hub id, local path or tiny-random)")
 
 
 @dataclass(frozen=True)
@@ -126,6 +318,27 @@ class DiversityConfig:
     modes: int = 6
     top: int = 12
 
+    def __post_init__(self) -> None:
+        from t2ibench.metrics._validate import check_alphas
+
+        _bandwidth(self, "sigma")
+        _rff_memory(self)
+        try:
+            parsed = check_alphas(self.alphas)
+        except InputError as exc:
+            raise FieldError("alphas", str(exc)) from None
+        if len(parsed) != len(self.alphas):
+            raise FieldError("alphas", f"lists an order twice: {list(self.alphas)}")
+        _seed(self)
+        _int_at_least(self, "shards", 1, MAX_SHARDS)
+        for n in self.n_curve:
+            if n < 1:
+                raise FieldError("n_curve", f"sample sizes must be ≥ 1; got {list(self.n_curve)}")
+        if len(set(self.n_curve)) != len(self.n_curve):
+            raise FieldError("n_curve", f"lists a sample size twice: {list(self.n_curve)}")
+        _int_at_least(self, "modes", 1, 1000)
+        _int_at_least(self, "top", 1, 1000)
+
 
 @dataclass(frozen=True)
 class ScendiConfig:
@@ -139,6 +352,16 @@ class ScendiConfig:
     seed: int = 0
     modes: int = 6
     top: int = 12
+
+    def __post_init__(self) -> None:
+        _bandwidth(self, "image_sigma")
+        _bandwidth(self, "text_sigma")
+        _rff_memory(self)
+        if not (math.isfinite(self.epsilon) and 0 < self.epsilon < 1):
+            raise FieldError("epsilon", f"must be in (0, 1) (a ridge relative to Tr C_TT); got {self.epsilon!r}")
+        _seed(self)
+        _int_at_least(self, "modes", 1, 1000)
+        _int_at_least(self, "top", 1, 1000)
 
 
 @dataclass(frozen=True)
@@ -166,6 +389,14 @@ class Runtime:
     retries: int = 2
     retry_delay_seconds: tuple[float, ...] = (10.0, 60.0)
 
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"auto|cpu|mps|cuda(:[0-9]+)?", self.device):
+            raise FieldError("device", f"must be auto, cpu, cuda, cuda:N or mps; got {self.device!r}")
+        _int_at_least(self, "workers", 1, 1024)
+        _int_at_least(self, "retries", 0, 100)
+        if not self.retry_delay_seconds or any(not (math.isfinite(d) and d >= 0) for d in self.retry_delay_seconds):
+            raise FieldError("retry_delay_seconds", f"must list delays ≥ 0 s; got {list(self.retry_delay_seconds)}")
+
 
 @dataclass(frozen=True)
 class Outputs:
@@ -175,6 +406,40 @@ class Outputs:
     reports: str = "reports"
     store: str = "data/t2ibench.duckdb"
     cache: str = "data/cache"
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not value.strip() or not visible_text(value):
+                raise FieldError(f.name, f"must be a path without control characters; got {value!r}")
+        store = os.path.normpath(self.store)
+        if store in (".", "..") or self.store.endswith(("/", os.sep)) or not Path(store).suffix:
+            raise FieldError("store", f"must name a DuckDB file such as data/t2ibench.duckdb; got {self.store!r}")
+        for other in ("data", "reports", "cache"):
+            if store == os.path.normpath(getattr(self, other)):
+                raise FieldError("store", f"{self.store!r} is also outputs.{other} (a folder); name a file inside it")
+
+    def check_inside(self, root: Path) -> None:
+        """Refuse output paths that lead outside the workspace ``root`` ('..' or absolute paths elsewhere).
+
+        Checked lexically: a symlinked folder inside the workspace (e.g. data → a scratch disk) is allowed. The
+        embedding cache alone may be an absolute path elsewhere: it is content-keyed (``<cache>/<fingerprint>/``)
+        and meant to be shared between workspaces; a relative cache path may not climb out with '..'.
+        """
+        base = Path(os.path.normpath(root.absolute()))
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "cache" and Path(value).is_absolute():
+                continue
+            target = Path(os.path.normpath(base / value))
+            if f.name == "store" and target.is_dir():
+                raise FieldError("store", f"{value!r} is a folder; name the DuckDB file (e.g. {value}/t2ibench.duckdb)")
+            if target != base and base not in target.parents:
+                raise FieldError(
+                    f.name,
+                    f"{value!r} leads outside the workspace {base}; keep outputs inside it (a symlink "
+                    "inside the workspace may point elsewhere)",
+                )
 
 
 @dataclass(frozen=True)
@@ -190,12 +455,18 @@ class Config:
     description: str = ""
 
     def __post_init__(self) -> None:
-        names = [m.name for m in self.models]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
+        try:
+            check_name(self.name, what="config name")
+        except InputError as exc:
+            raise FieldError("name", str(exc)) from None
+        names = [m.name.lower() for m in self.models]
+        duplicates = sorted({m.name for m in self.models if names.count(m.name.lower()) > 1})
         if duplicates:
-            raise InputError(f"models: names must be unique; repeated: {', '.join(duplicates)}")
+            raise FieldError(
+                "models", f"names must be unique (ignoring case: they name folders); repeated: {', '.join(duplicates)}"
+            )
         if not self.models:
-            raise InputError("models: list at least one model")
+            raise FieldError("models", "list at least one model")
 
     def model(self, name: str) -> ModelConfig:
         """The model called ``name`` (did-you-mean on a typo)."""
@@ -244,12 +515,21 @@ def load_config(path: str | Path) -> Config:
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
-        raise InputError(f"{p}: cannot read ({exc.strerror})") from None
+        raise InputError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{p}: not UTF-8 text (byte {exc.start}); a config is a YAML text file") from None
+    config = parse_config(load_yaml(text, source=str(p)), source=str(p))
     try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise InputError(f"{p}: not valid YAML (safe_load; Python tags are refused): {exc}") from None
-    return parse_config(raw, source=str(p))
+        config.outputs.check_inside(workspace_root(p))
+    except FieldError as exc:
+        raise InputError(f"{p}:outputs.{exc.field}: {exc.message}") from None
+    return config
+
+
+def workspace_root(config_path: str | Path) -> Path:
+    """The workspace of a config file: the parent of its ``configs/`` folder, else the file's folder."""
+    path = Path(config_path).absolute()
+    return path.parent.parent if path.parent.name == "configs" else path.parent
 
 
 def parse_config(raw: Any, *, source: str = "config") -> Config:
@@ -278,8 +558,14 @@ def _build(cls: type[T], raw: Any, where: str) -> T:
     ]
     if missing:
         raise InputError(f"{where} missing required key(s): {', '.join(missing)}")
+    sep = "" if where.endswith(":") else "."
     try:
+        check_given = getattr(cls, "check_given", None)
+        if check_given is not None:
+            check_given(kwargs)
         return cls(**kwargs)
+    except FieldError as exc:
+        raise InputError(f"{where}{sep}{exc.field}: {exc.message}") from None
     except TypeError as exc:
         raise InputError(f"{where} {exc}") from None
 
@@ -320,7 +606,7 @@ def _coerce(tp: Any, value: Any, where: str) -> Any:
             raise InputError(f"{where}: expected an integer, got {value!r}")
         return value
     if tp is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
             raise InputError(f"{where}: expected a number, got {value!r}")
         return float(value)
     if tp is str:

@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 import difflib
+import logging
 from collections.abc import Sequence
+
+NOTES = logging.getLogger("t2ibench")
+"""Where the library says what it did about an input it could use (a recomputed stale cache, a converted image):
+the CLI prints these lines as 'note: ...', Prefect flows log them."""
+
+
+def note(message: str) -> None:
+    """Tell the user something the library decided about their input (one line)."""
+    NOTES.warning(message)
 
 
 class InputError(ValueError):

@@ -13,6 +13,7 @@ GenEval's Table 2: accuracy over images per task, overall = unweighted mean of t
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -21,13 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from t2ibench.errors import InputError
-from t2ibench.io import read_jsonl
+from t2ibench.errors import InputError, note
+from t2ibench.io import loads_strict, read_jsonl, write_text_atomic
 from t2ibench.metrics.geneval import COLORS, TASKS, Detection, GenEvalParams, evaluate_detections
 from t2ibench.progress import progress
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
-_PROMPT_DIR = re.compile(r"^\d+$")
+_PROMPT_DIR = re.compile(r"[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -82,8 +83,8 @@ class FolderScan:
             lines.append(f"problem: {problem}")
         if len(self.problems) > limit:
             lines.append(f"(+{len(self.problems) - limit} more problems)")
-        for note in self.notes[:limit]:
-            lines.append(f"note: {note}")
+        for remark in self.notes[:limit]:
+            lines.append(f"note: {remark}")
         return "\n".join(lines)
 
 
@@ -122,7 +123,7 @@ def scan_folder(
         if not entry.is_dir():
             notes.append(f"ignored file {entry.name}")
             continue
-        if not _PROMPT_DIR.match(entry.name):
+        if not _PROMPT_DIR.fullmatch(entry.name):
             non_digit.append(entry.name)
             continue
         index = int(entry.name)
@@ -138,10 +139,9 @@ def scan_folder(
             problems.append(f"{entry.name}: missing metadata.jsonl")
             continue
         try:
-            first = meta_path.read_text(encoding="utf-8").splitlines()[0]
-            metadata = json.loads(first)
-        except (IndexError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-            problems.append(f"{meta_path}: malformed metadata ({type(exc).__name__})")
+            metadata = read_metadata(meta_path)
+        except InputError as exc:
+            problems.append(str(exc))
             continue
         if suite is not None and _canon(metadata) != _canon(suite[index]):
             problems.append(
@@ -158,6 +158,13 @@ def scan_folder(
         if not images:
             problems.append(f"{entry.name}: no samples")
             continue
+        by_sample: dict[str, list[str]] = {}
+        for path in images:
+            by_sample.setdefault(path.stem.lower(), []).append(path.name)
+        twice = {stem: names for stem, names in by_sample.items() if len(names) > 1}
+        for names in twice.values():
+            problems.append(f"{entry.name}/samples: one sample in several files ({', '.join(names)}); keep one")
+        images = [p for p in images if p.stem.lower() not in twice]
         if images_per_prompt is not None and len(images) != images_per_prompt:
             problems.append(f"{entry.name}: {len(images)} samples, expected {images_per_prompt}")
         for path in images:
@@ -185,6 +192,25 @@ def scan_folder(
         problems=tuple(problems),
         notes=tuple(notes),
     )
+
+
+def read_metadata(path: Path) -> dict[str, Any]:
+    """The one prompt record of a prompt folder's metadata.jsonl; InputError names the file otherwise."""
+    from t2ibench.suites.geneval import validate_record
+
+    try:
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: malformed metadata ({type(exc).__name__})") from None
+    if len(lines) != 1:
+        raise InputError(f"{path}: malformed metadata (holds {len(lines)} records; expected exactly 1)")
+    try:
+        record = loads_strict(lines[0], where=str(path))
+        validate_record(record, where=str(path))
+    except InputError as exc:
+        raise InputError(f"{path}: malformed metadata ({str(exc).removeprefix(str(path) + ': ')})") from None
+    assert isinstance(record, dict)
+    return record
 
 
 def _canon(record: Mapping[str, Any]) -> str:
@@ -215,7 +241,7 @@ class ResultRow:
     def prompt_index(self) -> int | None:
         """The prompt folder number parsed from the filename (``.../<NNNNN>/samples/...``), if present."""
         parts = Path(self.filename).parts
-        if len(parts) >= 3 and parts[-2] == "samples" and parts[-3].isdigit():
+        if len(parts) >= 3 and parts[-2] == "samples" and _PROMPT_DIR.fullmatch(parts[-3]):
             return int(parts[-3])
         return None
 
@@ -242,7 +268,13 @@ class ResultRow:
 
 
 def parse_result(record: Any, *, where: str) -> ResultRow:
-    """A ResultRow from a decoded results.jsonl object (ours or the reference's); InputError names ``where``."""
+    """A ResultRow from a decoded results.jsonl object (ours or the reference's); InputError names ``where``.
+
+    Strict: ``correct`` must be a JSON boolean, text fields strings, ``metadata`` a valid prompt record whose tag
+    and prompt agree with the line's, ``details``/``colours`` objects of the right shape.
+    """
+    from t2ibench.suites.geneval import validate_record
+
     if not isinstance(record, dict):
         raise InputError(f"{where}: a result must be a JSON object")
     missing = [k for k in ("filename", "tag", "prompt", "correct", "metadata") if k not in record]
@@ -251,14 +283,31 @@ def parse_result(record: Any, *, where: str) -> ResultRow:
 
     def decode(value: Any, name: str) -> Any:
         if isinstance(value, str):
-            try:
-                return json.loads(value) if value else {}
-            except json.JSONDecodeError:
-                raise InputError(f"{where}: {name} is not valid JSON") from None
-        return value or {}
+            return loads_strict(value, where=f"{where}: {name}") if value else {}
+        return {} if value is None else value
 
+    for name in ("filename", "tag", "prompt"):
+        if not isinstance(record[name], str) or (name == "filename" and not record[name]):
+            raise InputError(f"{where}: {name} must be a non-empty string; got {record[name]!r}")
+    if not isinstance(record["correct"], bool):
+        raise InputError(f"{where}: correct must be a JSON boolean (true/false); got {record['correct']!r}")
+    reason = record.get("reason")
+    if reason is not None and not isinstance(reason, str):
+        raise InputError(f"{where}: reason must be a string; got {reason!r}")
     if record["tag"] not in TASKS:
         raise InputError(f"{where}: unknown tag {record['tag']!r}")
+    metadata = decode(record["metadata"], "metadata")
+    if not isinstance(metadata, dict):
+        raise InputError(f"{where}: metadata must be a JSON object (a prompt record)")
+    if metadata:
+        validate_record(metadata, where=f"{where}: metadata")
+        if metadata["tag"] != record["tag"]:
+            raise InputError(f"{where}: tag {record['tag']!r} disagrees with its metadata's tag {metadata['tag']!r}")
+        if metadata["prompt"] != record["prompt"]:
+            raise InputError(f"{where}: prompt {record['prompt']!r} disagrees with its metadata's prompt")
+    details = decode(record.get("details"), "details")
+    if not isinstance(details, dict):
+        raise InputError(f"{where}: details must be a JSON object")
     colours = decode(record.get("colours"), "colours")
     if not isinstance(colours, dict) or any(
         not isinstance(v, list) or any(c is not None and c not in COLORS for c in v) for v in colours.values()
@@ -268,31 +317,34 @@ def parse_result(record: Any, *, where: str) -> ResultRow:
     if relation is not None and not isinstance(relation, str):
         raise InputError(f"{where}: relation must be a string")
     return ResultRow(
-        filename=str(record["filename"]),
-        tag=str(record["tag"]),
-        prompt=str(record["prompt"]),
-        correct=bool(record["correct"]),
-        reason=str(record.get("reason") or ""),
-        metadata=decode(record["metadata"], "metadata"),
-        details=decode(record.get("details"), "details"),
+        filename=record["filename"],
+        tag=record["tag"],
+        prompt=record["prompt"],
+        correct=record["correct"],
+        reason=reason or "",
+        metadata=metadata,
+        details=details,
         colours=colours,
         relation=relation,
     )
 
 
 def read_results(path: str | Path) -> list[ResultRow]:
-    """Read a results.jsonl (t2ibench's or GenEval's reference output)."""
-    return [parse_result(record, where=where) for where, record in read_jsonl(path)]
+    """Read a results.jsonl (t2ibench's or GenEval's reference output); an image judged twice is an error."""
+    rows: list[ResultRow] = []
+    first: dict[str, str] = {}
+    for where, record in read_jsonl(path):
+        row = parse_result(record, where=where)
+        if row.filename in first:
+            raise InputError(f"{where}: a second result for {row.filename} (first at {first[row.filename]})")
+        first[row.filename] = f"line {where.rsplit(':', 1)[-1]}"
+        rows.append(row)
+    return rows
 
 
 def write_results(path: str | Path, rows: Iterable[ResultRow]) -> Path:
     """Write results.jsonl atomically (temp file renamed into place)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text("".join(r.to_json() + "\n" for r in rows), encoding="utf-8")
-    tmp.replace(target)
-    return target
+    return write_text_atomic(path, "".join(r.to_json() + "\n" for r in rows))
 
 
 # -- evaluation ---------------------------------------------------------------------------------------------------
@@ -340,6 +392,23 @@ def judge_image(
     )
 
 
+def evaluation_fingerprint(detector: Any, colour: Any | None, params: GenEvalParams) -> dict[str, Any]:
+    """What decides a verdict: the detector's and colour model's descriptions and every threshold."""
+    from dataclasses import asdict
+
+    from t2ibench import __version__
+
+    def described(model: Any) -> Any:
+        return model.describe() if model is not None and hasattr(model, "describe") else type(model).__name__
+
+    return {
+        "t2ibench": __version__,
+        "detector": described(detector),
+        "colour": described(colour),
+        "params": asdict(params),
+    }
+
+
 def evaluate_scan(
     scan: FolderScan,
     detector: Any,
@@ -351,16 +420,38 @@ def evaluate_scan(
 ) -> list[ResultRow]:
     """Judge every readable image of ``scan``; with ``out``, resume from and append to ``out``.partial.
 
-    A run that is interrupted keeps the finished images in the .partial file; the next run with the same ``out``
-    skips them. The final results.jsonl is written atomically, in folder order, and the .partial removed.
+    A run that is interrupted keeps the finished images in the .partial file, whose first line records the
+    settings that made them (detector, colour model, thresholds); the next run with the same ``out`` and the
+    same settings skips them, and one with other settings starts over (with a note), never mixing verdicts. The
+    final results.jsonl is written atomically, in folder order, and the .partial removed.
     """
+    params = params or GenEvalParams()
+    settings = json.loads(json.dumps(evaluation_fingerprint(detector, colour, params), sort_keys=True, default=str))
     done: dict[str, ResultRow] = {}
     partial = Path(str(out) + ".partial") if out is not None else None
     if partial is not None and partial.exists():
-        for row in _read_partial(partial):
-            done[row.filename] = row
+        stored, rows_found = _read_partial(partial)
+        if stored == settings:
+            current = {str(item.path): item.path for item in scan.items}
+            stale = 0
+            for row, digest in rows_found:
+                path = current.get(row.filename)
+                if path is not None and _sha256(path) == digest:
+                    done[row.filename] = row
+                else:
+                    stale += 1
+            if stale:
+                note(f"{partial}: {stale} partial verdicts are for images that changed or left; judging them again")
+        else:
+            note(
+                f"{partial}: {len(rows_found)} partial verdicts were made with other settings "
+                f"({_changed(stored, settings)}); judging every image again"
+            )
+            partial.unlink()
     if partial is not None:
         partial.parent.mkdir(parents=True, exist_ok=True)
+        if not partial.exists():
+            partial.write_text(json.dumps({"partial_settings": settings}, sort_keys=True) + "\n", encoding="utf-8")
     todo = [item for item in scan.items if str(item.path) not in done]
     bar = progress(len(scan.items), "geneval", enabled=show_progress, unit="img")
     bar.update(len(scan.items) - len(todo))
@@ -370,7 +461,8 @@ def evaluate_scan(
             row = judge_image(item, detector, colour, params)
             done[row.filename] = row
             if handle is not None:
-                handle.write(row.to_json() + "\n")
+                line = json.loads(row.to_json()) | {"image_sha256": _sha256(item.path)}
+                handle.write(json.dumps(line) + "\n")
                 handle.flush()
             bar.update()
     finally:
@@ -385,15 +477,35 @@ def evaluate_scan(
     return rows
 
 
-def _read_partial(path: Path) -> list[ResultRow]:
-    """Rows of a .partial file; a torn last line (killed mid-write) is dropped."""
+def _changed(stored: Any, current: Mapping[str, Any]) -> str:
+    if not isinstance(stored, dict):
+        return "no settings recorded"
+    keys = sorted(k for k in set(stored) | set(current) if stored.get(k) != current.get(k))
+    return "changed: " + ", ".join(keys)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _read_partial(path: Path) -> tuple[Any, list[tuple[ResultRow, str | None]]]:
+    """(recorded settings or None, (row, image SHA-256)) of a .partial file; a torn last line is dropped."""
     rows = []
+    settings: Any = None
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         try:
-            rows.append(parse_result(json.loads(line), where=f"{path}:{number}"))
+            record = json.loads(line)
+            if number == 1 and isinstance(record, dict) and "partial_settings" in record:
+                settings = record["partial_settings"]
+                continue
+            rows.append((parse_result(record, where=f"{path}:{number}"), record.get("image_sha256")))
         except (json.JSONDecodeError, InputError):
             continue
-    return rows
+    return settings, rows
 
 
 # -- summary ------------------------------------------------------------------------------------------------------

@@ -3,15 +3,16 @@ agreement per source and task, and tuned baselines — the glue between annotati
 
 from __future__ import annotations
 
-import json
+import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from t2ibench.errors import InputError
+from t2ibench.errors import InputError, unknown_choice
 from t2ibench.geneval_eval import ResultRow
+from t2ibench.io import read_jsonl
 from t2ibench.metrics.agreement import (
     AutoAgreement,
     HumanAgreement,
@@ -22,7 +23,7 @@ from t2ibench.metrics.agreement import (
     tune_threshold,
 )
 from t2ibench.metrics.geneval import TASKS
-from t2ibench.suites.annotations import Annotation
+from t2ibench.suites.annotations import Annotation, LoadReport
 
 ALL = "all"
 ImageKey = tuple[str, int, int]
@@ -57,30 +58,78 @@ def human_verdicts(annotations: Sequence[Annotation], suite: Sequence[Mapping[st
     return out
 
 
+def load_all_annotations(
+    paths: Sequence[str | Path], suite: Sequence[Mapping[str, Any]]
+) -> tuple[list[Annotation], list[LoadReport]]:
+    """Annotations of several CSV files; a file given twice, or two files annotating one image, is an error."""
+    from t2ibench.suites.annotations import load_annotations
+
+    seen: dict[Path, str] = {}
+    owner: dict[ImageKey, str] = {}
+    annotations: list[Annotation] = []
+    reports: list[LoadReport] = []
+    for path in paths:
+        resolved = Path(path).resolve()
+        if resolved in seen:
+            raise InputError(f"{path}: given twice (also as {seen[resolved]}); each annotation file once")
+        seen[resolved] = str(path)
+        found, report = load_annotations(path, suite)
+        for a in found:
+            other = owner.get(a.image_key)
+            if other is not None and other != str(path):
+                raise InputError(
+                    f"{path}: annotates image {a.source} {a.prompt_id:05d}/{a.image_id} that {other} also annotates; "
+                    "merge the files or keep one (its annotators would be counted twice)"
+                )
+            owner[a.image_key] = str(path)
+        annotations += found
+        reports.append(report)
+    if not annotations:
+        raise InputError("no usable annotations were loaded (see the load reports)")
+    return annotations, reports
+
+
+def parse_auto_spec(spec: str, sources: Sequence[str]) -> tuple[str, str]:
+    """(source, results path) of '--auto [SOURCE=]RESULTS'; SOURCE may be left out only with one source."""
+    source, _, path = spec.rpartition("=")
+    if not source:
+        if len(sources) != 1:
+            raise InputError(f"--auto {spec}: name the source (SOURCE=PATH); annotations cover {', '.join(sources)}")
+        source = sources[0]
+    if source not in sources:
+        raise unknown_choice("annotated source", source, sources)
+    return source, path
+
+
 def auto_verdicts(rows: Sequence[ResultRow], source: str) -> dict[ImageKey, bool]:
     """Automatic verdicts keyed like annotations: (source, prompt folder number, sample number)."""
     out: dict[ImageKey, bool] = {}
     for row in rows:
-        if row.prompt_index is None or not row.sample.isdigit():
+        if row.prompt_index is None or not (row.sample.isascii() and row.sample.isdigit()):
             raise InputError(
                 f"{row.filename}: cannot read prompt and image ids from the path (<NNNNN>/samples/<k>.png)"
             )
-        out[(source, row.prompt_index, int(row.sample))] = row.correct
+        key = (source, row.prompt_index, int(row.sample))
+        if key in out:
+            raise InputError(f"{row.filename}: a second verdict for image {row.prompt_index:05d}/{int(row.sample)}")
+        out[key] = row.correct
     return out
 
 
 def read_scores(path: str | Path) -> dict[ImageKey, float]:
     """Scalar scores per image from JSON lines {"source", "prompt_id", "image_id", "score"} (e.g. CLIPScore)."""
-    p = Path(path)
     out: dict[ImageKey, float] = {}
-    for number, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            r = json.loads(line)
-            out[(str(r["source"]), int(r["prompt_id"]), int(r["image_id"]))] = float(r["score"])
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-            raise InputError(f"{p}:{number}: expected {{source, prompt_id, image_id, score}} ({exc})") from None
+    for where, r in read_jsonl(path):
+        ok = isinstance(r, dict) and isinstance(r.get("source"), str)
+        ok = ok and all(isinstance(r.get(k), int) and not isinstance(r.get(k), bool) for k in ("prompt_id", "image_id"))
+        score = r.get("score") if isinstance(r, dict) else None
+        ok = ok and isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score)
+        if not ok or not isinstance(score, (int, float)):
+            raise InputError(f"{where}: expected {{source: str, prompt_id: int, image_id: int, score: finite number}}")
+        key = (r["source"], r["prompt_id"], r["image_id"])
+        if key in out:
+            raise InputError(f"{where}: a second score for image {key[0]} {key[1]:05d}/{key[2]}")
+        out[key] = float(score)
     return out
 
 
@@ -128,7 +177,13 @@ def agreement_report(
     """Human agreement per (source, task), auto-vs-human for each automatic verdict set, tuned score thresholds."""
     report = AgreementReport()
     for source, task, keys in _slices(hv):
-        report.human[(source, task)] = human_agreement({k: hv.verdicts[k] for k in keys})
+        subset = {k: hv.verdicts[k] for k in keys}
+        if not any(len(v) >= 2 for v in subset.values()):  # agreement needs two annotators of one image
+            report.coverage[f"human {source}/{task}"] = f"skipped: none of its {len(keys)} images has 2+ annotations"
+            continue
+        report.human[(source, task)] = human_agreement(subset)
+    if not report.human:
+        raise InputError("no image has two or more annotations in any source: agreement is undefined")
     for name, verdicts in (auto or {}).items():
         table: dict[tuple[str, str], AutoAgreement] = {}
         for source, task, keys in _slices(hv):

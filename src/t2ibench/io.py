@@ -1,9 +1,16 @@
-"""Streaming reads of embedding matrices stored as .npy files (numpy only), and atomic text writes."""
+"""Strict readers of user files (YAML, JSON lines, .npy/.npz embeddings) and atomic text writes.
+
+Strict means: anything given twice is refused (YAML keys), structures are bounded (YAML aliases), and every
+error names the file and line.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,16 +20,146 @@ import numpy as np
 from numpy.typing import NDArray
 
 from t2ibench.errors import InputError
-from t2ibench.metrics._validate import check_positive_int
+from t2ibench.metrics._validate import check_embedding_dtype, check_memory, check_positive_int
+
+
+def output_dir(path: str | Path) -> Path:
+    """``path`` as an existing or new folder; InputError (not a traceback) if it is a file or cannot be made."""
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        raise InputError(f"{target}: exists and is not a folder; choose a folder for the output")
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{target}: cannot create the output folder ({exc.strerror or exc})") from None
+    return target
 
 
 def write_text_atomic(path: str | Path, text: str) -> Path:
-    """Write UTF-8 text through a temporary file renamed into place: a kill leaves the old file or the new one."""
+    """Write UTF-8 text through a temporary file renamed into place: a kill leaves the old file or the new one.
+
+    The target must be a regular file (or not exist yet): a folder, a device or an unwritable place is an
+    InputError naming it, and no temporary file is left behind.
+    """
     target = Path(path)
+    if target.exists() and not target.is_file():
+        raise InputError(f"{target}: is a folder or a special file; give a file name for the output")
+    output_dir(target.parent)
     tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, target)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise InputError(f"{target}: cannot write ({exc.strerror or exc})") from None
+    finally:
+        tmp.unlink(missing_ok=True)
     return target
+
+
+MAX_YAML_NODES = 100_000
+"""Nodes a YAML document may expand to, aliases counted at every use (a 'billion laughs' file is refused)."""
+
+
+def _strict_loader() -> Any:
+    """yaml.SafeLoader with YAML 1.2 core scalars: true/false only (not yes/no/on/off), decimal integers without
+    leading zeros (not octal 010, hex, 1_000 or sexagesimal 1:30), floats with or without a dot (1e-9 is a number),
+    no implicit timestamps. Anything else stays a string, which the config's type checks then name."""
+    import yaml
+
+    class StrictLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no type stubs
+        pass
+
+    StrictLoader.yaml_implicit_resolvers = {
+        first: [
+            (tag, rx) for tag, rx in resolvers if tag.rsplit(":", 1)[-1] not in ("bool", "int", "float", "timestamp")
+        ]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    rules = [
+        ("tag:yaml.org,2002:bool", r"true|True|TRUE|false|False|FALSE", "tTfF"),
+        ("tag:yaml.org,2002:int", r"[-+]?(0|[1-9][0-9]{0,29})", "-+0123456789"),
+        (
+            "tag:yaml.org,2002:float",
+            r"[-+]?((0|[1-9][0-9]{0,29})(\.[0-9]{0,30})?|\.[0-9]{1,30})([eE][-+]?[0-9]{1,3})?"
+            r"|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)",
+            "-+0123456789.",
+        ),
+    ]
+    for tag, pattern, first in rules:
+        StrictLoader.add_implicit_resolver(tag, re.compile(f"^(?:{pattern})$"), list(first))
+    return StrictLoader
+
+
+def load_yaml(text: str, *, source: str) -> Any:
+    """Parse YAML safely (no Python tags) and strictly: YAML 1.2 scalars, duplicate keys and alias bombs refused."""
+    import yaml
+
+    loader_class = _strict_loader()
+    try:
+        node = yaml.compose(text, Loader=loader_class)
+    except yaml.YAMLError as exc:
+        raise _yaml_error(source, exc) from None
+    if node is None:
+        return None
+    _check_yaml_node(node, source)
+    try:
+        loader = loader_class("")
+        try:
+            return loader.construct_document(node)
+        finally:
+            loader.dispose()
+    except (yaml.YAMLError, ValueError) as exc:
+        raise _yaml_error(source, exc) from None
+
+
+def _yaml_error(source: str, exc: Exception) -> InputError:
+    text = " ".join(str(exc).split())
+    tags = " (safe_load: Python tags are refused)" if "constructor for the tag" in text else ""
+    return InputError(f"{source}: not valid YAML{tags}: {text}")
+
+
+def _check_yaml_node(root: Any, source: str) -> None:
+    """Refuse duplicate mapping keys, and documents whose alias-expanded size exceeds MAX_YAML_NODES."""
+    import yaml
+
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def size(node: Any, depth: int) -> int:
+        if depth > 200:
+            raise InputError(f"{source}: YAML nested deeper than 200 levels")
+        if id(node) in open_nodes:
+            raise InputError(f"{source}:{node.start_mark.line + 1}: a YAML alias refers to itself (recursive data)")
+        cached = sizes.get(id(node))
+        if cached is not None:
+            return cached
+        open_nodes.add(id(node))
+        total = 1
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[tuple[str, str], int] = {}
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    line = key.start_mark.line + 1
+                    name = (key.tag, key.value)
+                    if name in seen:
+                        raise InputError(
+                            f"{source}:{line}: key {key.value!r} is given twice (first at line {seen[name]}); "
+                            "remove one"
+                        )
+                    seen[name] = line
+                total += size(key, depth + 1) + size(value, depth + 1)
+        elif isinstance(node, yaml.SequenceNode):
+            total += sum(size(item, depth + 1) for item in node.value)
+        if total > MAX_YAML_NODES:
+            raise InputError(
+                f"{source}: YAML expands to more than {MAX_YAML_NODES} nodes (aliases counted at each use); "
+                "refused as an alias bomb"
+            )
+        open_nodes.discard(id(node))
+        sizes[id(node)] = total
+        return total
+
+    size(root, 0)
 
 
 def read_jsonl(path: str | Path) -> Iterator[tuple[str, Any]]:
@@ -31,15 +168,42 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[str, Any]]:
     try:
         lines = p.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
-        raise InputError(f"{p}: cannot read ({exc.strerror})") from None
+        raise InputError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{p}: not UTF-8 text (byte {exc.start}); expected JSON lines") from None
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{p}:{number}: not valid JSON ({exc.msg})") from None
-        yield f"{p}:{number}", record
+        yield f"{p}:{number}", loads_strict(line, where=f"{p}:{number}")
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKeyError(key)
+        out[key] = value
+    return out
+
+
+class _DuplicateKeyError(ValueError):
+    pass
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads_strict(text: str, *, where: str) -> Any:
+    """json.loads refusing keys given twice and NaN/Infinity (not JSON); InputError names ``where``."""
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
+    except _DuplicateKeyError as exc:
+        raise InputError(f"{where}: key {exc.args[0]!r} is given twice in one object") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{where}: not valid JSON ({exc.msg})") from None
+    except ValueError as exc:
+        raise InputError(f"{where}: not valid JSON ({exc})") from None
 
 
 def remove_stale_tmp(folder: str | Path) -> list[Path]:
@@ -102,9 +266,18 @@ def npy_layout(path: str | Path) -> NpyLayout:
         raise InputError(f"{p}: Fortran-ordered arrays cannot be streamed by rows; save with np.ascontiguousarray")
     if dtype.hasobject:
         raise InputError(f"{p}: object arrays are not embeddings (and would need pickle)")
-    expected = offset + int(np.prod(shape)) * dtype.itemsize
-    if p.stat().st_size < expected:
-        raise InputError(f"{p}: truncated: {p.stat().st_size} bytes, header promises {expected}")
+    check_embedding_dtype(dtype, where=str(p))
+    if any(int(s) < 0 for s in shape):
+        raise InputError(f"{p}: the header's shape {tuple(shape)} has a negative dimension")
+    expected = offset + math.prod(int(s) for s in shape) * dtype.itemsize  # Python ints: no overflow
+    size = p.stat().st_size
+    if size < expected:
+        raise InputError(f"{p}: truncated: {size} bytes, header promises {expected}")
+    if size > expected:
+        raise InputError(
+            f"{p}: {size - expected} bytes beyond the {tuple(shape)} array its header describes (a stale header, e.g. "
+            "rows appended without rewriting it); re-save the file with numpy.save"
+        )
     return NpyLayout(path=p, shape=(int(shape[0]), int(shape[1])), dtype=dtype, offset=offset)
 
 
@@ -120,6 +293,8 @@ def iter_npy_batches(
     check_positive_int(batch_size, name="batch_size")
     stop = layout.n if limit is None else min(layout.n, check_positive_int(limit, name="limit"))
     row_bytes = layout.dim * layout.dtype.itemsize
+    # the batch, its float copy and the features computed from it are held together
+    check_memory(3 * min(batch_size, max(stop, 1)) * layout.dim * 8, what=f"batches of {batch_size} rows of {path}")
     for start in range(0, stop, batch_size):
         rows = min(batch_size, stop - start)
         view = np.memmap(
@@ -162,6 +337,7 @@ class EmbeddingFile:
 
     def load(self) -> NDArray[Any]:
         """All rows (n, d) in memory."""
+        check_memory(2 * self.n * self.dim * 8, what=f"loading all {self.n}×{self.dim} rows of {self.path}")
         if self.path.suffix == ".npy":
             whole: NDArray[Any] = np.load(self.path, allow_pickle=False)
             return whole
@@ -188,10 +364,15 @@ def open_embeddings(path: str | Path) -> EmbeddingFile:
         layout = npy_layout(p)
         return EmbeddingFile(path=p, n=layout.n, dim=layout.dim)
     if p.suffix == ".npz":
+        if not p.is_file() or not zipfile.is_zipfile(p):
+            raise InputError(f"{p}: not an .npz archive (numpy.savez writes a zip file)")
         try:
             with np.load(p, allow_pickle=False) as data:
                 shape = data[_npz_key(data.files, p)].shape
-        except (ValueError, OSError) as exc:
+        except ValueError as exc:
+            reason = "it holds object arrays, which would need pickle" if "pickle" in str(exc) else str(exc)
+            raise InputError(f"{p}: not a readable .npz file ({reason})") from None
+        except (OSError, zipfile.BadZipFile) as exc:
             raise InputError(f"{p}: not a readable .npz file ({exc})") from None
         if len(shape) != 2:
             raise InputError(f"{p}: embeddings must be 2-D (n, d); got shape {shape}")

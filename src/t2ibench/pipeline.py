@@ -20,7 +20,18 @@ from typing import Any
 import numpy as np
 
 from t2ibench import __version__
-from t2ibench.config import Config, DiversityConfig, GenEvalSuite, ModelConfig, ScendiConfig, section_hash, to_plain
+from t2ibench.config import (
+    Config,
+    DiversityConfig,
+    FieldError,
+    GenEvalSuite,
+    ModelConfig,
+    ScendiConfig,
+    parse_indices,
+    section_hash,
+    to_plain,
+    workspace_root,
+)
 from t2ibench.errors import InputError
 from t2ibench.metrics.geneval import TASKS
 
@@ -74,12 +85,16 @@ class Workspace:
     root: Path
     config: Config
 
+    def __post_init__(self) -> None:
+        try:
+            self.config.outputs.check_inside(self.root)
+        except FieldError as exc:
+            raise InputError(f"outputs.{exc.field}: {exc.message}") from None
+
     @classmethod
     def for_config(cls, config: Config, config_path: str | Path) -> Workspace:
         """The workspace of a config file: the parent of its ``configs/`` folder, else the file's folder."""
-        path = Path(config_path).resolve()
-        root = path.parent.parent if path.parent.name == "configs" else path.parent
-        return cls(root=root, config=config)
+        return cls(root=workspace_root(config_path), config=config)
 
     def path(self, relative: str) -> Path:
         """A workspace path (absolute paths stay as they are)."""
@@ -136,13 +151,10 @@ def select_prompts(suite: GenEvalSuite) -> list[tuple[int, dict[str, Any]]]:
     records = generate_suite(seed=suite.seed, per_task=suite.per_task)
     selected = list(enumerate(records))
     if suite.prompts:
-        wanted: set[int] = set()
-        for part in suite.prompts.split(","):
-            start, _, stop = part.strip().partition("-")
-            try:
-                wanted.update(range(int(start), int(stop or start) + 1))
-            except ValueError:
-                raise InputError(f"geneval.prompts: cannot read {part!r} (use indices or ranges like 0-9,20)") from None
+        try:
+            wanted = set(parse_indices(suite.prompts, size=len(records)))
+        except InputError as exc:
+            raise InputError(f"geneval.prompts: {exc}") from None
         selected = [(i, r) for i, r in selected if i in wanted]
     if suite.limit_per_task is not None:
         counts: dict[str, int] = {}
@@ -193,7 +205,9 @@ def step_generate(
     if model.generator.backend == "folder":
         if not model.generator.source:
             raise InputError(f"models.{model.name}.generator: the folder backend needs 'source'")
-        generator: Any = FolderImporter(ws.path(model.generator.source), label=model.name)
+        generator: Any = FolderImporter(
+            ws.path(model.generator.source), label=model.name, images_per_prompt=model.generator.images_per_prompt
+        )
     else:
         generator = DiffusersGenerator(
             generation_spec(model), device=ws.config.runtime.device, show_progress=show_progress
@@ -215,6 +229,22 @@ def step_generate(
         ],
         "manifest": manifest,
     }
+
+
+def local_inputs_digest(ws: Workspace, model: ModelConfig) -> str:
+    """A stat digest (path, size, mtime) of the local files a model's images come from: the folder backend's
+    source, or a diffusers model given as a local directory; '' for hub ids. Part of the generate cache key, so
+    replacing those files (same config) re-imports or regenerates instead of reusing stale images."""
+    g = model.generator
+    where = ws.path(g.source) if g.backend == "folder" and g.source else Path(g.model)
+    if not where.is_dir():
+        return ""
+    stamps = []
+    for path in sorted(where.rglob("*")):
+        if path.is_file():
+            info = path.stat()
+            stamps.append([str(path.relative_to(where)), info.st_size, info.st_mtime_ns])
+    return content_hash(stamps)
 
 
 def expected_outputs(ws: Workspace, step: str, model: str) -> list[Path]:
@@ -370,6 +400,13 @@ def resolve_sigma(value: float | str, X: np.ndarray, seed: int) -> float:
     return float(median_heuristic_sigma(X, seed=seed)) if value == "median" else float(value)
 
 
+def feature_center(X: np.ndarray) -> np.ndarray:
+    """The mean feature vector (d,), float64: every shard of a model subtracts the same one before FKEA's random
+    Fourier features (exact, the Gaussian kernel being shift-invariant; it keeps float32 phases precise)."""
+    center: np.ndarray = np.asarray(X, dtype=np.float64).mean(axis=0)
+    return center
+
+
 def step_fkea_shard(features: str, shard: int, shards: int, cfg: DiversityConfig, sigma: float) -> dict[str, Any]:
     """FKEA (or cosine) state of one shard (rows shard::shards) saved next to the features: an additive statistic."""
     from t2ibench.metrics import FKEA, CosineEntropy
@@ -377,7 +414,7 @@ def step_fkea_shard(features: str, shard: int, shards: int, cfg: DiversityConfig
     X = np.load(features, allow_pickle=False)
     rows = X[shard::shards]
     est: Any = (
-        FKEA(sigma=sigma, rff_dim=cfg.rff_dim, seed=cfg.seed, dim=X.shape[1])
+        FKEA(sigma=sigma, rff_dim=cfg.rff_dim, seed=cfg.seed, dim=X.shape[1], center=feature_center(X))
         if cfg.kernel == "gaussian"
         else CosineEntropy(dim=X.shape[1])
     )
@@ -415,7 +452,11 @@ def step_diversity(
     rng = np.random.default_rng(cfg.seed)
     order = rng.permutation(len(X))
     for n in sorted({n for n in cfg.n_curve if 0 < n <= len(X)}):
-        part = cls(sigma=sigma, rff_dim=cfg.rff_dim, seed=cfg.seed) if cfg.kernel == "gaussian" else cls()
+        part = (
+            cls(sigma=sigma, rff_dim=cfg.rff_dim, seed=cfg.seed, center=feature_center(X))
+            if cfg.kernel == "gaussian"
+            else cls()
+        )
         curve = part.update(X[order[:n]]).compute([1.0])
         rows.append(_metric_row("fkea_curve", 1.0, curve.vendi[1.0], curve, sigma, cfg))
     modes = kernel_modes(merged, _ordered_shards(X, cfg.shards), k=min(cfg.modes, len(X)), top=min(cfg.top, len(X)))
@@ -712,6 +753,16 @@ def start_run(ws: Workspace, run_id: str, config_hash: str, flow: str) -> int:
             ],
         )
     return int(stale[0]) if stale else 0
+
+
+def failure_cause(exc: BaseException) -> str:
+    """One line naming what really failed: the innermost cause of ``exc``, as 'Type: message'."""
+    seen = set()
+    while exc.__cause__ is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        exc = exc.__cause__
+    text = " ".join(str(exc).split()) or "(no message)"
+    return text if isinstance(exc, InputError) else f"{type(exc).__name__}: {text}"
 
 
 def finish_run(ws: Workspace, run_id: str, status: str, details: Mapping[str, Any] | None = None) -> None:

@@ -16,12 +16,17 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib.util
 import json
 import os
+import re
+import signal
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import duckdb
 
@@ -302,9 +307,95 @@ VIEWS = {
 
 UPSERT_CHUNK = 256  # rows per INSERT statement
 
+# Every connection runs sealed: no file outside the store can be read, written, attached, exported or installed,
+# and no setting can be changed afterwards (docs/security.md). Internal SQL never needs more.
+SANDBOX_CONFIG: dict[str, Any] = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "allow_unsigned_extensions": False,
+}
+DEFAULT_QUERY_TIMEOUT = 60.0  # seconds; below the 120 s a refresh's writer waits for the store
+EXPORT_BATCH = 65_536  # rows per Arrow batch when a query's result is written to a file
+
+# statement types a user's query may run (duckdb.StatementType names); everything else is refused up front
+READ_STATEMENTS = frozenset({"SELECT", "EXPLAIN", "CALL"})
+WRITE_STATEMENTS = READ_STATEMENTS | frozenset(
+    {"INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "MERGE_INTO", "CREATE_FUNC", "ANALYZE", "VACUUM"}
+)
+NEVER_STATEMENTS = {
+    "ATTACH": "attaching another database",
+    "DETACH": "detaching a database",
+    "COPY": "COPY reads or writes files (use --out FILE.csv|.parquet to save rows)",
+    "COPY_DATABASE": "copying a database",
+    "EXPORT": "EXPORT DATABASE writes files (use --out FILE.csv|.parquet to save rows)",
+    "LOAD": "installing or loading extensions",
+    "EXTENSION": "installing or loading extensions",
+    "SET": "changing settings (the configuration is locked)",
+    "TRANSACTION": "transaction control (each --write call is one transaction, committed on success)",
+    # DuckDB parses some statements (e.g. COPY FROM DATABASE) into PRAGMAs; the catalogue is reachable otherwise
+    "PRAGMA": "PRAGMA statements (use DESCRIBE t, SHOW TABLES, or SELECT * FROM pragma_table_info('t'))",
+    "PREPARE": "prepared statements",
+    "EXECUTE": "prepared statements",
+}
+
 
 class StoreBusyError(InputError):
     """Another process holds the store (or the run lock) longer than the timeout."""
+
+
+class StoreDamagedError(InputError):
+    """The store file is not a DuckDB database, or its contents are damaged: t2ibench never writes into it."""
+
+
+class QueryStoppedError(InputError):
+    """A user's query ran past its time limit or was interrupted; the store was released."""
+
+    def __init__(self, message: str, *, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _lock_holder(message: str) -> str:
+    """'pid 123: python -m flows.leaderboard_refresh ...' from DuckDB's lock message (best effort)."""
+    match = re.search(r"\(PID (\d+)\)", message)
+    if not match:
+        return "another process"
+    pid = match.group(1)
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        command = " ".join(a.decode(errors="replace") for a in argv if a)
+    except OSError:
+        command = ""
+    return f"pid {pid}" + (f": {command[:160]}" if command else "")
+
+
+DAMAGE_MARKERS = (
+    "not a valid duckdb database file",
+    "corrupt database file",
+    "could not read enough bytes",
+    "failure while replaying wal",
+    "checksum",
+)
+
+
+def _is_damage(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return any(marker in text for marker in DAMAGE_MARKERS)
+
+
+def _damaged(path: Path, exc: BaseException) -> StoreDamagedError:
+    size = path.stat().st_size if path.is_file() else 0
+    what = "an empty file" if size == 0 else "not a DuckDB database, or damaged"
+    return StoreDamagedError(
+        f"{path}: {what} ({_first_line(exc)}); t2ibench will not write into it — move it aside (a refresh then "
+        "starts a new store) or restore it from a copy"
+    )
 
 
 def _ddl() -> list[str]:
@@ -330,7 +421,24 @@ def _schema_current(con: duckdb.DuckDBPyConnection) -> bool:
     if not exists or not exists[0]:
         return False
     row = con.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
-    return row is not None and row[0] == str(SCHEMA_VERSION)
+    if row is None or row[0] != str(SCHEMA_VERSION):
+        return False
+    return not _schema_damage(con)  # a dropped view or column is re-created by the DDL (additive, idempotent)
+
+
+def _schema_damage(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """t2ibench's own tables, columns and views missing from the store (e.g. dropped by a user's --write SQL)."""
+    views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+    columns: dict[str, set[str]] = {}
+    for table, column in con.execute("SELECT table_name, column_name FROM duckdb_columns()").fetchall():
+        columns.setdefault(table, set()).add(column)
+    damage = [f"view {v}" for v in VIEWS if v not in views]
+    for table in TABLES:
+        if table not in columns:
+            damage.append(f"table {table}")
+        else:
+            damage += [f"column {table}.{c}" for c in _columns(table) if c not in columns[table]]
+    return damage
 
 
 def _columns(table: str) -> list[str]:
@@ -351,20 +459,36 @@ class Store:
 
     # -- connections ------------------------------------------------------------------------------------------
     def _connect(self, *, read_only: bool) -> duckdb.DuckDBPyConnection:
+        """A sealed connection (SANDBOX_CONFIG, settings locked); waits while another process holds the file."""
+        if self.path.is_dir():
+            raise InputError(f"{self.path}: is a directory, not a DuckDB results store")
         if read_only and not self.path.exists():
             raise InputError(f"{self.path}: no results store yet (run a benchmark first)")
         deadline = time.monotonic() + self.timeout
         delay = 0.05
         while True:
             try:
-                return duckdb.connect(str(self.path), read_only=read_only)
-            except duckdb.IOException as exc:
-                if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+                con = duckdb.connect(str(self.path), read_only=read_only, config=dict(SANDBOX_CONFIG))
+                break
+            except duckdb.Error as exc:
+                if _is_damage(exc):
+                    raise _damaged(self.path, exc) from None
+                if "lock" not in str(exc).lower():
+                    raise InputError(f"{self.path}: cannot open the results store ({_first_line(exc)})") from None
+                if time.monotonic() > deadline:
                     raise StoreBusyError(
-                        f"{self.path}: held by another process for more than {self.timeout:g} s ({exc})"
+                        f"{self.path}: held by another process for more than {self.timeout:g} s "
+                        f"({_lock_holder(str(exc))})"
                     ) from None
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
+        try:
+            con.execute("SET enable_progress_bar = false")
+            con.execute("SET lock_configuration = true")
+        except duckdb.Error:
+            con.close()
+            raise
+        return con
 
     @contextlib.contextmanager
     def write(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -378,9 +502,11 @@ class Store:
                     con.execute(statement)
             yield con
             con.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             with contextlib.suppress(duckdb.Error):
                 con.execute("ROLLBACK")
+            if isinstance(exc, duckdb.Error) and _is_damage(exc):
+                raise _damaged(self.path, exc) from None
             raise
         finally:
             con.close()
@@ -391,6 +517,10 @@ class Store:
         con = self._connect(read_only=True)
         try:
             yield con
+        except duckdb.Error as exc:
+            if _is_damage(exc):
+                raise _damaged(self.path, exc) from None
+            raise
         finally:
             con.close()
 
@@ -441,37 +571,205 @@ class Store:
     def query(
         self, sql: str, params: Sequence[Any] | None = None, *, write: bool = False
     ) -> tuple[list[str], list[tuple[Any, ...]]]:
-        """(column names, rows) of a query; read-only unless ``write``."""
+        """(column names, rows) of t2ibench's own SQL (trusted, with parameters); read-only unless ``write``."""
         context = self.write() if write else self.read()
         with context as con:
             try:
                 cursor = con.execute(sql, list(params) if params else None)
             except duckdb.Error as exc:
-                raise InputError(f"SQL error: {exc}") from None
+                if _is_damage(exc):
+                    raise
+                raise InputError(f"{self.path}: SQL error: {_first_line(exc)}") from None
             description: list[Any] | None = cursor.description
             if not description:
                 return [], []
             return [d[0] for d in description], cursor.fetchall()
 
-    def export(self, sql: str, path: str | Path) -> Path:
-        """Write a read-only query's result to CSV or Parquet (by the file suffix)."""
+    # -- a user's SQL (t2ibench sql) ---------------------------------------------------------------------------
+    def user_query(
+        self, sql: str, *, write: bool = False, max_rows: int = 50, time_limit: float = DEFAULT_QUERY_TIMEOUT
+    ) -> QueryRows:
+        """Run a user's SQL sealed (no files, no attach, no extensions, no settings), at most ``time_limit`` s.
+
+        Read-only unless ``write`` (then one transaction). Streams: only ``max_rows`` + 1 rows of the last
+        statement are fetched, however large its result.
+        """
+        statements = check_user_sql(sql, write=write)
+        if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 0:
+            raise InputError(f"--limit must be an integer ≥ 0; got {max_rows!r}")
+        if write and not self.path.is_file():
+            raise InputError(f"{self.path}: no such results store (--write never creates one)")
+        context = self.write() if write else self.read()
+        with context as con, _time_limit(con, time_limit):
+            try:
+                cursor = con
+                for statement in statements:
+                    cursor = con.execute(statement)
+                description: list[Any] | None = cursor.description
+                rows = cursor.fetchmany(max_rows + 1) if description else []
+                if write:
+                    self._protect_schema(con)
+            except duckdb.Error as exc:
+                _raise_sql_error(exc)
+        if not description:
+            return QueryRows((), [], truncated=False)
+        return QueryRows(tuple(d[0] for d in description), rows[:max_rows], truncated=len(rows) > max_rows)
+
+    @staticmethod
+    def _protect_schema(con: duckdb.DuckDBPyConnection) -> None:
+        """Refuse (roll back) a user's --write that drops t2ibench's own tables, columns or views; restore views a
+        user replaced (CREATE OR REPLACE VIEW leaderboard ...), so reports never read a redefined view."""
+        damage = _schema_damage(con)
+        if damage:
+            raise InputError(
+                f"refused: the statements would remove t2ibench's own {', '.join(damage[:3])}"
+                f"{' ...' if len(damage) > 3 else ''}; nothing was changed (create your own tables and views "
+                "beside them)"
+            )
+        for name, sql in VIEWS.items():
+            con.execute(f"CREATE OR REPLACE VIEW {name} AS {sql}")
+
+    def user_export(self, sql: str, path: str | Path, *, time_limit: float = DEFAULT_QUERY_TIMEOUT) -> int:
+        """Write a user's read-only query's rows to CSV or Parquet (by suffix) from Python; returns the row count.
+
+        The query runs sealed, exactly as ``user_query``; its rows stream as Arrow batches into a separate
+        in-memory connection that writes only ``path`` (through a temporary file renamed into place). The
+        user's SQL is never spliced into a COPY.
+        """
         target = Path(path)
-        fmt = {".csv": "CSV, HEADER", ".parquet": "PARQUET"}.get(target.suffix.lower())
+        fmt = {".csv": "FORMAT CSV, HEADER", ".parquet": "FORMAT PARQUET"}.get(target.suffix.lower())
         if fmt is None:
             raise InputError(f"{target}: export as .csv or .parquet")
+        if target.exists() and not target.is_file():
+            raise InputError(f"{target}: is a folder or a special file; give a file name for --out")
+        statements = check_user_sql(sql, write=False)
+        if importlib.util.find_spec("pyarrow") is None:  # the Arrow stream between the two connections
+            raise InputError("--out needs pyarrow (pip install pyarrow; part of the 'orchestration' extra)") from None
         target.parent.mkdir(parents=True, exist_ok=True)
-        with self.read() as con:
-            try:
-                escaped = str(target).replace("'", "''")
-                con.execute(f"COPY ({sql}) TO '{escaped}' (FORMAT {fmt})")
-            except duckdb.Error as exc:
-                raise InputError(f"SQL error: {exc}") from None
-        return target
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        writer = duckdb.connect(":memory:")
+        writer.execute("SET enable_progress_bar = false")
+        try:
+            with self.read() as con, _time_limit(con, time_limit, also=writer):
+                try:
+                    relation = con.sql(statements[0])
+                    if relation is None:
+                        raise InputError("--out: the statement returns no rows")
+                    writer.register("user_result", relation.to_arrow_reader(EXPORT_BATCH))
+                    escaped = str(tmp).replace("'", "''")
+                    counted = writer.execute(f"COPY user_result TO '{escaped}' ({fmt})").fetchone()
+                except duckdb.Error as exc:
+                    _raise_sql_error(exc)
+            os.replace(tmp, target)
+        finally:
+            writer.close()
+            tmp.unlink(missing_ok=True)
+        return int(counted[0]) if counted else 0
 
     def rows(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
         """Query results as dictionaries (read-only)."""
         columns, rows = self.query(sql, params)
         return [dict(zip(columns, r, strict=True)) for r in rows]
+
+
+# -- a user's SQL --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QueryRows:
+    """The first rows of a user's query: column names, rows, and whether more rows exist than were fetched."""
+
+    columns: tuple[str, ...]
+    rows: list[tuple[Any, ...]]
+    truncated: bool
+
+
+def check_user_sql(sql: str, *, write: bool) -> list[str]:
+    """The statements of a user's SQL, each of an allowed type; InputError for empty, unparsable or refused SQL.
+
+    Read-only SQL is one query (several would show only the last result); ``--write`` may chain statements.
+    """
+    if not isinstance(sql, str):
+        raise InputError(f"SQL must be text; got {type(sql).__name__}")
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise InputError(f"SQL error: {_first_line(exc)}") from None
+    if not statements:
+        raise InputError("the query is empty (nothing but whitespace or comments)")
+    allowed = WRITE_STATEMENTS if write else READ_STATEMENTS
+    for number, statement in enumerate(statements, start=1):
+        kind = _kind(statement)
+        where = f"statement {number} ({kind})" if len(statements) > 1 else kind
+        if kind == "UNKNOWN":
+            raise InputError(f"statement {number} is of a kind t2ibench sql does not support")
+        if kind in NEVER_STATEMENTS:
+            raise InputError(
+                f"{where} is not allowed: {NEVER_STATEMENTS[kind]}; t2ibench sql reads and writes only the store "
+                "(docs/security.md)"
+            )
+        if kind not in allowed:
+            hint = "; add --write to modify the store" if kind in WRITE_STATEMENTS else ""
+            raise InputError(f"{where} is not allowed in a {'--write' if write else 'read-only'} query{hint}")
+    if not write and len(statements) > 1:
+        raise InputError(f"give one query at a time; got {len(statements)} statements (only one result is shown)")
+    return [s.query for s in statements]
+
+
+def _kind(statement: Any) -> str:
+    """The statement's type name; 'UNKNOWN' for types this duckdb build's Python API cannot name."""
+    try:
+        return str(statement.type.name)
+    except ValueError:  # e.g. UPDATE EXTENSIONS
+        return "UNKNOWN"
+
+
+def _raise_sql_error(exc: duckdb.Error) -> NoReturn:
+    if isinstance(exc, duckdb.InterruptException) or _is_damage(exc):
+        raise exc  # turned into QueryStoppedError by _time_limit, StoreDamagedError by read()/write()
+    raise InputError(f"SQL error: {_first_line(exc)}") from None
+
+
+@contextlib.contextmanager
+def _time_limit(
+    con: duckdb.DuckDBPyConnection, seconds: float, *, also: duckdb.DuckDBPyConnection | None = None
+) -> Iterator[None]:
+    """Interrupt ``con`` (and ``also``) after ``seconds`` or on Ctrl-C; raise QueryStoppedError naming which."""
+    if not (isinstance(seconds, (int, float)) and seconds > 0 and seconds == seconds):
+        raise InputError(f"--timeout must be a number of seconds > 0; got {seconds!r}")
+    reason: list[str] = []
+
+    def stop(why: str) -> None:
+        reason.append(why)
+        for c in (con, also):
+            if c is not None:
+                with contextlib.suppress(duckdb.Error):
+                    c.interrupt()
+
+    timer = threading.Timer(seconds, stop, args=("timeout",))
+    timer.daemon = True
+    previous = None
+    main = threading.current_thread() is threading.main_thread()
+    if main:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: stop("interrupt"))
+    timer.start()
+    try:
+        yield
+    except (duckdb.InterruptException, KeyboardInterrupt):
+        if reason and reason[0] == "timeout":
+            raise QueryStoppedError(
+                f"the query was stopped after {seconds:g} s (--timeout) and the store released; narrow it (WHERE, "
+                "LIMIT) or raise --timeout"
+            ) from None
+        raise QueryStoppedError("the query was interrupted (Ctrl-C) and the store released", exit_code=130) from None
+    except duckdb.Error as exc:
+        if reason:  # an interrupt surfaced as another error type (e.g. through the Arrow stream)
+            raise QueryStoppedError(f"the query was stopped ({reason[0]}) and the store released") from None
+        _raise_sql_error(exc)
+    finally:
+        timer.cancel()
+        if main:
+            signal.signal(signal.SIGINT, previous)
 
 
 @contextlib.contextmanager

@@ -230,7 +230,7 @@ def test_sql_report_and_run_verbs(workspace, cold, capsys, tmp_path):
     out = capsys.readouterr().out
     assert "| tiny-a | True |" in out
     assert main(["sql", "--store", store, "DELETE FROM runs"]) == 2  # read-only by default
-    assert "SQL error" in capsys.readouterr().err
+    assert "not allowed in a read-only query" in capsys.readouterr().err
     assert main(["sql", "--store", store, "SELECT * FROM verdicts", "--out", str(tmp_path / "v.parquet")]) == 0
     assert (tmp_path / "v.parquet").stat().st_size > 0
     assert main(["report", "--config", str(root / "configs" / "smoke.yaml"), "--out", str(tmp_path / "rep")]) == 0
@@ -269,3 +269,22 @@ def test_failure_views_agree_with_the_engines_verdicts(workspace, cold, capsys):
     assert "## Position" in out
     html = (root / "reports" / "leaderboard.html").read_text()
     assert 'id="failure-patterns"' in html
+
+
+def test_a_failing_run_ends_with_its_real_cause(tmp_path, model_cache):
+    """A config that passes validation but cannot run (a model folder holding no pipeline) fails with the cause as
+    the last line and in the run record, never as Prefect's 'UnfinishedRun' of a downstream task."""
+    config, env = make_workspace(tmp_path, model_cache, models=1)
+    data = yaml.safe_load(config.read_text())
+    (tmp_path / "not-a-model").mkdir()
+    data["models"][0]["generator"]["model"] = str(tmp_path / "not-a-model")
+    config.write_text(yaml.safe_dump(data))
+    cmd = [sys.executable, "-m", "flows.leaderboard_refresh", "--config", str(config)]
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    last = (proc.stdout + proc.stderr).strip().splitlines()[-1]
+    assert last.startswith("leaderboard_refresh: error: cannot load pipeline"), last
+    assert "prefect.exceptions.UnfinishedRun" not in proc.stdout + proc.stderr
+    (run,) = Store(tmp_path / "data" / "t2ibench.duckdb").rows("SELECT status, details FROM runs")
+    assert run["status"] == "failed"
+    assert "cannot load pipeline" in json.loads(run["details"])["error"]

@@ -79,6 +79,7 @@ def test_clean_file_loads_with_slots_and_source(tmp_path):
     assert report.kept == 3
     assert not report.repaired
     assert not report.dropped
+    assert "noted 1 row(s): same answers as an earlier record of the image; kept" in report.summary()
     assert [a.slot for a in anns] == [0, 1, 0]
     assert anns[0].source == "toy"
     assert anns[2].colors[0] == frozenset({"black", "white"})

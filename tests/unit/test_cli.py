@@ -38,16 +38,24 @@ def test_diversity_cosine_with_given_alphas(embeddings, capsys):
         (["diversity"], "nothing to measure"),
         (["diversity", "missing.npy"], "missing.npy: no such file"),
         (["diversity", "{emb}", "--alphas", "0"], "alpha must be > 0"),
-        (["diversity", "{emb}", "--sigma", "-1"], "sigma must be a finite number > 0"),
-        (["diversity", "{emb}", "--rff-dim", "0", "--method", "fkea"], "rff_dim must be ≥ 1"),
+        (["diversity", "{emb}", "--sigma", "-1"], "argument --sigma: must be in (0, inf); got -1"),
+        (["diversity", "{emb}", "--rff-dim", "0", "--method", "fkea"], "argument --rff-dim: must be in [1, 1000000]"),
         (["diversity", "{emb}", "--example", "digits"], "not both"),
         (["diversity", "--example", "digits", "--alphas", "1,2"], "one order"),
     ],
 )
 def test_diversity_errors_exit_2_with_a_message(argv, message, embeddings, capsys):
     argv = [a.replace("{emb}", str(embeddings)) for a in argv]
-    assert main(argv) == 2
+    assert run(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def run(argv):
+    """main()'s exit status, also when the argument parser refuses an option (SystemExit)."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return exc.code
 
 
 def test_diversity_rejects_wrong_file_types(tmp_path, capsys):
@@ -163,11 +171,11 @@ def test_modes_of_text_embeddings_write_a_markdown_gallery(tmp_path, rng, capsys
     ("extra", "message"),
     [
         (["--gallery", "x"], "--gallery DIR renders modes: add --modes K"),
-        (["--modes", "0"], "--modes must be ≥ 1"),
+        (["--modes", "0"], "argument --modes: must be in [1, 10000]; got 0"),
     ],
 )
 def test_mode_option_errors(embeddings, capsys, extra, message):
-    assert main(["diversity", str(embeddings), *extra]) == 2
+    assert run(["diversity", str(embeddings), *extra]) == 2
     assert message in capsys.readouterr().err
 
 

@@ -13,6 +13,7 @@ from t2ibench.metrics import (
     exact_entropy,
     fkea_error_radius,
     fkea_scores,
+    median_heuristic_sigma,
     rke_score,
     vendi_score,
 )
@@ -274,9 +275,66 @@ def test_nan_and_inf_rows_are_named(rng):
 
 def test_values_beyond_float32_range_are_reported_for_fkea():
     X = np.ones((4, 2))
-    X[2, 0] = 1e300
+    X[2, 0] = 1e39
     with pytest.raises(InputError, match=r"beyond float32 range\) in 1 row\(s\): 2"):
+        FKEA(sigma=1.0, rff_dim=4, seed=0).update(X)
+    with pytest.raises(InputError, match=r"beyond float32 range after centring in 1 row"):
         fkea_scores(X, sigma=1.0, rff_dim=4, seed=0)
+    X[2, 0] = 1e300
+    with pytest.raises(InputError, match=r"values up to 1e\+300 .* overflow float64"):
+        fkea_scores(X, sigma=1.0, rff_dim=4, seed=0)
+
+
+def test_a_common_offset_changes_no_gaussian_score():
+    """The Gaussian kernel is shift-invariant: exact, RKE, the median σ and one-shot FKEA centre the rows (found
+    by the red team: an offset of 1e7 doubled FKEA's VENDI-1, 1e8 gave 1.0 everywhere)."""
+    X = np.random.default_rng(0).standard_normal((300, 10))
+    base = (
+        vendi_score(X, sigma=4.0),
+        rke_score(X, sigma=4.0),
+        fkea_scores(X, sigma=4.0, rff_dim=300, seed=0).vendi[1.0],
+    )
+    for offset in (1e7, 1e8):
+        Y = X + offset
+        assert median_heuristic_sigma(Y) == pytest.approx(median_heuristic_sigma(X), rel=1e-6)
+        shifted = (vendi_score(Y, sigma=4.0), rke_score(Y, sigma=4.0), fkea_scores(Y, sigma=4.0, rff_dim=300, seed=0))
+        assert shifted[0] == pytest.approx(base[0], rel=1e-6)
+        assert shifted[1] == pytest.approx(base[1], rel=1e-6)
+        assert shifted[2].vendi[1.0] == pytest.approx(base[2], rel=1e-5)
+    with pytest.raises(InputError, match=r"phases ω·x reach .* centre them"):  # streaming without a centre: refused
+        FKEA(sigma=4.0, rff_dim=300, seed=0).update(X + 1e7)
+    est = FKEA(sigma=4.0, rff_dim=300, seed=0, center=X.mean(axis=0) + 1e7).update(X + 1e7)
+    assert est.compute([1]).vendi[1.0] == pytest.approx(base[2], rel=1e-5)
+    with pytest.raises(StateMismatchError):  # shards merge only under the same centre
+        est.merge(FKEA(sigma=4.0, rff_dim=300, seed=0).update(X))
+
+
+def test_orders_near_one_are_exact_and_never_mislabelled():
+    """α a few ulps from 1 (sum([0.1] * 10)) gave e, e², e³ labelled VENDI-1 (red team); now the expansion around
+    α = 1 matches a 60-digit reference to 1e-10."""
+    mpmath = pytest.importorskip("mpmath")
+    from t2ibench.metrics.spectrum import renyi_vendi
+
+    mpmath.mp.dps = 60
+    p = np.random.default_rng(0).dirichlet(np.ones(50))
+    exact = [mpmath.mpf(float(x)) for x in p]
+    total = mpmath.fsum(exact)
+    exact = [x / total for x in exact]
+
+    def reference(a):
+        a = mpmath.mpf(a)
+        return float(mpmath.exp(mpmath.log(mpmath.fsum(x**a for x in exact)) / (1 - a)))
+
+    for a in (1 - 1e-13, 1 - 1e-9, 1 - 1e-6, 1 - 2e-5, 1 + 1e-7, 1.0001, 0.99, 2.0, 0.5):
+        assert renyi_vendi(p, a) == pytest.approx(reference(a), rel=1e-10), a
+    X = np.random.default_rng(1).standard_normal((300, 10))
+    near = sum([0.1] * 10)
+    assert near != 1.0
+    result = exact_entropy(X, sigma=4.0, alphas=[near, 1.0])
+    assert list(result.vendi) == [1.0], "an order within 1e-12 of 1 is 1"
+    assert fkea_scores(X, sigma=4.0, rff_dim=300, seed=0, alphas=[1 - 1e-7]).to_dict()["vendi"] == {
+        "0.9999999": pytest.approx(fkea_scores(X, sigma=4.0, rff_dim=300, seed=0, alphas=[1]).vendi[1.0], rel=1e-6)
+    }
 
 
 def test_mismatched_dimension_across_updates(rng):
@@ -319,7 +377,7 @@ def test_bad_parameters_are_named(rng, call, message):
 
 
 def test_exact_gaussian_refuses_huge_n_with_advice(rng):
-    with pytest.raises(InputError, match="use fkea_scores"):
+    with pytest.raises(InputError, match=r"use FKEA \(t2ibench diversity --method fkea; fkea_scores\(\) in Python\)"):
         exact_entropy(rng.standard_normal((101, 2)), sigma=1.0, max_n=100)
 
 

@@ -14,7 +14,7 @@ from t2ibench.geneval_eval import (
     summarise,
     write_results,
 )
-from t2ibench.metrics.geneval import Detection
+from t2ibench.metrics.geneval import Detection, GenEvalParams
 from t2ibench.models.detection import DetectionSet
 from t2ibench.suites.geneval import generate_suite, write_suite
 
@@ -132,10 +132,14 @@ def test_failure_facts_round_trip_and_stay_out_of_reference_lines(tmp_path):
     extra = ResultRow(
         "out/00003/samples/00000.png",
         "position",
-        "p",
+        "a photo of a dog right of a cat",
         False,
         "r",
-        {"tag": "position"},
+        {
+            "tag": "position",
+            "include": [{"class": "cat", "count": 1}, {"class": "dog", "count": 1, "position": ["right of", 0]}],
+            "prompt": "a photo of a dog right of a cat",
+        },
         details={"cat": [[0, 0, 1, 1, 0.9]]},
         colours={"cat": ["red", None]},
         relation="left of+above",
@@ -153,7 +157,14 @@ def test_reference_results_lines_are_read(tmp_path):
         "prompt": "a photo of two clocks",
         "correct": False,
         "reason": "expected clock>=2, found 1",
-        "metadata": json.dumps({"tag": "counting", "include": [{"class": "clock", "count": 2}]}),
+        "metadata": json.dumps(
+            {
+                "tag": "counting",
+                "include": [{"class": "clock", "count": 2}],
+                "exclude": [{"class": "clock", "count": 3}],
+                "prompt": "a photo of two clocks",
+            }
+        ),
         "details": json.dumps({"clock": [[1, 2, 3, 4, 0.99]]}),
     }
     (tmp_path / "r.jsonl").write_text(json.dumps(reference) + "\n")
@@ -169,7 +180,10 @@ def test_reference_results_lines_are_read(tmp_path):
         ("{nope", "r.jsonl:1: not valid JSON"),
         ('{"filename": "a"}', "r.jsonl:1: missing tag, prompt, correct, metadata"),
         ('{"filename": "a", "tag": "x", "prompt": "p", "correct": true, "metadata": "{}"}', "unknown tag 'x'"),
-        ('{"filename": "a", "tag": "colors", "prompt": "p", "correct": true, "metadata": "{oops"}', "metadata is not"),
+        (
+            '{"filename": "a", "tag": "colors", "prompt": "p", "correct": true, "metadata": "{oops"}',
+            "metadata: not valid JSON",
+        ),
         (
             '{"filename": "a", "tag": "colors", "prompt": "p", "correct": true, "metadata": "{}", '
             '"colours": "{\\"car\\": [\\"teal\\"]}"}',
@@ -209,27 +223,71 @@ class RedColour:
         return ["red"] * len(objects)
 
 
-def test_evaluate_scan_judges_every_image_and_resumes(tmp_path, monkeypatch):
-    suite = [{"tag": "single_object", "include": [{"class": "cat", "count": 1}], "prompt": "a photo of a cat"}]
-    suite += [
-        {"tag": "colors", "include": [{"class": "car", "count": 1, "color": c}], "prompt": f"a photo of a {c} car"}
-        for c in ("red", "blue")
-    ]
-    scan = scan_folder(make_folder(tmp_path / "imgs", suite), suite, images_per_prompt=2)
-    detector = OracleDetector()
-    detector.current = [Detection("cat", (0, 0, 10, 10), 0.9), Detection("car", (20, 0, 30, 10), 0.9)]
+class KilledAfter(OracleDetector):
+    """Dies (like a SIGKILL would end the loop) after ``n`` images."""
+
+    def __init__(self, n):
+        super().__init__()
+        self.n = n
+
+    def detect(self, images):
+        if self.calls >= self.n:
+            raise KeyboardInterrupt
+        return super().detect(images)
+
+
+COLOUR_SUITE = [{"tag": "single_object", "include": [{"class": "cat", "count": 1}], "prompt": "a photo of a cat"}] + [
+    {"tag": "colors", "include": [{"class": "car", "count": 1, "color": c}], "prompt": f"a photo of a {c} car"}
+    for c in ("red", "blue")
+]
+FOUND = [Detection("cat", (0, 0, 10, 10), 0.9), Detection("car", (20, 0, 30, 10), 0.9)]
+
+
+def interrupted_run(tmp_path, params=None):
+    scan = scan_folder(make_folder(tmp_path / "imgs", COLOUR_SUITE), COLOUR_SUITE, images_per_prompt=2)
+    killed = KilledAfter(2)
+    killed.current = FOUND
     out = tmp_path / "results.jsonl"
-    # an earlier run finished two images (and was killed mid-line on the third)
-    first = evaluate_scan(scan, detector, RedColour(), out=None, show_progress=False)[:2]
+    with pytest.raises(KeyboardInterrupt):
+        evaluate_scan(scan, killed, RedColour(), params=params, out=out, show_progress=False)
     partial = tmp_path / "results.jsonl.partial"
-    partial.write_text("".join(r.to_json() + "\n" for r in first) + '{"filename": "torn')
-    detector.calls = 0
+    with open(partial, "a") as fh:
+        fh.write('{"filename": "torn')  # killed mid-line
+    return scan, out, partial
+
+
+def test_evaluate_scan_judges_every_image_and_resumes(tmp_path):
+    scan, out, partial = interrupted_run(tmp_path)
+    detector = OracleDetector()
+    detector.current = FOUND
     rows = evaluate_scan(scan, detector, RedColour(), out=out, show_progress=False)
     assert detector.calls == 4  # only the 4 images not in the partial file
     assert not partial.exists()
     assert [r.correct for r in rows] == [True, True, True, True, False, False]
     assert rows[-1].reason == "expected blue car>=1, found 0 blue; and 1 red"
     assert read_results(out) == rows
+
+
+def test_a_resume_with_other_settings_starts_over(tmp_path, caplog):
+    scan, out, _partial = interrupted_run(tmp_path)
+    detector = OracleDetector()
+    detector.current = FOUND
+    evaluate_scan(scan, detector, RedColour(), params=GenEvalParams(threshold=0.95), out=out, show_progress=False)
+    assert detector.calls == 6, "verdicts made under threshold 0.3 must not be reused under 0.95"
+    assert "made with other settings (changed: params)" in caplog.text
+    assert all(not r.correct for r in read_results(out)), "0.9-score detections fail a 0.95 threshold"
+
+
+def test_a_resume_rejudges_images_that_changed(tmp_path, caplog):
+    from PIL import Image
+
+    scan, out, _partial = interrupted_run(tmp_path)
+    Image.new("RGB", (32, 24), (0, 0, 255)).save(scan.items[0].path)  # regenerated in place
+    detector = OracleDetector()
+    detector.current = FOUND
+    evaluate_scan(scan, detector, RedColour(), out=out, show_progress=False)
+    assert detector.calls == 5
+    assert "1 partial verdicts are for images that changed" in caplog.text
 
 
 def test_summary_cli_flags_missing_prompts(tmp_path, capsys):

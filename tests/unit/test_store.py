@@ -63,18 +63,6 @@ def test_queries_are_read_only_unless_asked(store):
     assert count(store, "prompts") == 1
 
 
-def test_export_csv_and_parquet(store, tmp_path):
-    with store.write() as con:
-        store.upsert(con, "prompts", [ROW])
-    csv = store.export("SELECT suite, prompt_index FROM prompts", tmp_path / "o.csv")
-    assert csv.read_text().splitlines() == ["suite,prompt_index", "geneval,0"]
-    store.export("SELECT * FROM prompts", tmp_path / "o.parquet")
-    _columns, rows = Store(tmp_path / "t.duckdb").query(f"SELECT count(*) FROM '{tmp_path / 'o.parquet'}'")
-    assert rows == [(1,)]
-    with pytest.raises(InputError, match=r"\.csv or \.parquet"):
-        store.export("SELECT 1", tmp_path / "o.txt")
-
-
 def test_reading_a_store_that_does_not_exist(tmp_path):
     with pytest.raises(InputError, match="no results store yet"):
         Store(tmp_path / "none.duckdb").query("SELECT 1")

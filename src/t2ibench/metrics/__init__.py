@@ -21,8 +21,12 @@ from t2ibench.metrics.kernels import (
     gaussian_kernel,
     median_heuristic_sigma,
 )
+from t2ibench.metrics.modes import Mode, ModeSet, kernel_modes, scendi_modes
+from t2ibench.metrics.scendi import Scendi, ScendiResult, check_aligned, gather_by_id, scendi_score
 from t2ibench.metrics.spectrum import (
+    InvariantError,
     SpectrumClippingWarning,
+    check_vendi_invariants,
     clean_spectrum,
     renyi_vendi,
     vendi_spectrum_scores,
@@ -35,6 +39,7 @@ __all__ = [
     "CovarianceAccumulator",
     "EntropyResult",
     "FeatureMap",
+    "InvariantError",
     "Mode",
     "ModeSet",
     "NormalizedLinearFeatures",
@@ -44,6 +49,7 @@ __all__ = [
     "SpectrumClippingWarning",
     "StreamingKernelEntropy",
     "check_aligned",
+    "check_vendi_invariants",
     "clean_spectrum",
     "cosine_kernel",
     "exact_entropy",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import os
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -29,24 +31,32 @@ def as_matrix(
     dim: int | None = None,
     row_offset: int = 0,
     min_rows: int = 1,
+    need: str = "",
 ) -> NDArray[Any]:
     """Return ``X`` as a C-contiguous (n, d) array of ``dtype``, or raise InputError naming the bad rows.
 
     ``row_offset`` shifts reported row numbers so that a batch inside a stream reports global rows.
     Values that overflow ``dtype`` (e.g. 1e39 in float32) are reported like NaN/inf.
     """
-    arr = np.asarray(X)
+    try:
+        arr = np.asarray(X)
+    except ValueError:  # ragged nested lists
+        raise InputError(f"{name} must be a 2-D array of shape (n, d); its rows have different lengths") from None
     if arr.ndim != 2:
         raise InputError(f"{name} must be a 2-D array of shape (n, d); got shape {arr.shape}")
     n, d = arr.shape
     if n < min_rows:
-        raise InputError(f"{name} is empty: need at least {min_rows} row(s), got {n}")
+        what = f" for {need}" if need else ""
+        raise InputError(
+            f"{name} is empty: need at least {min_rows} row(s){what}, got {n}"
+            if n == 0
+            else f"{name} has {n} row(s); {min_rows} are needed{what}"
+        )
     if d < 1:
         raise InputError(f"{name} has zero columns (shape {arr.shape})")
     if dim is not None and d != dim:
         raise InputError(f"{name} has dimension {d} but {dim} was expected (earlier batches or the feature map)")
-    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
-        raise InputError(f"{name} must be numeric; got dtype {arr.dtype}")
+    check_embedding_dtype(arr.dtype, where=name)
     with np.errstate(over="ignore", invalid="ignore"):
         out = np.ascontiguousarray(arr, dtype=dtype)
     finite_rows = np.isfinite(out).all(axis=1)
@@ -56,7 +66,35 @@ def as_matrix(
             f"{name} has non-finite values (NaN, inf, or beyond {np.dtype(dtype).name} range) in "
             f"{len(bad)} row(s): {_rows_text(bad, row_offset)}"
         )
+    magnitude = np.abs(out).max(axis=1).astype(np.float64)
+    huge = np.flatnonzero(magnitude > MAX_MAGNITUDE)
+    if len(huge):
+        rows = _rows_text(huge, row_offset)
+        raise InputError(
+            f"{name} has values up to {float(magnitude.max()):.3g} in {len(huge)} row(s): {rows}; squared "
+            f"distances and norms overflow float64 beyond ~{MAX_MAGNITUDE:.0e}: rescale the embeddings "
+            "(e.g. L2-normalise them)"
+        )
+    top = float(magnitude.max())
+    if 0 < top < MIN_MAGNITUDE:
+        raise InputError(
+            f"{name}: every value is below {MIN_MAGNITUDE:.0e} in magnitude (largest {top:.3g}); squared distances "
+            "underflow float64 to 0: rescale the embeddings (e.g. L2-normalise them)"
+        )
     return out
+
+
+MAX_MAGNITUDE = 1e150
+MIN_MAGNITUDE = 1e-150
+
+
+def check_embedding_dtype(dtype: Any, *, where: str) -> None:
+    """Refuse dtypes that are not real numbers (complex would lose its imaginary part, objects need pickle)."""
+    kind = np.dtype(dtype)
+    if np.issubdtype(kind, np.complexfloating):
+        raise InputError(f"{where}: complex values (dtype {kind}) are not embeddings; the imaginary part would be lost")
+    if not (np.issubdtype(kind, np.number) or kind == np.bool_):
+        raise InputError(f"{where} must be numeric; got dtype {kind}")
 
 
 def check_nonzero_rows(X: NDArray[np.floating], *, name: str = "X", row_offset: int = 0) -> None:
@@ -68,13 +106,21 @@ def check_nonzero_rows(X: NDArray[np.floating], *, name: str = "X", row_offset: 
         )
 
 
+MIN_SIGMA = 1e-100
+"""Smaller bandwidths cannot be squared in float64 (σ² would underflow)."""
+
+
 def check_sigma(sigma: float | None, *, name: str = "sigma") -> float:
-    """Return ``sigma`` as a float, or raise InputError if it is missing, non-finite or ≤ 0."""
+    """Return ``sigma`` as a float, or raise InputError if it is missing, not a number, non-finite or ≤ 0."""
     if sigma is None:
         raise InputError(f"{name} is required for the Gaussian kernel (a bandwidth > 0, in embedding units)")
+    if isinstance(sigma, (bool, np.bool_)) or not isinstance(sigma, (int, float, np.integer, np.floating)):
+        raise InputError(f"{name} must be a number > 0; got {sigma!r}")
     value = float(sigma)
     if not math.isfinite(value) or value <= 0:
         raise InputError(f"{name} must be a finite number > 0; got {sigma!r}")
+    if value < MIN_SIGMA:
+        raise InputError(f"{name} = {value:g} is below {MIN_SIGMA:g}: σ² underflows float64; rescale the embeddings")
     return value
 
 
@@ -92,16 +138,22 @@ def check_seed(seed: int) -> int:
     return check_positive_int(seed, name="seed", minimum=0)
 
 
+ALPHA_SNAP = 1e-12
+"""Orders within this of 1 are 1 (float noise: sum([0.1] * 10) == 0.9999999999999999)."""
+
+
 def parse_alpha(alpha: float | str) -> float:
     """Return an entropy order α > 0 as a float; accepts math.inf and the strings 'inf'/'∞'."""
     if isinstance(alpha, str):
         text = alpha.strip().lower()
-        value = math.inf if text in {"inf", "infinity", "∞"} else _float_or_error(text, alpha)
+        value = math.inf if text in {"inf", "infinity", "∞", "+inf"} else _float_or_error(text, alpha)
+    elif isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, (int, float, np.integer, np.floating)):
+        raise InputError(f"alpha must be a number > 0 or 'inf'; got {alpha!r}")
     else:
         value = float(alpha)
     if math.isnan(value) or value <= 0:
         raise InputError(f"alpha must be > 0 (use inf for the min-entropy); got {alpha!r}")
-    return value
+    return 1.0 if abs(value - 1.0) <= ALPHA_SNAP else value
 
 
 def _float_or_error(text: str, original: object) -> float:
@@ -113,7 +165,10 @@ def _float_or_error(text: str, original: object) -> float:
 
 def check_alphas(alphas: float | str | Iterable[float | str]) -> tuple[float, ...]:
     """Return a non-empty tuple of distinct α > 0, in the order given."""
-    items: Sequence[float | str] = [alphas] if isinstance(alphas, (int, float, str)) else list(alphas)
+    if isinstance(alphas, (bytes, bytearray, dict)) or hasattr(alphas, "keys"):
+        raise InputError(f"alphas must be a number, 'inf', or a list of them; got {type(alphas).__name__}")
+    scalar = isinstance(alphas, (int, float, str, np.integer, np.floating))
+    items: Sequence[float | str] = [alphas] if scalar else list(alphas)  # type: ignore[list-item, arg-type]
     if not items:
         raise InputError("alphas must list at least one entropy order α > 0")
     parsed: list[float] = []
@@ -122,3 +177,46 @@ def check_alphas(alphas: float | str | Iterable[float | str]) -> tuple[float, ..
         if value not in parsed:
             parsed.append(value)
     return tuple(parsed)
+
+
+MEMORY_ENV = "T2IBENCH_MEMORY_LIMIT"
+_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+
+def memory_limit() -> int:
+    """Bytes a single allocation may use: $T2IBENCH_MEMORY_LIMIT (e.g. '8G'), else the memory available now."""
+    text = os.environ.get(MEMORY_ENV, "").strip()
+    if text:
+        match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?", text.lower())
+        if not match:
+            raise InputError(f"{MEMORY_ENV}={text!r}: give a size such as 8G or 512M")
+        return int(float(match.group(1)) * _UNITS[match.group(2)])
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 2**63
+
+
+def _size(n: float) -> str:
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n / 2**10:.3g} KiB"
+
+
+def check_memory(nbytes: float, *, what: str) -> None:
+    """Refuse, before allocating, work whose estimated memory ``nbytes`` exceeds memory_limit() (message: both)."""
+    limit = memory_limit()
+    if not math.isfinite(nbytes) or nbytes > limit:
+        shown = "more than can be addressed" if not math.isfinite(nbytes) else f"~{_size(nbytes)}"
+        raise InputError(
+            f"{what} needs {shown} of memory; the limit is {_size(limit)} (memory available now, or "
+            f"${MEMORY_ENV}): reduce it"
+        )

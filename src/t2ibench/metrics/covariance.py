@@ -10,6 +10,7 @@ independent of n.
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from numpy.typing import NDArray
 from scipy.linalg import blas
 
 from t2ibench.errors import InputError, StateMismatchError
-from t2ibench.metrics._validate import check_positive_int
+from t2ibench.metrics._validate import check_memory, check_positive_int
 
 _ACCUMULATE_BLOCK = 512
 
@@ -28,6 +29,8 @@ class CovarianceAccumulator:
 
     def __init__(self, feature_dim: int) -> None:
         self._dim = check_positive_int(feature_dim, name="feature_dim")
+        # the sum, one batch's SYRK output, and the symmetric copy + eigendecomposition workspace at compute()
+        check_memory(3 * 8 * self._dim**2, what=f"a {self._dim}×{self._dim} feature covariance")
         # Fortran order, like SYRK's output, so the per-batch float64 accumulation reads both contiguously.
         self._upper = np.zeros((self._dim, self._dim), dtype=np.float64, order="F")
         self._n = 0
@@ -98,19 +101,38 @@ class CovarianceAccumulator:
 
     @classmethod
     def from_arrays(cls, arrays: Any, *, source: str = "state") -> tuple[CovarianceAccumulator, dict[str, Any]]:
-        """Rebuild an accumulator and its JSON header from ``to_arrays`` output (e.g. an NpzFile)."""
+        """Rebuild an accumulator and its JSON header from ``to_arrays`` output (e.g. an NpzFile).
+
+        Strict: ``n`` must be a non-negative integer scalar, ``upper`` a finite float vector of triangular length,
+        ``meta`` a JSON object; anything else is an InputError naming ``source``.
+        """
+
+        def bad(why: str) -> InputError:
+            return InputError(f"{source}: not a t2ibench covariance state ({why})")
+
+        for key in ("meta", "upper", "n"):
+            if key not in arrays:
+                raise bad(f"no {key!r} array")
+        n_arr = np.asarray(arrays["n"])
+        if n_arr.shape != () or not np.issubdtype(n_arr.dtype, np.integer) or int(n_arr) < 0:
+            raise bad(f"'n' must be a non-negative integer scalar; got {n_arr.dtype} {n_arr.shape}")
+        packed = np.asarray(arrays["upper"])
+        if packed.ndim != 1 or not np.issubdtype(packed.dtype, np.floating):
+            raise bad(f"'upper' must be a float vector; got {packed.dtype} {packed.shape}")
+        if not np.isfinite(packed).all():
+            raise bad("'upper' holds NaN or inf")
         try:
-            meta = json.loads(str(arrays["meta"]))
-            packed = np.asarray(arrays["upper"], dtype=np.float64)
-            n = int(arrays["n"])
-        except (KeyError, ValueError) as exc:
-            raise InputError(f"{source}: not a t2ibench covariance state ({exc})") from None
+            meta = json.loads(str(np.asarray(arrays["meta"])))
+        except ValueError:
+            raise bad("'meta' is not JSON") from None
+        if not isinstance(meta, dict):
+            raise bad("'meta' must be a JSON object")
         dim = int((np.sqrt(8 * packed.size + 1) - 1) / 2)
-        if dim * (dim + 1) // 2 != packed.size or dim < 1 or n < 0:
-            raise InputError(f"{source}: corrupt covariance state (size {packed.size}, n {n})")
+        if dim * (dim + 1) // 2 != packed.size or dim < 1:
+            raise bad(f"'upper' has {packed.size} entries, not a triangle")
         acc = cls(dim)
-        acc._upper[np.triu_indices(dim)] = packed
-        acc._n = n
+        acc._upper[np.triu_indices(dim)] = packed.astype(np.float64)
+        acc._n = int(n_arr)
         return acc, meta
 
 
@@ -125,6 +147,14 @@ def save_state(path: str | Path, arrays: dict[str, NDArray[Any]]) -> Path:
 
 
 def load_state(path: str | Path) -> dict[str, NDArray[Any]]:
-    """Read state arrays from an .npz written by ``save_state`` (never unpickles)."""
-    with np.load(Path(path), allow_pickle=False) as data:
-        return {k: data[k] for k in data.files}
+    """Read state arrays from an .npz written by ``save_state`` (never unpickles); InputError names the file."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{p}: no such state file" if not p.exists() else f"{p}: not a file")
+    if not zipfile.is_zipfile(p):
+        raise InputError(f"{p}: not a t2ibench covariance state (not an .npz archive)")
+    try:
+        with np.load(p, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except (ValueError, OSError, zipfile.BadZipFile) as exc:
+        raise InputError(f"{p}: not a t2ibench covariance state ({' '.join(str(exc).split())[:120]})") from None

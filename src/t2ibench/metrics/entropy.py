@@ -27,6 +27,7 @@ from t2ibench.errors import InputError, StateMismatchError, unknown_choice
 from t2ibench.metrics._validate import (
     as_matrix,
     check_alphas,
+    check_memory,
     check_nonzero_rows,
     check_positive_int,
     check_seed,
@@ -41,7 +42,7 @@ from t2ibench.metrics.kernels import (
     gaussian_blocks,
     gaussian_kernel,
 )
-from t2ibench.metrics.spectrum import clean_spectrum, renyi_vendi
+from t2ibench.metrics.spectrum import check_vendi_invariants, clean_spectrum, renyi_vendi
 
 KERNELS = ("gaussian", "cosine")
 DEFAULT_ALPHAS: tuple[float, ...] = (1.0, 2.0, math.inf)
@@ -54,14 +55,14 @@ def fkea_error_radius(n: int, rff_dim: int, delta: float = DEFAULT_DELTA) -> flo
     """FKEA Theorem-2 radius √(8 log(n/(2δ)) / r): with prob. ≥ 1−δ it bounds ‖λ_FKEA − λ_exact‖₂ (unitless)."""
     check_positive_int(n, name="n")
     check_positive_int(rff_dim, name="rff_dim")
-    if not 0 < delta < 1:
+    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.floating)) or not 0 < delta < 1:
         raise InputError(f"delta must be in (0, 1); got {delta!r}")
     return math.sqrt(8.0 * max(math.log(n / (2.0 * delta)), 0.0) / rff_dim)
 
 
 def _alpha_key(alpha: float) -> str:
     """JSON/SQL-friendly name of an entropy order: '1', '2', '0.5', 'inf'."""
-    return "inf" if math.isinf(alpha) else f"{alpha:g}"
+    return "inf" if math.isinf(alpha) else f"{alpha:.12g}"
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,10 @@ class StreamingKernelEntropy(ABC):
         """Approximation radius of the spectrum (None for exact estimators)."""
         return None
 
+    def _input_dtype(self) -> type[np.floating]:
+        """Precision rows are read in before the feature map (float64 when a centre must be subtracted first)."""
+        return np.float64 if getattr(self, "center", None) is not None else self.compute_dtype
+
     # -- state ------------------------------------------------------------------------------------------------
     def _initialise(self, dim: int) -> None:
         self._map = self._make_map(dim)
@@ -184,11 +189,12 @@ class StreamingKernelEntropy(ABC):
             raise InputError(f"X has dimension {arr.shape[1]} but earlier batches (or dim=) had dimension {expected}")
         starts = range(0, arr.shape[0], self.batch_size)
         chunks = []
+        dtype = self._input_dtype()
         for start in starts:  # validate everything before touching the state (atomic update)
             chunk = as_matrix(
                 arr[start : start + self.batch_size],
                 name="X",
-                dtype=self.compute_dtype,
+                dtype=dtype,
                 dim=arr.shape[1],
                 row_offset=self.n + start,
             )
@@ -199,7 +205,7 @@ class StreamingKernelEntropy(ABC):
         assert self._map is not None
         assert self._acc is not None
         for start, kept in zip(starts, chunks, strict=True):
-            chunk = kept if kept is not None else np.asarray(arr[start : start + self.batch_size], self.compute_dtype)
+            chunk = kept if kept is not None else np.asarray(arr[start : start + self.batch_size], dtype)
             self._acc.add(self._map.transform(chunk, self.compute_dtype))
         return self
 
@@ -242,15 +248,21 @@ class StreamingKernelEntropy(ABC):
         """VENDI_α for every α, RKE (Frobenius), the normalised spectrum and (FKEA) the Theorem-2 radius."""
         orders = check_alphas(alphas)
         C = self.covariance()
-        spectrum = clean_spectrum(scipy.linalg.eigvalsh(C), eps=float(np.finfo(self.compute_dtype).eps))
+        eps = float(np.finfo(self.compute_dtype).eps)
+        spectrum = clean_spectrum(scipy.linalg.eigvalsh(C), eps=eps, rank=self.n)
         params = self._params()
         radius = self._error_radius(self.n, delta)
+        vendi = {a: renyi_vendi(spectrum.probabilities, a) for a in orders}
+        rke = float(np.trace(C) ** 2 / np.sum(C * C))
+        check_vendi_invariants(
+            vendi, rke, bound=min(self.n, C.shape[0]), slack=1e-6 + 4 * spectrum.clipped_fraction + C.shape[0] * eps
+        )
         return EntropyResult(
             method=self.method,
             kernel=self.kernel,
             n=self.n,
-            vendi={a: renyi_vendi(spectrum.probabilities, a) for a in orders},
-            rke=float(np.trace(C) ** 2 / np.sum(C * C)),
+            vendi=vendi,
+            rke=rke,
             eigenvalues=spectrum.probabilities,
             clipped_fraction=spectrum.clipped_fraction,
             sigma=params.get("sigma"),
@@ -274,7 +286,10 @@ class StreamingKernelEntropy(ABC):
         if meta.get("estimator") != cls.__name__:
             raise StateMismatchError(f"{path}: holds a {meta.get('estimator')} state, not {cls.__name__}")
         params = {k: v for k, v in meta.items() if k not in {"estimator", "kernel", "dim"}}
-        est = cls(dim=meta["dim"], **params)
+        try:
+            est = cls(dim=meta["dim"], **params)
+        except (KeyError, TypeError, InputError) as exc:
+            raise InputError(f"{path}: not a t2ibench covariance state (parameters {sorted(meta)}: {exc})") from None
         assert est._acc is not None
         if est._acc.feature_dim != acc.feature_dim:
             raise StateMismatchError(f"{path}: feature dimension {acc.feature_dim} does not match {params}")
@@ -301,17 +316,22 @@ class FKEA(StreamingKernelEntropy):
         seed: int,
         dim: int | None = None,
         batch_size: int = DEFAULT_BATCH,
+        center: ArrayLike | None = None,
     ) -> None:
         self.sigma = check_sigma(sigma)
         self.rff_dim = check_positive_int(rff_dim, name="rff_dim")
         self.seed = check_seed(seed)
+        self.center = None if center is None else tuple(float(v) for v in np.asarray(center, dtype=np.float64).ravel())
         super().__init__(dim=dim, batch_size=batch_size)
 
     def _make_map(self, dim: int) -> FeatureMap:
-        return RandomFourierFeatures(dim=dim, sigma=self.sigma, rff_dim=self.rff_dim, seed=self.seed)
+        return RandomFourierFeatures(
+            dim=dim, sigma=self.sigma, rff_dim=self.rff_dim, seed=self.seed, center=self.center
+        )
 
     def _params(self) -> dict[str, Any]:
-        return {"sigma": self.sigma, "rff_dim": self.rff_dim, "seed": self.seed}
+        center = None if self.center is None else list(self.center)
+        return {"sigma": self.sigma, "rff_dim": self.rff_dim, "seed": self.seed, "center": center}
 
     def _error_radius(self, n: int, delta: float) -> float | None:
         return fkea_error_radius(n, self.rff_dim, delta)
@@ -362,18 +382,23 @@ def exact_entropy(
     if n > max_n:
         raise InputError(
             f"exact Gaussian VENDI needs the full {n}×{n} kernel matrix ({n * n * 8 / 2**30:.1f} GiB) and O(n³) "
-            f"time; n={n} exceeds max_n={max_n}: use fkea_scores(), or raise max_n"
+            f"time; n={n} exceeds the exact limit {max_n}: use FKEA (t2ibench diversity --method fkea; "
+            "fkea_scores() in Python)"
         )
+    check_memory(2 * 8 * n * n, what=f"exact Gaussian VENDI of n={n} (the {n}×{n} kernel and its eigensolver)")
     K = gaussian_kernel(Xm, sigma=s, block_size=block_size)
     K /= n
     spectrum = clean_spectrum(scipy.linalg.eigvalsh(K, overwrite_a=True))
     p = spectrum.probabilities
+    vendi = {a: renyi_vendi(p, a) for a in orders}
+    rke = float(1.0 / np.sum(p * p))
+    check_vendi_invariants(vendi, rke, bound=n, slack=1e-6)
     return EntropyResult(
         method="exact",
         kernel="gaussian",
         n=n,
-        vendi={a: renyi_vendi(p, a) for a in orders},
-        rke=float(1.0 / np.sum(p * p)),
+        vendi=vendi,
+        rke=rke,
         eigenvalues=p,
         clipped_fraction=spectrum.clipped_fraction,
         sigma=s,
@@ -396,6 +421,7 @@ def rke_score(
         return CosineEntropy().update(X).rke()
     s = check_sigma(sigma)
     Xm = as_matrix(X, name="X")
+    Xm = Xm - Xm.mean(axis=0)  # shift-invariant kernel: centring keeps the distances' digits
     check_positive_int(block_size, name="block_size")
     total = 0.0
     for rows, cols, tile in gaussian_blocks(Xm, sigma=s, block_size=block_size):
@@ -416,5 +442,6 @@ def fkea_scores(
     delta: float = DEFAULT_DELTA,
 ) -> EntropyResult:
     """FKEA VENDI_α/RKE of rows X (n, d) with r = rff_dim seeded frequencies; O(n·r·(d + r)) time."""
-    est = FKEA(sigma=sigma, rff_dim=rff_dim, seed=seed, batch_size=batch_size)
-    return est.update(X).compute(alphas, delta=delta)
+    Xm = as_matrix(X, name="X")
+    est = FKEA(sigma=sigma, rff_dim=rff_dim, seed=seed, batch_size=batch_size, center=Xm.mean(axis=0))
+    return est.update(Xm).compute(alphas, delta=delta)

@@ -18,10 +18,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy.spatial.distance import pdist
 
 from t2ibench.errors import InputError
 from t2ibench.metrics._validate import (
     as_matrix,
+    check_memory,
     check_nonzero_rows,
     check_positive_int,
     check_seed,
@@ -29,6 +31,8 @@ from t2ibench.metrics._validate import (
 )
 
 DEFAULT_BLOCK = 2048
+# |ω·x| (radians) beyond which the phase keeps < ~1e-3 rad of precision: float32 (4 bytes), float64 (8 bytes)
+MAX_PHASE = {4: 1e4, 8: 1e12}
 
 
 def _sq_dists(A: NDArray[np.float64], B: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -61,6 +65,8 @@ def gaussian_kernel(
     """Gaussian kernel matrix (n, m) in float64 between rows of X (n, d) and Y (m, d); σ in embedding units."""
     s = check_sigma(sigma)
     Xm = as_matrix(X, name="X")
+    shift = Xm.mean(axis=0)  # the kernel is shift-invariant; centring keeps the distances' digits
+    Xm = Xm - shift
     if Y is None:
         n = Xm.shape[0]
         K = np.empty((n, n), dtype=np.float64)
@@ -70,7 +76,7 @@ def gaussian_kernel(
                 K[cols, rows] = tile.T
         np.fill_diagonal(K, 1.0)
         return K
-    Ym = as_matrix(Y, name="Y", dim=Xm.shape[1])
+    Ym = as_matrix(Y, name="Y", dim=Xm.shape[1]) - shift
     K = np.empty((Xm.shape[0], Ym.shape[0]), dtype=np.float64)
     scale = -1.0 / (2.0 * s * s)
     for i0 in range(0, Xm.shape[0], block_size):
@@ -101,14 +107,14 @@ def median_heuristic_sigma(X: ArrayLike, *, max_samples: int = 2000, seed: int =
 
     Used as the default Gaussian bandwidth σ: at the median distance the kernel equals exp(−1/2) ≈ 0.61.
     """
-    Xm = as_matrix(X, name="X", min_rows=2)
+    Xm = as_matrix(X, name="X", min_rows=2, need="the median-heuristic σ (or give sigma)")
     check_positive_int(max_samples, name="max_samples", minimum=2)
     rng = np.random.default_rng(check_seed(seed))
     if Xm.shape[0] > max_samples:
         Xm = Xm[np.sort(rng.choice(Xm.shape[0], size=max_samples, replace=False))]
-    sq = _sq_dists(Xm, Xm)
-    iu = np.triu_indices(Xm.shape[0], k=1)
-    med = float(np.median(np.sqrt(sq[iu])))
+    # pdist takes differences directly: no cancellation for data far from the origin, and unlike a GEMM its result
+    # does not depend on the BLAS thread count, so σ is bit-identical on every task runner
+    med = float(np.median(pdist(Xm)))
     if med <= 0:
         raise InputError("median pairwise distance is 0 (more than half the pairs are identical): set sigma explicitly")
     return med
@@ -141,12 +147,19 @@ class RandomFourierFeatures:
     sigma: float
     rff_dim: int
     seed: int
+    center: tuple[float, ...] | None = None  # subtracted before projecting: exact (shift-invariant kernel)
 
     def __post_init__(self) -> None:
         check_positive_int(self.dim, name="dim")
         object.__setattr__(self, "sigma", check_sigma(self.sigma))
         check_positive_int(self.rff_dim, name="rff_dim")
         check_seed(self.seed)
+        check_memory(12 * self.dim * self.rff_dim, what=f"{self.rff_dim} random frequencies in dimension {self.dim}")
+        if self.center is not None:
+            c = np.asarray(self.center, dtype=np.float64)
+            if c.shape != (self.dim,) or not np.isfinite(c).all():
+                raise InputError(f"center must be {self.dim} finite numbers (one per dimension); got shape {c.shape}")
+            object.__setattr__(self, "center", tuple(float(v) for v in c))
 
     @property
     def feature_dim(self) -> int:
@@ -166,7 +179,28 @@ class RandomFourierFeatures:
     def transform(self, X: NDArray[np.floating], dtype: type[np.floating] = np.float32) -> NDArray[np.floating]:
         """Features φ(X) (n, 2r) in ``dtype``, interleaved [cos ω_1ᵀx, sin ω_1ᵀx, …] / √r."""
         omega = self._omega32 if dtype == np.float32 else self.omega.astype(dtype, copy=False)
-        proj = np.asarray(X, dtype=dtype) @ omega
+        if self.center is not None:  # subtract in the input's precision (float64 keeps an offset's digits)
+            shifted = np.asarray(X) - np.asarray(self.center, dtype=np.result_type(np.asarray(X).dtype, np.float32))
+            with np.errstate(over="ignore"):
+                rows = np.asarray(shifted, dtype=dtype)
+            if not np.isfinite(rows).all():
+                bad = np.flatnonzero(~np.isfinite(rows).all(axis=1))
+                raise InputError(
+                    f"X has values beyond {np.dtype(dtype).name} range after centring in {len(bad)} row(s) (first: "
+                    f"{int(bad[0])} of this batch)"
+                )
+        else:
+            rows = np.asarray(X, dtype=dtype)
+        proj = rows @ omega
+        peak = float(np.abs(proj).max()) if proj.size else 0.0
+        limit = MAX_PHASE[np.dtype(dtype).itemsize]
+        if not peak <= limit:
+            raise InputError(
+                f"random-Fourier phases ω·x reach {peak:.3g} rad, beyond {limit:.0e} where {np.dtype(dtype).name} "
+                "keeps no useful precision (the features would be noise): the embeddings lie far from the origin "
+                "relative to σ; centre them (the Gaussian kernel is shift-invariant: pass center=, e.g. their "
+                "mean) or check σ"
+            )
         phi = np.empty((proj.shape[0], self.feature_dim), dtype=dtype)
         np.cos(proj, out=phi[:, 0::2])
         np.sin(proj, out=phi[:, 1::2])
@@ -181,6 +215,7 @@ class RandomFourierFeatures:
             "sigma": self.sigma,
             "rff_dim": self.rff_dim,
             "seed": self.seed,
+            "center": list(self.center) if self.center is not None else None,
         }
 
 

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
-from t2ibench.errors import InputError
+from t2ibench.errors import InputError, note
 from t2ibench.metrics._validate import as_matrix, check_positive_int
 from t2ibench.metrics.entropy import StreamingKernelEntropy
 from t2ibench.metrics.kernels import FeatureMap
@@ -132,7 +132,8 @@ def _modes_from(
     k = len(values)
     ext = _Extremes(k, max(top, bottom))
     for batch in _batches(samples, batch_size):
-        X = as_matrix(batch, name="samples", dtype=dtype, dim=fmap.dim, row_offset=ext.n)
+        read = np.float64 if getattr(fmap, "center", None) is not None else dtype  # keep an offset's digits
+        X = as_matrix(batch, name="samples", dtype=read, dim=fmap.dim, row_offset=ext.n)
         ext.add(np.asarray(fmap.transform(X, dtype), dtype=np.float64) @ vectors)
     if ext.n == 0:
         raise InputError("no samples to score")
@@ -172,6 +173,14 @@ def _with_entropy_shares(modeset: ModeSet, spectrum: NDArray[np.float64]) -> Mod
     return ModeSet(source=modeset.source, n=modeset.n, modes=tuple(out))
 
 
+def _cap_modes(k: int, n: int) -> int:
+    """At most n modes: a covariance of n feature rows has rank ≤ n, further eigenvectors are round-off."""
+    if k > n:
+        note(f"{k} modes asked of {n} samples: showing {n} (the rank is at most n; more would be round-off)")
+        return n
+    return k
+
+
 def kernel_modes(
     estimator: StreamingKernelEntropy,
     samples: NDArray[Any] | Iterable[ArrayLike],
@@ -184,6 +193,7 @@ def kernel_modes(
     check_positive_int(k, name="k")
     check_positive_int(top, name="top")
     C = estimator.covariance()
+    k = _cap_modes(k, estimator.n)
     values, vectors = _top_eigenpairs(C, k)
     spectrum = np.clip(scipy.linalg.eigvalsh(C), 0.0, None)
     result = _modes_from(
@@ -218,6 +228,7 @@ def scendi_modes(
     check_positive_int(top, name="top")
     check_positive_int(bottom, name="bottom", minimum=0)
     Lam, _, _ = estimator.decompose(epsilon)
+    k = _cap_modes(k, estimator.n)
     values, vectors = _top_eigenpairs(Lam, k)
     spectrum = np.clip(scipy.linalg.eigvalsh(Lam), 0.0, None)
     result = _modes_from(

@@ -51,7 +51,7 @@ from t2ibench.metrics._validate import (
 )
 from t2ibench.metrics.covariance import CovarianceAccumulator, load_state, save_state
 from t2ibench.metrics.kernels import FeatureMap, NormalizedLinearFeatures, RandomFourierFeatures
-from t2ibench.metrics.spectrum import clean_spectrum, renyi_vendi
+from t2ibench.metrics.spectrum import InvariantError, check_vendi_invariants, clean_spectrum, renyi_vendi
 
 DEFAULT_EPSILON = 1e-6
 SCENDI_KERNELS = ("gaussian", "cosine")
@@ -141,7 +141,13 @@ def _schur_score(
     """
     values = scipy.linalg.eigvalsh(matrix)
     trace = float(values.sum())
-    if trace <= values.size * eps * reference:
+    roundoff = values.size * eps * reference
+    if trace < -roundoff:
+        raise InvariantError(
+            f"the Schur complement has trace {trace:.3g} < 0 beyond round-off ({roundoff:.3g}): C_TT is too "
+            "ill-conditioned for this epsilon; raise epsilon (refusing a wrong number)"
+        )
+    if trace <= roundoff:
         return 1.0, 0.0, max(trace, 0.0), np.zeros(0), 0.0
     spec = clean_spectrum(values, eps=eps, reference=reference)
     p = spec.probabilities
@@ -323,7 +329,16 @@ class Scendi:
         whole = float(np.trace(C_II))
         scendi, entropy, trace, p, clipped = _schur_score(Lam, eps=eps, reference=whole)
         prompt_score, prompt_entropy, _, _, _ = _schur_score(P, eps=eps, reference=whole)
-        image_spec = clean_spectrum(scipy.linalg.eigvalsh(C_II), eps=eps)
+        image_spec = clean_spectrum(scipy.linalg.eigvalsh(C_II), eps=eps, rank=self.n)
+        image_vendi = renyi_vendi(image_spec.probabilities, 1.0)
+        bound = min(self.n, C_II.shape[0])
+        check_vendi_invariants({1.0: image_vendi}, None, bound=bound, slack=1e-6, what="image VENDI")
+        tol = 1e-6 + C_II.shape[0] * eps
+        if not (1 - tol <= scendi <= bound * (1 + tol)) or not (-tol <= trace / whole <= 1 + tol):
+            raise InvariantError(
+                f"Scendi = {scendi:.6g} (model share {trace / whole:.3g}) is outside [1, {bound}] / [0, 1]: the "
+                "decomposition is dominated by round-off; refusing a wrong number"
+            )
         return ScendiResult(
             scendi=scendi,
             conditional_entropy=entropy,
@@ -331,7 +346,7 @@ class Scendi:
             model_share=trace / whole,
             prompt_score=prompt_score,
             prompt_vendi=math.exp(prompt_entropy),
-            image_vendi=renyi_vendi(image_spec.probabilities, 1.0),
+            image_vendi=image_vendi,
             n=self.n,
             kernel=self.kernel,
             epsilon=epsilon,

@@ -21,9 +21,10 @@ the matrix was computed in (the ``numpy.linalg.matrix_rank`` rule): a genuinely 
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +33,9 @@ from scipy.special import logsumexp
 
 from t2ibench.errors import InputError
 from t2ibench.metrics._validate import check_alphas, parse_alpha
+
+NEAR_ONE = 1e-5
+"""|α − 1| below which VENDI_α is evaluated by its expansion around α = 1 (relative error ≲ 1e-10)."""
 
 CLIP_TOLERANCE = 1e-6
 """Clipped negative mass, as a fraction of the trace, above which a warning is raised."""
@@ -56,12 +60,15 @@ def clean_spectrum(
     tolerance: float = CLIP_TOLERANCE,
     eps: float = float(np.finfo(np.float64).eps),
     reference: float | None = None,
+    rank: int | None = None,
 ) -> CleanSpectrum:
     """Zero the round-off eigenvalues of a PSD spectrum (k,), sort descending, normalise to sum 1.
 
     ``eps`` is the machine epsilon of the precision the matrix was computed in (float32 for FKEA).
     ``reference`` is the trace of the matrix these eigenvalues were derived from when that is larger (e.g.
     Tr C_II for the Schur complement Λ_I = C_II − P): round-off and the clipping tolerance scale with it.
+    ``rank`` bounds the true rank (e.g. n for a covariance of n feature rows): eigenvalues beyond the top
+    ``rank`` are round-off by construction and are zeroed too (else orders α → 0 would count them).
     """
     lam = np.asarray(eigenvalues, dtype=np.float64).ravel()
     if lam.size == 0:
@@ -84,6 +91,8 @@ def clean_spectrum(
         )
     floor = max(-lam_min, lam.size * float(np.finfo(np.float64).eps) * scale, 0.0)
     kept = np.where(lam > floor, lam, 0.0)
+    if rank is not None and rank < kept.size:
+        kept[np.argsort(kept)[: kept.size - rank]] = 0.0
     if not kept.any():
         raise InputError(f"no eigenvalue stands above the round-off floor {floor:.3g}: the matrix is not PSD")
     removed = float(np.abs(lam - kept).sum())
@@ -100,6 +109,12 @@ def renyi_vendi(probabilities: NDArray[np.float64], alpha: float | str) -> float
         return float(math.exp(-np.sum(p * np.log(p))))
     if math.isinf(a):
         return float(1.0 / p.max())
+    if abs(a - 1.0) < NEAR_ONE:
+        # log Σ p^α / (1 − α) cancels catastrophically here; H_α = H − (α − 1)/2 · Var_p(log p) + O((α − 1)²)
+        logp = np.log(p)
+        shannon = float(-np.sum(p * logp))
+        variance = float(np.sum(p * logp * logp)) - shannon * shannon
+        return float(math.exp(shannon - 0.5 * (a - 1.0) * variance))
     # log Σ p^α computed as logsumexp(α log p): stable for large α and tiny p.
     return float(math.exp(float(logsumexp(a * np.log(p))) / (1.0 - a)))
 
@@ -108,3 +123,40 @@ def vendi_spectrum_scores(eigenvalues: ArrayLike, alphas: float | str | Iterable
     """VENDI_α for each α of ``alphas`` from a raw PSD spectrum (k,) (clipped and normalised first)."""
     spec = clean_spectrum(eigenvalues)
     return {a: renyi_vendi(spec.probabilities, a) for a in check_alphas(alphas)}
+
+
+class InvariantError(InputError):
+    """A computed score broke a bound it must satisfy: refused rather than returned as a wrong number."""
+
+
+def check_vendi_invariants(
+    vendi: Mapping[float, float], rke: float | None, *, bound: int, slack: float = 0.0, what: str = "VENDI"
+) -> None:
+    """Assert 1 ≤ VENDI_α ≤ ``bound`` (n or the feature dimension), VENDI non-increasing in α, RKE = VENDI_2 between.
+
+    ``slack`` is the relative tolerance (round-off, plus clipped spectral mass where RKE and the spectrum are
+    computed by different routes).
+    """
+    tol = 1e-9 + slack
+    for alpha, value in vendi.items():
+        name = f"{what}_{'inf' if math.isinf(alpha) else f'{alpha:g}'}"
+        if not math.isfinite(value) or value < 1 - tol or value > bound * (1 + tol):
+            raise InvariantError(
+                f"{name} = {value:.6g} is outside [1, {bound}] (n or the feature dimension): the spectrum is dominated "
+                f"by round-off{' (an order this small counts it)' if alpha < 1 else ''}; refusing a wrong number"
+            )
+    orders = sorted(vendi)
+    for a, b in itertools.pairwise(orders):
+        if vendi[b] > vendi[a] * (1 + tol):
+            raise InvariantError(
+                f"{what} must not grow with the order α, but {what}_{b:g} = {vendi[b]:.6g} > {what}_{a:g} = "
+                f"{vendi[a]:.6g}; refusing a wrong number"
+            )
+    if rke is not None:
+        lo = max([v for a, v in vendi.items() if a > 2], default=1.0)
+        hi = min([v for a, v in vendi.items() if a < 2], default=float(bound))
+        if not (lo * (1 - tol) - 1e-9 <= rke <= hi * (1 + tol) + 1e-9):
+            raise InvariantError(
+                f"RKE = {rke:.6g} must lie between VENDI of higher and lower orders ({lo:.6g} … {hi:.6g}); "
+                "refusing a wrong number"
+            )

@@ -30,7 +30,7 @@ import numpy as np
 
 from t2ibench.errors import InputError, unknown_choice
 from t2ibench.images import check_inside, inside
-from t2ibench.io import write_text_atomic
+from t2ibench.io import output_dir, write_text_atomic
 from t2ibench.progress import progress
 
 SEEDINGS = ("prompt", "sample")
@@ -70,6 +70,9 @@ class GenerationSpec:
             value = getattr(self, name)
             if value is not None and (value < 8 or value % 8):
                 raise InputError(f"{name} must be a multiple of 8 (≥ 8); got {value}")
+        if (self.height is None) != (self.width is None):
+            # diffusers silently drops one without the other (both fall back to the model's default size)
+            raise InputError("height and width go together: give both, or neither for the model's default size")
 
     @property
     def smoke(self) -> bool:
@@ -146,7 +149,7 @@ class OutputFolder:
                         "use another folder or overwrite=True"
                     )
                 self.log_path.unlink(missing_ok=True)
-        self.root.mkdir(parents=True, exist_ok=True)
+        output_dir(self.root)
         for stale in self.root.glob("**/*.tmp"):  # left by a killed run (the run lock excludes live writers)
             stale.unlink(missing_ok=True)
         manifest = {"fingerprint": fingerprint, "identity": self.identity, **self.extra}
@@ -177,14 +180,18 @@ class OutputFolder:
         write_text_atomic(folder / "metadata.jsonl", json.dumps(dict(metadata)) + "\n")
         return folder
 
-    def save(self, index: int, sample: int, image: Any, seed: int | None, prompt: str) -> ImageRecord:
-        """Write one PNG atomically, then log it (so a logged image is always complete)."""
+    def save(
+        self, index: int, sample: int, image: Any, seed: int | None, prompt: str, *, log: bool = True
+    ) -> ImageRecord:
+        """Write one PNG atomically, then (unless ``log`` is False) log it: a logged image is always complete."""
         rel = Path(f"{index:05d}") / "samples" / f"{sample:05d}.png"
         path = self.root / rel
         tmp = path.with_name(path.name + ".tmp")
         image.save(tmp, format="PNG")
         os.replace(tmp, path)
         digest = file_sha256(path)
+        if not log:
+            return ImageRecord(index, sample, path, seed, digest, prompt)
         entry = {
             "prompt_index": index,
             "sample": sample,
@@ -386,14 +393,20 @@ class DiffusersGenerator:
 class FolderImporter:
     """Import images made elsewhere, in GenEval's layout, into an output folder with a manifest (no generation).
 
-    Each source prompt folder's metadata must equal the suite's record for that index; images are copied (or
-    hard-linked when possible) and hashed, so the imported folder is traceable and resumable like a generated one.
+    Each source prompt folder's metadata must equal the suite's record for that index; images are copied and
+    hashed, so the imported folder is traceable and resumable like a generated one. (``link=True`` hard-links
+    instead, saving disk, but then overwriting a source image in place also changes the imported copy: the next
+    import notices the hash change and re-imports it, yet results stored meanwhile describe the old pixels.)
     """
 
-    def __init__(self, source: str | Path, *, label: str = "", link: bool = True) -> None:
+    def __init__(
+        self, source: str | Path, *, label: str = "", link: bool = False, images_per_prompt: int | None = None
+    ) -> None:
         self.source = Path(source)
         self.label = label or self.source.name
         self.link = link
+        self.images_per_prompt = images_per_prompt  # when given, every prompt must have exactly this many
+        self.reimported: list[str] = []  # source files re-imported by the last generate() because they changed
 
     def describe(self) -> dict[str, Any]:
         """Where the images came from."""
@@ -402,27 +415,36 @@ class FolderImporter:
     def generate(
         self, prompts: Sequence[tuple[int, Mapping[str, Any]]], out: str | Path, *, overwrite: bool = False
     ) -> list[ImageRecord]:
-        """Copy each prompt's images from the source folder; missing or mismatched prompts are errors."""
+        """Copy each prompt's images from the source folder; missing or mismatched prompts are errors.
+
+        Resuming re-imports any image whose source file changed since it was imported (its SHA-256 is logged),
+        so a re-import after the source was regenerated never keeps stale copies.
+        """
         import shutil
 
-        from t2ibench.geneval_eval import IMAGE_SUFFIXES
+        from t2ibench.geneval_eval import IMAGE_SUFFIXES, read_metadata
         from t2ibench.images import load_rgb
 
         if not self.source.is_dir():
             raise InputError(f"{self.source}: not a directory")
+        target = Path(out).resolve()
+        source = self.source.resolve()
+        if target == source or source in target.parents or target in source.parents:
+            raise InputError(
+                f"{out}: the import target must lie outside the source folder {self.source} (and not hold it)"
+            )
         folder = OutputFolder(Path(out), identity={"import": str(self.source.resolve())}, extra=self.describe())
         folder.open(overwrite=overwrite)
         done = folder.completed()
+        sources = _logged_sources(folder.log_path)
+        self.reimported = []
         records: list[ImageRecord] = []
         for index, metadata in prompts:
             src = self.source / f"{index:05d}"
             meta_file = src / "metadata.jsonl"
             if not meta_file.is_file():
                 raise InputError(f"{src}: missing (prompt {index} {metadata.get('prompt')!r} has no images to import)")
-            try:
-                theirs = json.loads(meta_file.read_text(encoding="utf-8").splitlines()[0])
-            except (IndexError, json.JSONDecodeError):
-                raise InputError(f"{meta_file}: malformed metadata") from None
+            theirs = read_metadata(meta_file)
             if json.dumps(theirs, sort_keys=True) != json.dumps(dict(metadata), sort_keys=True):
                 raise InputError(f"{meta_file}: metadata disagrees with the suite's prompt {index}")
             files = [
@@ -432,11 +454,25 @@ class FolderImporter:
             ]
             if not files:
                 raise InputError(f"{src}/samples: no images")
+            if self.images_per_prompt is not None and len(files) != self.images_per_prompt:
+                raise InputError(
+                    f"{src}/samples: {len(files)} images, expected {self.images_per_prompt} per prompt "
+                    "(images_per_prompt)"
+                )
+            stems: dict[str, str] = {}
+            for file in files:
+                if file.stem.lower() in stems:
+                    both = f"{stems[file.stem.lower()]}, {file.name}"
+                    raise InputError(f"{src}/samples: one sample in several files ({both}); keep one")
+                stems[file.stem.lower()] = file.name
             folder.write_metadata(index, metadata)
             for k, file in enumerate(files):
-                if (index, k) in done:
+                digest_src = file_sha256(file)
+                if (index, k) in done and sources.get((index, k)) == (str(file), digest_src):
                     records.append(done[(index, k)])
                     continue
+                if (index, k) in sources:  # imported before, but the source or the copy changed since
+                    self.reimported.append(str(file))
                 image, note = load_rgb(file)  # refuses unreadable files, names them
                 if file.suffix.lower() == ".png" and note is None:
                     target = folder.root / f"{index:05d}" / "samples" / f"{k:05d}.png"
@@ -451,20 +487,35 @@ class FolderImporter:
                     os.replace(tmp, target)
                     digest = file_sha256(target)
                     rel = target.relative_to(folder.root)
-                    entry = {
-                        "prompt_index": index,
-                        "sample": k,
-                        "file": str(rel),
-                        "sha256": digest,
-                        "seed": None,
-                        "prompt": metadata["prompt"],
-                        "source_file": str(file),
-                    }
-                    with open(folder.log_path, "a", encoding="utf-8") as fh:
-                        fh.write(json.dumps(entry) + "\n")
                     record = ImageRecord(index, k, target, None, digest, str(metadata["prompt"]))
+                    entry: dict[str, Any] = {"file": str(rel), "sha256": digest}
                 else:  # other formats and non-RGB PNGs are stored as the RGB image every evaluator sees
-                    record = folder.save(index, k, image, None, str(metadata["prompt"]))
+                    record = folder.save(index, k, image, None, str(metadata["prompt"]), log=False)
+                    entry = {"file": str(record.path.relative_to(folder.root)), "sha256": record.sha256}
+                entry |= {
+                    "prompt_index": index,
+                    "sample": k,
+                    "seed": None,
+                    "prompt": metadata["prompt"],
+                    "source_file": str(file),
+                    "source_sha256": digest_src,
+                }
+                with open(folder.log_path, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(entry) + "\n")
                 done[(index, k)] = record
                 records.append(record)
         return records
+
+
+def _logged_sources(log: Path) -> dict[tuple[int, int], tuple[str, str]]:
+    """(prompt, sample) → (source file, its SHA-256) as last logged by an import (torn lines ignored)."""
+    out: dict[tuple[int, int], tuple[str, str]] = {}
+    if not log.exists():
+        return out
+    for line in log.read_text(encoding="utf-8").splitlines():
+        try:
+            entry = json.loads(line)
+            out[(int(entry["prompt_index"]), int(entry["sample"]))] = (entry["source_file"], entry["source_sha256"])
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+            continue
+    return out

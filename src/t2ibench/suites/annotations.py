@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,6 +47,8 @@ REQUIRED_COLUMNS = (
     "Answer.task-position-y",
 )
 FREE_TEXT_COLUMN = "Answer.task-objects"
+# columns that tell two annotators' records apart (Answer.ee: seconds spent, with two decimals, in the released files)
+ANNOTATOR_COLUMNS = ("AssignmentId", "WorkerId", "Answer.ee")
 
 
 @dataclass(frozen=True)
@@ -82,11 +85,12 @@ class LoadReport:
     kept: int = 0
     repaired: Counter[str] = field(default_factory=Counter)
     dropped: Counter[str] = field(default_factory=Counter)
+    noted: Counter[str] = field(default_factory=Counter)
     examples: dict[str, list[int]] = field(default_factory=dict)
 
     def note(self, kind: str, reason: str, line: int) -> None:
-        """Count a repaired or dropped row and remember a few line numbers."""
-        (self.repaired if kind == "repaired" else self.dropped)[reason] += 1
+        """Count a repaired, dropped or noted (kept, but worth a look) row and remember a few line numbers."""
+        {"repaired": self.repaired, "dropped": self.dropped, "noted": self.noted}[kind][reason] += 1
         lines = self.examples.setdefault(f"{kind}: {reason}", [])
         if len(lines) < 5:
             lines.append(line)
@@ -94,17 +98,25 @@ class LoadReport:
     def summary(self) -> str:
         """One line per outcome, e.g. 'repaired 2 rows (split record rejoined; lines 14, 90)'."""
         parts = [f"{self.path}: {self.rows_read} records read, {self.kept} kept"]
-        for kind, counter in (("repaired", self.repaired), ("dropped", self.dropped)):
+        for kind, counter in (("repaired", self.repaired), ("dropped", self.dropped), ("noted", self.noted)):
             for reason, n in counter.most_common():
                 lines = ", ".join(map(str, self.examples.get(f"{kind}: {reason}", [])))
                 parts.append(f"{kind} {n} row(s): {reason} (e.g. line {lines})")
         return "\n".join(parts)
 
 
+_SOURCE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}")
+
+
 def _source_of(path: Path, row: Mapping[str, str]) -> str:
+    """The model ('source') an annotated image came from: the folder after /images/ in its URL, else the file's
+    name (annotations_<source>.csv); ValueError if the URL names something that is not a model folder."""
     url = row.get("Input.image_url") or ""
     if "/images/" in url:
-        return url.split("/images/")[1].split("/")[0]
+        source = url.split("/images/")[1].split("/")[0]
+        if not _SOURCE.fullmatch(source):
+            raise ValueError(f"image URL names no model folder {source!r}")
+        return source
     stem = path.stem
     return stem.removeprefix("annotations_")
 
@@ -173,17 +185,19 @@ def _plausible(row: Mapping[str, str]) -> bool:
     )
 
 
+_WHOLE_NUMBER = re.compile(r"[0-9]+(\.0+)?")  # '3' or '3.0' (the released files write both); not 'inf', '1e3'
+
+
 def _int_or_none(value: str, *, lo: int, hi: int, what: str) -> int | None:
     text = (value or "").strip()
     if not text:
         return None
-    try:
-        number = float(text)
-    except ValueError:
-        raise ValueError(f"{what} {text!r} is not a number") from None
-    if number != int(number) or not lo <= number <= hi:
+    if not _WHOLE_NUMBER.fullmatch(text):
+        raise ValueError(f"{what} {text!r} is not a number")
+    number = int(float(text))
+    if not lo <= number <= hi:
         raise ValueError(f"{what} {text!r} outside {lo}–{hi}")
-    return int(number)
+    return number
 
 
 def _colors(value: str, what: str) -> frozenset[str] | None:
@@ -214,11 +228,16 @@ def load_annotations(
     try:
         text = p.read_text(encoding="utf-8-sig")
     except OSError as exc:
-        raise InputError(f"{p}: cannot read ({exc.strerror})") from None
+        raise InputError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{p}: not UTF-8 text (byte {exc.start}); expected an MTurk CSV export") from None
     records = _records(text)
     if not records:
         raise InputError(f"{p}: empty file")
     header = records[0][1]
+    repeated = sorted({c for c in header if header.count(c) > 1})
+    if repeated:
+        raise InputError(f"{p}: the header names column(s) {', '.join(repeated)} more than once; keep one of each")
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
     if missing:
         raise InputError(f"{p}: not a GenEval annotation file: missing column(s) {', '.join(missing)}")
@@ -226,7 +245,17 @@ def load_annotations(
     rows = _repair(records[1:], header, report)
     slots: dict[tuple[str, int, int], int] = {}
     annotations: list[Annotation] = []
+    first_seen: dict[tuple[str, ...], int] = {}
+    columns = [(c, header.index(c)) for c in ANNOTATOR_COLUMNS if c in header]
     for line, fields in rows:
+        if tuple(fields) in first_seen:  # the same record twice would count one annotator twice
+            distinguishing = [c for c, i in columns if fields[i].strip()]
+            if distinguishing:
+                report.note("dropped", f"duplicate of an earlier record ({distinguishing[0]} included)", line)
+                continue
+            why = f"no {'/'.join(ANNOTATOR_COLUMNS)} value tells the annotators apart"
+            report.note("noted", f"same answers as an earlier record of the image; kept ({why})", line)
+        first_seen.setdefault(tuple(fields), line)
         row = dict(zip(header, fields, strict=True))
         try:
             prompt_id = int(row["Input.prompt_id"])
@@ -257,7 +286,11 @@ def load_annotations(
             if suite[prompt_id].get("prompt") != row["Input.caption"]:
                 report.note("dropped", "caption differs from the suite's prompt for that prompt_id", line)
                 continue
-        source = _source_of(p, row)
+        try:
+            source = _source_of(p, row)
+        except ValueError:
+            report.note("dropped", "image URL names no model folder", line)
+            continue
         key = (source, prompt_id, image_id)
         slot = slots.get(key, 0)
         slots[key] = slot + 1

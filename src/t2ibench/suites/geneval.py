@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
-from t2ibench.errors import InputError
-from t2ibench.io import read_jsonl
+from t2ibench.errors import InputError, unknown_choice
+from t2ibench.io import load_yaml, read_jsonl, write_text_atomic
 from t2ibench.metrics._validate import check_positive_int, check_seed
 
+MAX_PER_TASK = 100_000
 TASKS = ("single_object", "two_object", "counting", "colors", "position", "color_attr")
 
 
@@ -60,7 +60,8 @@ class GenEvalVocabulary:
 def vocabulary() -> GenEvalVocabulary:
     """The suite's vocabulary, loaded once from the packaged data/geneval.yaml (safe_load)."""
     text = resources.files("t2ibench.suites").joinpath("data/geneval.yaml").read_text(encoding="utf-8")
-    return parse_vocabulary(yaml.safe_load(text), source="t2ibench/suites/data/geneval.yaml")
+    source = "t2ibench/suites/data/geneval.yaml"
+    return parse_vocabulary(load_yaml(text, source=source), source=source)
 
 
 def parse_vocabulary(raw: Any, *, source: str) -> GenEvalVocabulary:
@@ -170,6 +171,8 @@ def generate_suite(seed: int | None = None, per_task: int | None = None) -> list
     vocab = vocabulary()
     s = check_seed(vocab.official_seed if seed is None else seed)
     n = check_positive_int(vocab.official_per_task if per_task is None else per_task, name="per_task")
+    if n > MAX_PER_TASK:
+        raise InputError(f"per_task must be ≤ {MAX_PER_TASK} (the official suite has 100); got {n}")
     seen: set[str] = set()
     out = []
     for record in _records(vocab, s, n):
@@ -187,47 +190,77 @@ def suite_jsonl(records: Sequence[Mapping[str, Any]]) -> str:
 
 def write_suite(path: str | Path, records: Sequence[Mapping[str, Any]]) -> Path:
     """Write ``evaluation_metadata.jsonl``-style JSON lines to ``path`` (atomic rename)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(suite_jsonl(records), encoding="utf-8")
-    tmp.replace(target)
-    return target
+    return write_text_atomic(path, suite_jsonl(records))
 
 
 def read_suite(path: str | Path) -> list[dict[str, Any]]:
     """Read GenEval prompt metadata (JSON lines); InputError names the file and line of a bad record."""
     records = []
+    seen: dict[str, str] = {}
     for where, record in read_jsonl(path):
         validate_record(record, where=where)
+        key = json.dumps(record, sort_keys=True)
+        if key in seen:
+            raise InputError(f"{where}: repeats the prompt record of {seen[key]} (each prompt once)")
+        seen[key] = f"line {where.rsplit(':', 1)[-1]}"
         records.append(record)
     return records
 
 
+RECORD_KEYS = ("tag", "include", "exclude", "prompt")
+CLAUSE_KEYS = ("class", "count", "color", "position")
+
+
+def _count(value: Any, *, where: str, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InputError(f"{where}: {what} count must be a positive integer; got {value!r}")
+    return value
+
+
 def validate_record(record: Any, *, where: str) -> None:
-    """Check one prompt record's structure against the GenEval schema; InputError names ``where``."""
+    """Check one prompt record's structure and types against the GenEval schema; InputError names ``where``.
+
+    Unknown keys are refused (a misspelt 'colour' would otherwise be ignored and change the verdict).
+    """
     vocab = vocabulary()
     if not isinstance(record, dict):
         raise InputError(f"{where}: a prompt record must be a JSON object")
+    for key in record:
+        if key not in RECORD_KEYS:
+            raise InputError(f"{where}: {unknown_choice('key', key, RECORD_KEYS)}")
     for key in ("tag", "include", "prompt"):
         if key not in record:
             raise InputError(f"{where}: missing {key!r}")
-    if record["tag"] not in TASKS:
+    if not isinstance(record["tag"], str) or record["tag"] not in TASKS:
         raise InputError(f"{where}: unknown tag {record['tag']!r} (choose from {', '.join(TASKS)})")
-    clauses = list(record["include"]) + list(record.get("exclude", []))
-    for clause in clauses:
-        if not isinstance(clause, dict) or "class" not in clause or "count" not in clause:
-            raise InputError(f"{where}: every include/exclude clause needs 'class' and 'count'")
-        if clause["class"] not in vocab.classes:
-            raise InputError(f"{where}: unknown class {clause['class']!r}")
-        if not isinstance(clause["count"], int) or clause["count"] < 1:
-            raise InputError(f"{where}: count must be a positive integer; got {clause['count']!r}")
-        if "color" in clause and clause["color"] not in vocab.colors:
-            raise InputError(f"{where}: unknown color {clause['color']!r}")
-    for i, clause in enumerate(record["include"]):
-        if "position" in clause:
-            rel, target = clause["position"]
-            if rel not in vocab.relations:
-                raise InputError(f"{where}: unknown relation {rel!r}")
-            if not isinstance(target, int) or not 0 <= target < i:
-                raise InputError(f"{where}: position target {target!r} must index an earlier include clause")
+    if not isinstance(record["prompt"], str) or not record["prompt"].strip():
+        raise InputError(f"{where}: prompt must be a non-empty string; got {record['prompt']!r}")
+    include = record["include"]
+    exclude = record.get("exclude", [])
+    for name, clauses in (("include", include), ("exclude", exclude)):
+        if not isinstance(clauses, list) or (name == "include" and not clauses):
+            raise InputError(f"{where}: {name} must be a {'non-empty ' if name == 'include' else ''}list of clauses")
+    for name, clauses in (("include", include), ("exclude", exclude)):
+        for i, clause in enumerate(clauses):
+            at = f"{name}[{i}]"
+            if not isinstance(clause, dict) or "class" not in clause or "count" not in clause:
+                raise InputError(f"{where}: every include/exclude clause needs 'class' and 'count' ({at})")
+            for key in clause:
+                if key not in CLAUSE_KEYS:
+                    raise InputError(f"{where}: {at}: {unknown_choice('key', key, CLAUSE_KEYS)}")
+            if not isinstance(clause["class"], str) or clause["class"] not in vocab.classes:
+                raise InputError(f"{where}: unknown class {clause['class']!r}")
+            _count(clause["count"], where=where, what=at)
+            if "color" in clause and (not isinstance(clause["color"], str) or clause["color"] not in vocab.colors):
+                raise InputError(f"{where}: unknown color {clause['color']!r}")
+            if "position" in clause:
+                position = clause["position"]
+                if name == "exclude":
+                    raise InputError(f"{where}: {at}: position is only meaningful in include clauses")
+                if not isinstance(position, list) or len(position) != 2:
+                    raise InputError(f"{where}: {at}: position must be [relation, index]; got {position!r}")
+                rel, target = position
+                if not isinstance(rel, str) or rel not in vocab.relations:
+                    raise InputError(f"{where}: unknown relation {rel!r}")
+                if isinstance(target, bool) or not isinstance(target, int) or not 0 <= target < i:
+                    raise InputError(f"{where}: position target {target!r} must index an earlier include clause")
