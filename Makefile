@@ -8,7 +8,7 @@ PIP    := $(PY) -m pip --disable-pip-version-check -q
 export DO_NOT_TRACK := 1
 export PIP_NO_INPUT := 1
 
-.PHONY: run test lint unit bench clean
+.PHONY: run test lint unit repro bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,14 @@ run: $(VENV)/.installed-core
 ## (T2IBENCH_REQUIRE_MODELS=1 turns a skipped model test into a failure, as in CI)
 test: $(VENV)/.installed-dev lint
 	$(PY) -m pytest
+
+## unit: the fast tier for the edit loop (unit tests not marked slow; no lint)
+unit: $(VENV)/.installed-dev
+	$(PY) -m pytest tests/unit -m "not slow" -q
+
+## repro: the DVC pipeline (paper tables), from the project's environment
+repro: $(VENV)/.installed-core
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/dvc repro
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check src tests benchmarks flows tasks

@@ -27,7 +27,7 @@ import numpy as np
 
 from t2ibench.geneval_eval import ResultRow
 from t2ibench.metrics.geneval import COLORS, Detection, evaluate_detections
-from t2ibench.pipeline import result_rows
+from t2ibench.pipeline.rows import result_rows
 from t2ibench.report import failures
 from t2ibench.store import TABLES, Store, _columns, _json
 from t2ibench.suites.geneval import generate_suite

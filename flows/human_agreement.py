@@ -1,8 +1,10 @@
-"""Flow ``human_agreement``: GenEval's MTurk annotations → human verdicts → agreement tables → store + files.
+"""Flow ``human_agreement``: GenEval's MTurk annotations → human verdicts → agreement tables → files (+ store).
 
 ``python -m flows.human_agreement --annotations A.csv B.csv --metadata evaluation_metadata.jsonl --out DIR
-[--store data/t2ibench.duckdb] [--auto SOURCE=results.jsonl]`` writes agreement.json / agreement.md / metrics.json
-(the headline numbers DVC tracks) and upserts the annotations and statistics into the DuckDB store.
+[--store data/t2ibench.duckdb] [--auto SOURCE=results.jsonl] [--auto-label L] [--scores S.jsonl] [--folds K]
+[--seed S]`` writes agreement.json / agreement.md / metrics.json
+(the headline numbers DVC tracks) — the same files ``t2ibench agreement --out DIR`` writes — and upserts the
+annotations and statistics into the DuckDB store.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 import tasks  # noqa: F401  (project Prefect settings first)
@@ -19,83 +20,36 @@ from prefect import flow, task
 RESULTS = {"persist_result": False}
 
 
-@task(name="load-annotations", **RESULTS)
-def load_task(paths: list[str], metadata: str) -> dict[str, Any]:
-    """Annotations of every CSV, with their load reports."""
-    from t2ibench.human_agreement import load_all_annotations
+@task(name="agreement", **RESULTS)
+def agreement_task(
+    annotations: list[str], metadata: str, auto: list[str], auto_label: str, scores: str | None, folds: int, seed: int
+) -> Any:
+    """Load the annotations and compute every agreement table (t2ibench.human_agreement.run_agreement)."""
+    from t2ibench.human_agreement import run_agreement
     from t2ibench.suites.geneval import read_suite
 
-    suite = read_suite(metadata)
-    annotations, reports = load_all_annotations(paths, suite)
-    for report in reports:
-        print(report.summary())
-    return {"suite": suite, "annotations": annotations, "reports": reports}
+    run = run_agreement(
+        annotations, read_suite(metadata), auto=auto, auto_label=auto_label, scores=scores, folds=folds, seed=seed
+    )
+    for load in run.loads:
+        print(load.summary())
+    return run
 
 
-@task(name="agreement", **RESULTS)
-def agreement_task(loaded: dict[str, Any], auto: list[str], folds: int, seed: int) -> dict[str, Any]:
-    """Human verdicts and every agreement table."""
-    from t2ibench.geneval_eval import read_results
-    from t2ibench.human_agreement import agreement_report, auto_verdicts, human_verdicts, parse_auto_spec
+@task(name="write-agreement", **RESULTS)
+def write_task(run: Any, out: str) -> list[str]:
+    """agreement.json, agreement.md and metrics.json."""
+    from t2ibench.report.agreement import write_agreement
 
-    hv = human_verdicts(loaded["annotations"], loaded["suite"])
-    automatic: dict[Any, bool] = {}
-    for spec in auto:
-        source, path = parse_auto_spec(spec, hv.sources)
-        automatic.update(auto_verdicts(read_results(path), source))
-    report = agreement_report(hv, {"geneval": automatic} if automatic else None, folds=folds, seed=seed)
-    return {"verdicts": hv, "report": report}
+    return [str(p) for p in write_agreement(run, out)]
 
 
 @task(name="store-agreement", **RESULTS)
-def store_task(store_path: str, loaded: dict[str, Any], result: dict[str, Any]) -> int:
+def store_task(run: Any, store: str) -> int:
     """Upsert annotations (with their human verdicts) and agreement statistics."""
-    from t2ibench.store import Store
+    from t2ibench.human_agreement import store_agreement
 
-    hv, report = result["verdicts"], result["report"]
-    suite = loaded["suite"]
-    ann_rows = []
-    for a in loaded["annotations"]:
-        correct = hv.verdicts[a.image_key][a.slot]
-        ann_rows.append(
-            {
-                "source": a.source,
-                "prompt_index": a.prompt_id,
-                "image_id": a.image_id,
-                "slot": a.slot,
-                "tag": suite[a.prompt_id]["tag"],
-                "answers": {
-                    "counts": a.counts,
-                    "colors": [sorted(c) if c else None for c in a.colors],
-                    "position_x": a.position_x,
-                    "position_y": a.position_y,
-                    "quality": a.quality,
-                    "realism": a.realism,
-                    "objects": a.objects,
-                },
-                "human_correct": correct,
-                "reason": hv.reasons.get((a.image_key, a.slot), ""),
-            }
-        )
-    stats = []
-    for (source, task_name), h in report.human.items():
-        stats += [
-            {"scope": "human", "source": source, "task": task_name, "statistic": k, "value": float(v)}
-            for k, v in h.to_dict().items()
-            if v is not None
-        ]
-    for label, table in report.auto.items():
-        for (source, task_name), a in table.items():
-            stats += [
-                {"scope": f"auto:{label}", "source": source, "task": task_name, "statistic": k, "value": float(v)}
-                for k, v in a.to_dict().items()
-                if v is not None
-            ]
-    store = Store(store_path)
-    with store.write() as con:
-        store.upsert(con, "annotations", ann_rows)
-        store.upsert(con, "agreement", stats)
-    return len(ann_rows)
+    return store_agreement(run, store)
 
 
 @flow(name="human_agreement", log_prints=True)
@@ -105,32 +59,18 @@ def human_agreement(
     out: str,
     store: str | None = None,
     auto: list[str] | None = None,
+    auto_label: str = "geneval",
+    scores: str | None = None,
     folds: int = 5,
     seed: int = 0,
 ) -> dict[str, Any]:
     """Recompute GenEval's trust numbers from its annotations; write files and (optionally) the store."""
-    from t2ibench.report.agreement import render_agreement
+    from t2ibench.human_agreement import headline
 
-    loaded = load_task(annotations, metadata)
-    result = agreement_task(loaded, auto or [], folds, seed)
-    report = result["report"]
-    target = Path(out)
-    target.mkdir(parents=True, exist_ok=True)
-    (target / "agreement.json").write_text(json.dumps(report.to_dict(), indent=2, sort_keys=True, default=str) + "\n")
-    text = "\n\n".join([*(r.summary() for r in loaded["reports"]), render_agreement(report)])
-    (target / "agreement.md").write_text(text + "\n")
-    pooled = report.human[("all", "all")]
-    headline = {
-        "inter_annotator_pairwise": round(pooled.pairwise_agreement, 4),
-        "fleiss_kappa": round(pooled.fleiss_kappa, 4),
-        "annotations": pooled.annotations,
-    }
-    for source in result["verdicts"].sources:
-        accuracies = [h.human_accuracy for (s, t), h in report.human.items() if s == source and t != "all"]
-        headline[f"human_score_{source}"] = round(sum(accuracies) / len(accuracies), 4)
-    (target / "metrics.json").write_text(json.dumps(headline, indent=2, sort_keys=True) + "\n")
-    stored = store_task(store, loaded, result) if store else 0
-    return {"headline": headline, "stored": stored}
+    run = agreement_task(annotations, metadata, auto or [], auto_label, scores, folds, seed)
+    files = write_task(run, out)
+    stored = store_task(run, store) if store else 0
+    return {"headline": headline(run), "files": files, "stored": stored}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,11 +80,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--metadata", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--store")
-    parser.add_argument("--auto", action="append")
+    parser.add_argument("--auto", action="append", metavar="[SOURCE=]RESULTS")
+    parser.add_argument("--auto-label", default="geneval")
+    parser.add_argument("--scores")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    result = human_agreement(args.annotations, args.metadata, args.out, args.store, args.auto, args.folds, args.seed)
+    from t2ibench.errors import InputError
+
+    try:
+        result = human_agreement(
+            args.annotations,
+            args.metadata,
+            args.out,
+            store=args.store,
+            auto=args.auto,
+            auto_label=args.auto_label,
+            scores=args.scores,
+            folds=args.folds,
+            seed=args.seed,
+        )
+    except InputError as exc:
+        print(f"human_agreement: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
     print(json.dumps(result["headline"], indent=2))
     return 0
 

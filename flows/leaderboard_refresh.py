@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import dataclasses
 import json
 import sys
 import uuid
-from pathlib import Path
 from typing import Any
 
 import tasks  # noqa: F401  (project Prefect settings first)
@@ -28,29 +28,27 @@ from tasks.benchmark import (
     store_task,
 )
 
-from t2ibench.config import load_config, section_hash
-from t2ibench.pipeline import Workspace, expected_outputs, failure_cause, finish_run, outputs_digest, start_run
+from t2ibench.config import Config, load_config
+from t2ibench.pipeline import failure_cause, finish_run, start_run
 from t2ibench.store import run_lock
-
-MODEL_WORK = ("generate", "embed", "geneval", "sigma", "fkea-shard", "diversity", "scendi")
-
-
-def _state(embedded: dict[str, Any], shard: int, shards: int) -> Path:
-    """Where the FKEA state of a shard lives (an empty shard has none and is simply recomputed)."""
-    return Path(embedded["files"]["image"]).with_name(f"diversity_state_{shard}of{shards}.npz")
+from t2ibench.workspace import Workspace
 
 
 @flow(name="leaderboard_refresh", task_runner=ThreadPoolTaskRunner(max_workers=1), log_prints=True)
 def leaderboard_refresh(config: str, wait: float = 0.0) -> dict[str, Any]:
     """Refresh the leaderboard of one config; returns each task's final state name per model."""
     logger = get_run_logger()
+    # import the model stack once, in this thread, before tasks run side by side in threads: a half-imported torch
+    # in sys.modules breaks scipy's array-API checks in a concurrent task ("partially initialized module 'torch'")
+    import torch  # noqa: F401
+
     cfg = load_config(config)
     ws = Workspace.for_config(cfg, config)
     run_id = uuid.uuid4().hex[:12]
     states: dict[str, dict[str, str]] = {}
     model_work_s = 0.0
     with run_lock(ws.store, wait=wait, holder=f"leaderboard_refresh {run_id} ({cfg.name})"):
-        start_run(ws, run_id, section_hash(cfg), "leaderboard_refresh")
+        start_run(ws, run_id, "leaderboard_refresh")
         try:
             prompts = prompts_task(cfg.geneval)
             retry = {"retries": cfg.runtime.retries, "retry_delay_seconds": list(cfg.runtime.retry_delay_seconds)}
@@ -58,10 +56,10 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> dict[str, Any]:
                 logger.info("model %s: %d prompts", model.name, len(prompts))
 
                 def refresh(step: str, name: str = model.name) -> dict[str, bool]:
-                    gone = outputs_digest(expected_outputs(ws, step, name)) == "absent"
-                    if gone:
+                    if ws.outputs_gone(step, name):
                         logger.info("%s/%s: outputs missing, recomputing", name, step)
-                    return {"refresh_cache": True} if gone else {}
+                        return {"refresh_cache": True}
+                    return {}
 
                 generated = generate_task.with_options(**retry, **refresh("generate")).submit(ws, model, prompts)
                 embedded = embed_task.with_options(**refresh("embed")).submit(ws, model.name, generated, prompts)
@@ -69,23 +67,22 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> dict[str, Any]:
                     ws, model.name, generated, prompts
                 )
                 generated.result()  # a generation failure surfaces as itself, not as a pending embedding
-                emb = embedded.result()
                 div_cfg = cfg.evaluators.diversity
-                sigma = sigma_task.submit(emb["files"]["image"], emb["sha256"]["image"], div_cfg)
+                sigma = sigma_task.submit(embedded, div_cfg)
                 shards = [
-                    fkea_shard_task.with_options(refresh_cache=not _state(emb, i, div_cfg.shards).exists()).submit(
-                        emb["files"]["image"], emb["sha256"]["image"], i, div_cfg.shards, div_cfg, sigma
-                    )
+                    fkea_shard_task.with_options(
+                        refresh_cache=not ws.shard_state(model.name, i, div_cfg.shards).exists()
+                    ).submit(ws, model.name, embedded, i, div_cfg.shards, sigma)
                     for i in range(div_cfg.shards)
                 ]
-                diversity = diversity_task.submit(ws, model.name, emb, shards, sigma)
-                scendi = scendi_task.submit(ws, model.name, emb)
+                diversity = diversity_task.submit(ws, model.name, embedded, shards, sigma)
+                scendi = scendi_task.submit(ws, model.name, embedded)
                 stored = store_task.submit(ws, run_id, model, prompts, generated, judged, diversity, scendi)
                 # upstream first: a failure surfaces as its own exception, never as a downstream 'UnfinishedRun'
-                for future in (generated, judged, sigma, *shards, diversity, scendi, stored):
+                for future in (embedded, judged, sigma, *shards, diversity, scendi, stored):
                     future.result()
                 work = [generated, embedded, judged, *shards, diversity, scendi]
-                model_work_s += sum(f.result().get("elapsed_s", 0.0) for f in work if f.state.name == "Completed")
+                model_work_s += sum(f.result().elapsed_s for f in work if f.state.name == "Completed")
                 states[model.name] = {
                     "generate": generated.state.name,
                     "embed": embedded.state.name,
@@ -95,7 +92,7 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> dict[str, Any]:
                     "diversity": diversity.state.name,
                     "scendi": scendi.state.name,
                 }
-                logger.info("model %s stored: %s", model.name, json.dumps(stored.result()))
+                logger.info("model %s stored: %s", model.name, json.dumps(dataclasses.asdict(stored.result())))
         except BaseException as exc:
             finish_run(ws, run_id, "failed", {"error": failure_cause(exc)})
             raise
@@ -103,6 +100,18 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> dict[str, Any]:
         report = report_task(ws)
     logger.info("reports: %s", report.get("markdown"))
     return {"run_id": run_id, "states": states, "report": report, "model_work_s": round(model_work_s, 3)}
+
+
+def task_runner(config: Config, dask_workers: int | None = None) -> Any:
+    """The task runner ``runtime.task_runner`` names (``--dask N`` overrides): local threads or a local Dask cluster,
+    with ``runtime.workers`` workers (single-threaded Dask workers: each task's BLAS uses the worker's core)."""
+    runtime = config.runtime
+    if dask_workers or runtime.task_runner == "dask":
+        from prefect_dask import DaskTaskRunner
+
+        workers = dask_workers or runtime.workers
+        return DaskTaskRunner(cluster_kwargs={"n_workers": workers, "threads_per_worker": 1})
+    return ThreadPoolTaskRunner(max_workers=runtime.workers)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,14 +122,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dask", type=int, metavar="WORKERS", help="fan tasks out over a local Dask cluster")
     parser.add_argument("--summary", help="write the run summary (states per task) as JSON here")
     args = parser.parse_args(argv)
-    runner = leaderboard_refresh
-    if args.dask:
-        from prefect_dask import DaskTaskRunner
-
-        runner = leaderboard_refresh.with_options(
-            task_runner=DaskTaskRunner(cluster_kwargs={"n_workers": args.dask, "threads_per_worker": 1})
-        )
     from t2ibench.errors import InputError
+
+    try:
+        runner = leaderboard_refresh.with_options(task_runner=task_runner(load_config(args.config), args.dask))
+    except InputError as exc:
+        print(f"leaderboard_refresh: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
 
     # The verdict is printed at exit, after Prefect's own shutdown lines (atexit runs handlers registered earlier
     # later), so a failed run's real cause is always the last line of its log.

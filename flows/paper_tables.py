@@ -29,8 +29,7 @@ def digits_task(
     out: str, n_per_condition: int, repeats: int, sigma_scale: float, rff_dim: int, seed: int
 ) -> dict[str, Any]:
     """The digits class sweep and its figure."""
-    from t2ibench.examples.digits import DigitsSweepConfig, digits_class_sweep
-    from t2ibench.report.paper import write_digits_figure
+    from t2ibench.examples.digits import DigitsSweepConfig, digits_class_sweep, write_digits_figure
 
     config = DigitsSweepConfig(
         n_per_condition=n_per_condition, repeats=repeats, sigma_scale=sigma_scale, rff_dim=rff_dim, seed=seed
@@ -45,7 +44,7 @@ def paper_tables(
     """Regenerate one group of paper artefacts."""
     if kind == "tables":
         from t2ibench.config import load_config
-        from t2ibench.pipeline import Workspace
+        from t2ibench.workspace import Workspace
 
         if config is None:
             raise ValueError("tables need --config")

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+# GenEval's released files (prompts, MTurk annotations): the documented local-path override, for offline machines
+# and CI; defaults to ../shared/geneval beside the checkout. The product fetches them (`t2ibench data fetch`).
+GENEVAL_DATA = Path(os.environ.get("T2IBENCH_GENEVAL_DATA") or REPO.parent / "shared" / "geneval")
 
 
 @pytest.fixture

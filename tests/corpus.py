@@ -261,7 +261,8 @@ def _(tmp: Path) -> str:
 def _(tmp: Path) -> str:
     from PIL import Image
 
-    from t2ibench.models.generation import OutputFolder, file_sha256
+    from t2ibench.hashing import file_sha256
+    from t2ibench.models.generation import OutputFolder
 
     outside = tmp / "elsewhere.png"
     Image.new("RGB", (8, 8)).save(outside)
@@ -619,7 +620,8 @@ def _(tmp: Path) -> str:
 def _(tmp: Path) -> Any:
     from t2ibench.config import parse_config
     from t2ibench.geneval_eval import ResultRow, write_results
-    from t2ibench.pipeline import Workspace, step_store
+    from t2ibench.pipeline import Generated, ImageInfo, Judged, Scores, step_store
+    from t2ibench.workspace import Workspace
 
     cfg = parse_config(
         {
@@ -633,18 +635,11 @@ def _(tmp: Path) -> Any:
     write_results(
         tmp / "r.jsonl", [ResultRow("x/00000/samples/00000.png", "single_object", prompt, True, "", SUITE[0])]
     )
-    images = [{"prompt_index": 0, "sample": k, "path": f"x{k}.png", "sha256": str(k), "seed": 1} for k in range(2)]
-    empty = {"metrics": [], "modes": []}
-    return step_store(
-        ws,
-        "r",
-        cfg.models[0],
-        list(enumerate(SUITE)),
-        {"images": images, "manifest": {}},
-        {"results": str(tmp / "r.jsonl"), "sha256": "x"},
-        empty,
-        empty,
-    )
+    images = tuple(ImageInfo(0, k, f"x{k}.png", str(k), 1) for k in range(2))
+    empty = Scores(model="tiny", metrics=(), modes=(), n=0)
+    generated = Generated(model="tiny", folder=str(tmp), images=images, manifest={})
+    judged = Judged(model="tiny", results=str(tmp / "r.jsonl"), sha256="x", summary={})
+    return step_store(ws, "r", cfg.models[0], list(enumerate(SUITE)), generated, judged, empty, empty)
 
 
 @case(

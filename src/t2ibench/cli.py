@@ -13,11 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from t2ibench import __version__
 from t2ibench.errors import NOTES, InputError, StateMismatchError
-from t2ibench.progress import progress
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -59,7 +56,6 @@ def _float_in(low: float, high: float = math.inf, *, open_low: bool = False, ope
 
 SEED = _int_from(0, 2**31 - 1)
 POSITIVE = _int_from(1)
-COUNT = _int_from(0)
 SECONDS = _float_in(0.0, 1e9)
 POSITIVE_FLOAT = _float_in(0.0, math.inf, open_low=True, open_high=True)
 UNIT = _float_in(0.0, 1.0, open_high=True)
@@ -96,7 +92,7 @@ def _cmd_diversity(args: argparse.Namespace) -> int:
 
 def _diversity_digits(args: argparse.Namespace) -> int:
     from t2ibench.examples import digits
-    from t2ibench.metrics._validate import parse_alpha
+    from t2ibench.metrics.checks import parse_alpha
     from t2ibench.report import diversity as render
 
     payload: dict[str, Any] = {"example": "digits"}
@@ -110,7 +106,7 @@ def _diversity_digits(args: argparse.Namespace) -> int:
     )
     if args.prompts:
         result = digits.digits_scendi_comparison(scendi_config, show_progress=not args.quiet)
-        print(render.render_digits_scendi(result))
+        print(digits.render_digits_scendi(result))
         payload["scendi"] = dataclasses.asdict(result)
     else:
         alphas = _parse_alphas(args.alphas or "1")
@@ -125,7 +121,7 @@ def _diversity_digits(args: argparse.Namespace) -> int:
             seed=args.seed,
         )
         sweep = digits.digits_class_sweep(config, show_progress=not args.quiet)
-        print(render.render_digits_sweep(sweep))
+        print(digits.render_digits_sweep(sweep))
         payload["sweep"] = dataclasses.asdict(sweep) | {
             "monotone": {c: sweep.is_monotone(c) for c in ("vendi_exact", "vendi_fkea", "rke_exact", "rke_fkea")}
         }
@@ -174,138 +170,78 @@ def _galleries(root: Path, parts: Sequence[tuple[str, Any, Sequence[Any] | None]
             print(f"wrote {index.parent}/ (summary.png, mode_XX.png, modes.json)", file=sys.stderr)
 
 
-def _sigma_note(sigma: float | None, fallback: Any, seed: int, what: str) -> tuple[float, str]:
-    """σ as given, or the median heuristic on ``fallback`` rows, with a sentence saying which."""
-    from t2ibench.metrics import median_heuristic_sigma
-
-    if sigma is not None:
-        return sigma, f"{what} σ = {sigma:.6g} (given)."
-    value = median_heuristic_sigma(fallback, seed=seed)
-    return value, f"{what} σ = {value:.6g} (median heuristic: median pairwise distance of ≤ 2000 rows, seed {seed})."
-
-
 def _diversity_file(args: argparse.Namespace) -> int:
-    from t2ibench.io import load_embedding_table, open_embeddings
-    from t2ibench.metrics import CosineEntropy, exact_entropy
-    from t2ibench.metrics.entropy import FKEA, EntropyResult, StreamingKernelEntropy
-    from t2ibench.metrics.modes import kernel_modes
+    from t2ibench.config import DiversityConfig
+    from t2ibench.diversity import diversity_of_file, gallery_samples, labels
     from t2ibench.report.diversity import render_entropy_results, render_modes
 
-    source = open_embeddings(args.embeddings)
-    alphas = _parse_alphas(args.alphas or "1,2,inf")
-    note = f"{source.path} — n = {source.n}, d = {source.dim}."
-    streams: list[StreamingKernelEntropy] = []
-    results: list[EntropyResult] = []
-    if args.kernel == "cosine":
-        streams.append(CosineEntropy(batch_size=args.batch_size))
-    else:
-        rng = np.random.default_rng(args.seed)
-        sample = source.rows(rng.choice(source.n, size=min(source.n, 2000), replace=False))
-        sigma, sentence = _sigma_note(args.sigma, sample, args.seed, "Gaussian")
-        note += " " + sentence
-        method = args.method
-        if method == "auto":
-            method = "both" if source.n <= 5000 else "fkea"
-        if method in ("exact", "both"):
-            results.append(exact_entropy(source.load(), sigma=sigma, alphas=alphas))
-        if method in ("fkea", "both") or args.modes:
-            rff = 2000 if args.rff_dim is None else args.rff_dim
-            center = np.asarray(sample, dtype=np.float64).mean(axis=0)  # any fixed centre is exact; keeps digits
-            streams.append(FKEA(sigma=sigma, rff_dim=rff, seed=args.seed, batch_size=args.batch_size, center=center))
-    if streams:
-        bar = progress(source.n, "embeddings", enabled=not args.quiet, unit="row")
-        for _start, batch in source.batches(args.batch_size):
-            for est in streams:
-                est.update(batch)
-            bar.update(len(batch))
-        bar.close()
-        if args.kernel == "cosine" or args.method != "exact":
-            results += [est.compute(alphas, delta=args.delta) for est in streams]
-    print(render_entropy_results(results, sigma_note=note))
-    payload: dict[str, Any] = {"input": str(source.path), "results": [r.to_dict() for r in results]}
-    if args.modes:
-        est = streams[-1]
-        modes = kernel_modes(est, (b for _, b in source.batches(args.batch_size)), k=args.modes, top=args.top)
-        table = load_embedding_table(source.path) if source.path.suffix == ".npz" else None
+    if args.gallery:  # fail before the computation, not after it
+        from t2ibench.io import load_embedding_table
+
+        path = Path(args.embeddings)
+        gallery_samples(load_embedding_table(path) if path.suffix == ".npz" else None, path)
+    found = diversity_of_file(
+        args.embeddings,
+        kernel=args.kernel,
+        sigma=args.sigma,
+        method=args.method,
+        rff_dim=DiversityConfig.rff_dim if args.rff_dim is None else args.rff_dim,
+        alphas=_parse_alphas(args.alphas or "1,2,inf"),
+        seed=args.seed,
+        batch_size=args.batch_size,
+        delta=args.delta,
+        modes=args.modes,
+        top=args.top,
+        show_progress=not args.quiet,
+    )
+    print(render_entropy_results(list(found.results), sigma_note=found.note))
+    payload: dict[str, Any] = {"input": str(found.path), "results": [r.to_dict() for r in found.results]}
+    if found.modes is not None:
         print()
-        print(render_modes(modes, labels=_labels(table)))
-        payload["modes"] = modes.to_dict()
+        print(render_modes(found.modes, labels=labels(found.table)))
+        payload["modes"] = found.modes.to_dict()
         if args.gallery:
-            _galleries(
-                Path(args.gallery),
-                [(modes.source, modes, _gallery_samples(table, source.path))],
-                title=source.path.name,
-            )
+            samples = gallery_samples(found.table, found.path)
+            _galleries(Path(args.gallery), [(found.modes.source, found.modes, samples)], title=found.path.name)
     if args.json:
         _write_json(Path(args.json), payload)
     return EXIT_OK
 
 
-def _labels(table: Any) -> list[str] | None:
-    """Per-row labels for mode tables: image file names, else texts, else None (row numbers)."""
-    if table is None:
-        return None
-    if table.paths is not None:
-        return [Path(p).name for p in table.paths]
-    if table.texts is not None:
-        return [t if len(t) <= 40 else t[:37] + "..." for t in table.texts]
-    return None
-
-
-def _gallery_samples(table: Any, path: Path) -> Sequence[str]:
-    if table is not None and table.paths is not None:
-        return list(table.paths)
-    if table is not None and table.texts is not None:
-        return list(table.texts)
-    raise InputError(f"{path}: --gallery needs a 'paths' (images) or 'texts' array in an .npz beside 'embeddings'")
-
-
 def _diversity_pairs(args: argparse.Namespace) -> int:
-    from t2ibench.io import load_embedding_table
-    from t2ibench.metrics import FKEA
-    from t2ibench.metrics.modes import kernel_modes, scendi_modes
-    from t2ibench.metrics.scendi import Scendi, gather_by_id
+    from t2ibench.config import ScendiConfig
+    from t2ibench.diversity import diversity_of_pairs, gallery_samples, labels
     from t2ibench.report.diversity import render_modes, render_scendi_results
 
-    images = load_embedding_table(args.embeddings)
-    prompts = load_embedding_table(args.prompts)
-    image_ids = images.require("ids", "--prompts (each image's prompt id)")
-    prompt_ids = prompts.require("ids", "--prompts (one id per prompt)")
-    texts = gather_by_id(image_ids, prompt_ids, prompts.embeddings)
-    note = f"{images.path}: n = {len(image_ids)} images paired by id with {len(prompt_ids)} prompts of {prompts.path}."
-    sigma_i: float | None = None
-    sigma_t: float | None = None
-    if args.kernel == "gaussian":
-        sigma_i, s1 = _sigma_note(args.sigma, images.embeddings, args.seed, "image")
-        sigma_t, s2 = _sigma_note(args.text_sigma, prompts.embeddings, args.seed, "text")
-        note += f" {s1} {s2}"
-    rff = 1000 if args.rff_dim is None else args.rff_dim
-    est = Scendi(kernel=args.kernel, image_sigma=sigma_i, text_sigma=sigma_t, rff_dim=rff, seed=args.seed)
-    est.update(images.embeddings, texts, image_ids=image_ids, text_ids=image_ids)
-    result = est.compute(epsilon=args.epsilon)
-    print(render_scendi_results([(images.path.name, result)], note=note))
-    payload: dict[str, Any] = {"images": str(images.path), "prompts": str(prompts.path), "scendi": result.to_dict()}
-    if args.modes:
-        if args.kernel == "gaussian":
-            assert sigma_i is not None
-            plain: Any = FKEA(sigma=sigma_i, rff_dim=rff, seed=args.seed).update(images.embeddings)
-        else:
-            from t2ibench.metrics import CosineEntropy
-
-            plain = CosineEntropy().update(images.embeddings)
-        fkea = kernel_modes(plain, images.embeddings, k=args.modes, top=args.top)
-        scendi = scendi_modes(est, images.embeddings, k=args.modes, top=args.top, bottom=args.top, epsilon=args.epsilon)
-        labels = _labels(images)
+    found = diversity_of_pairs(
+        args.embeddings,
+        args.prompts,
+        kernel=args.kernel,
+        image_sigma=args.sigma,
+        text_sigma=args.text_sigma,
+        rff_dim=ScendiConfig.rff_dim if args.rff_dim is None else args.rff_dim,
+        epsilon=args.epsilon,
+        seed=args.seed,
+        modes=args.modes,
+        top=args.top,
+    )
+    print(render_scendi_results([(found.images.path.name, found.result)], note=found.note))
+    payload: dict[str, Any] = {
+        "images": str(found.images.path),
+        "prompts": str(found.prompts.path),
+        "scendi": found.result.to_dict(),
+    }
+    if found.image_modes is not None and found.scendi_modes is not None:
+        names = labels(found.images)
         print()
-        print(render_modes(fkea, labels=labels))
+        print(render_modes(found.image_modes, labels=names))
         print()
-        print(render_modes(scendi, labels=labels))
-        payload["modes"] = {"image": fkea.to_dict(), "scendi": scendi.to_dict()}
+        print(render_modes(found.scendi_modes, labels=names))
+        payload["modes"] = {"image": found.image_modes.to_dict(), "scendi": found.scendi_modes.to_dict()}
         if args.gallery:
-            samples = _gallery_samples(images, images.path)
-            _galleries(
-                Path(args.gallery), [(fkea.source, fkea, samples), ("scendi", scendi, samples)], title=images.path.name
-            )
+            samples = gallery_samples(found.images, found.images.path)
+            parts = [(found.image_modes.source, found.image_modes, samples), ("scendi", found.scendi_modes, samples)]
+            _galleries(Path(args.gallery), parts, title=found.images.path.name)
     if args.json:
         _write_json(Path(args.json), payload)
     return EXIT_OK
@@ -338,18 +274,6 @@ def _cmd_prompts(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _params(args: argparse.Namespace) -> Any:
-    from t2ibench.metrics.geneval import GenEvalParams
-
-    return GenEvalParams(
-        threshold=args.threshold,
-        counting_threshold=args.counting_threshold,
-        max_objects=args.max_objects,
-        max_overlap=args.max_overlap,
-        position_margin=args.position_margin,
-    )
-
-
 def _resize(args: argparse.Namespace) -> tuple[int, int] | None:
     if args.resize == "checkpoint":
         return None
@@ -360,53 +284,61 @@ def _resize(args: argparse.Namespace) -> tuple[int, int] | None:
     return short, long
 
 
-def _check_evaluator_options(args: argparse.Namespace) -> None:
-    """Validate detector and colour options by the config's own rules, before any model is loaded."""
-    from t2ibench.config import ColourConfig, DetectorConfig, FieldError, GenEvalConfig
+def _spec(build: Any, options: dict[str, str]) -> Any:
+    """``build()`` (a config section), its FieldError reported under the CLI option that set the field."""
+    from t2ibench.errors import FieldError
 
-    options = {"resize": "--resize", "mmdet_config": "--mmdet-config", "background": "--background"}
     try:
-        DetectorConfig(
+        return build()
+    except FieldError as exc:
+        option = options.get(exc.field, "--" + exc.field.replace("_", "-"))
+        raise InputError(f"{option}: {exc.message}") from None
+
+
+def _geneval_config(args: argparse.Namespace) -> Any:
+    """The GenEvalConfig the options describe, validated by the config's own rules before any model is loaded."""
+    from t2ibench.config import ColourConfig, DetectorConfig, GenEvalConfig
+
+    detector = _spec(
+        lambda: DetectorConfig(
             backend=args.detector,
             model=args.detector_model,
+            revision=args.detector_revision,
             resize=_resize(args),
             mmdet_config=args.mmdet_config,
             mmdet_checkpoint=args.mmdet_checkpoint,
-        )
-        ColourConfig(arch=args.clip_arch, pretrained=args.clip_pretrained, background=args.background)
-        GenEvalConfig(
+        ),
+        {"backend": "--detector", "model": "--detector-model"},
+    )
+    colour = _spec(
+        lambda: ColourConfig(
+            backend=args.colour, arch=args.clip_arch, pretrained=args.clip_pretrained, background=args.background
+        ),
+        {"backend": "--colour", "arch": "--clip-arch", "pretrained": "--clip-pretrained"},
+    )
+    return _spec(
+        lambda: GenEvalConfig(
+            detector=detector,
+            colour=colour,
             threshold=args.threshold,
             counting_threshold=args.counting_threshold,
             max_objects=args.max_objects,
             max_overlap=args.max_overlap,
             position_margin=args.position_margin,
-        )
-    except FieldError as exc:
-        raise InputError(f"{options.get(exc.field, '--' + exc.field.replace('_', '-'))}: {exc.message}") from None
-
-
-def _detector(args: argparse.Namespace) -> Any:
-    from t2ibench.models.detection import HFMask2Former, MMDetMask2Former
-
-    if args.detector == "mmdet":
-        if not args.mmdet_config:
-            raise InputError("--detector mmdet needs --mmdet-config (GenEval's Mask2Former Swin-S config file)")
-        return MMDetMask2Former(args.mmdet_config, args.mmdet_checkpoint, device=args.device)
-    return HFMask2Former(args.detector_model, revision=args.detector_revision, device=args.device, resize=_resize(args))
+        ),
+        {},
+    )
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from t2ibench.geneval_eval import evaluate_scan, scan_folder, summarise
-    from t2ibench.models.colour import ClipColourClassifier
+    from t2ibench.geneval_eval import judge_scan, scan_folder, summarise
     from t2ibench.report.geneval import render_summary
 
-    _check_evaluator_options(args)
-    params = _params(args)
+    cfg = _geneval_config(args)
     out = Path(args.out) if args.out else Path(args.imagedir) / "results.jsonl"
     if out.exists() and not out.is_file():
         raise InputError(f"--out {out}: is a folder or a special file; give the results.jsonl file name")
-    suite = _suite(args)
-    scan = scan_folder(args.imagedir, suite, images_per_prompt=args.images_per_prompt)
+    scan = scan_folder(args.imagedir, _suite(args), images_per_prompt=args.images_per_prompt)
     print(scan.report(), file=sys.stderr)
     if not scan.ok and not args.allow_missing:
         print(
@@ -415,8 +347,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_FAILED
-    colour = ClipColourClassifier(args.clip_arch, args.clip_pretrained, device=args.device, background=args.background)
-    rows = evaluate_scan(scan, _detector(args), colour, params=params, out=out, show_progress=not args.quiet)
+    rows = judge_scan(scan, cfg, out=out, device=args.device, show_progress=not args.quiet)
     print(f"wrote {out}", file=sys.stderr)
     summary = summarise(rows)
     print(render_summary(summary, label=Path(args.imagedir).name))
@@ -480,95 +411,64 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
 
 def _cmd_agreement(args: argparse.Namespace) -> int:
-    from t2ibench.geneval_eval import read_results
-    from t2ibench.human_agreement import (
-        agreement_report,
-        auto_verdicts,
-        human_verdicts,
-        load_all_annotations,
-        parse_auto_spec,
-        read_scores,
-    )
-    from t2ibench.report.agreement import render_agreement
+    from t2ibench.human_agreement import run_agreement
+    from t2ibench.report.agreement import render_agreement, write_agreement
 
-    suite = _suite(args)
-    annotations, loads = load_all_annotations(args.annotations, suite)
-    for load in loads:
+    run = run_agreement(
+        args.annotations,
+        _suite(args),
+        auto=args.auto or [],
+        auto_label=args.auto_label,
+        scores=args.scores,
+        folds=args.folds,
+        seed=args.seed_cv,
+    )
+    for load in run.loads:
         print(load.summary(), file=sys.stderr)
-    verdicts = human_verdicts(annotations, suite)
-    auto: dict[tuple[str, int, int], bool] = {}
-    for spec in args.auto or []:
-        source, path = parse_auto_spec(spec, verdicts.sources)
-        for key, value in auto_verdicts(read_results(path), source).items():
-            if key in auto:
-                raise InputError(f"--auto {spec}: image {key[0]} {key[1]:05d}/{key[2]} already has a verdict")
-            auto[key] = value
-    scores = read_scores(args.scores) if args.scores else None
-    report = agreement_report(
-        verdicts, {args.auto_label: auto} if auto else None, scores, folds=args.folds, seed=args.seed_cv
-    )
-    text = render_agreement(report)
-    print(text)
+    print(render_agreement(run.report))
     if args.out:
-        from t2ibench.io import output_dir, write_text_atomic
-
-        out = output_dir(args.out)
-        payload = report.to_dict() | {
-            "loading": [
-                {"path": r.path, "read": r.rows_read, "kept": r.kept, "repaired": r.repaired, "dropped": r.dropped}
-                for r in loads
-            ]
-        }
-        _write_json(out / "agreement.json", payload)
-        write_text_atomic(out / "agreement.md", "\n\n".join([*(r.summary() for r in loads), text]) + "\n")
-        print(f"wrote {out / 'agreement.json'} and {out / 'agreement.md'}", file=sys.stderr)
+        files = write_agreement(run, args.out)
+        print(f"wrote {', '.join(str(f) for f in files)}", file=sys.stderr)
     return EXIT_OK
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
-    from t2ibench.models.generation import DiffusersGenerator, FolderImporter, GenerationSpec
+    from t2ibench.config import GeneratorConfig, select_indices
+    from t2ibench.models.registry import GENERATORS
 
     suite = _suite(args)
-    selected = list(enumerate(suite))
-    if args.prompts:
-        from t2ibench.config import parse_indices
-
-        try:
-            wanted = set(parse_indices(args.prompts, size=len(suite)))
-        except InputError as exc:
-            raise InputError(f"--prompts: {exc}") from None
-        selected = [(i, r) for i, r in selected if i in wanted]
+    selected = select_indices(suite, args.prompts, where="--prompts")
     if args.limit is not None:
         selected = selected[: args.limit]
-    if args.import_from:
-        importer = FolderImporter(args.import_from, images_per_prompt=args.images_per_prompt)
-        records = importer.generate(selected, args.out, overwrite=args.overwrite)
-        if importer.reimported:
-            print(f"note: re-imported {len(importer.reimported)} images whose source changed", file=sys.stderr)
-    else:
-        spec = GenerationSpec(
-            model=args.model,
-            revision=args.revision,
-            stage2=args.stage2,
-            steps=args.steps,
-            guidance=args.guidance,
-            negative_prompt=args.negative_prompt,
-            height=args.height,
-            width=args.width,
-            images_per_prompt=args.images_per_prompt,
-            seed=args.seed_images,
-            seeding=args.seeding,
-            batch_size=args.batch_size or args.images_per_prompt,
-            dtype=args.dtype,
-            scheduler=args.scheduler,
-            grid=args.grid,
-        )
-        generator = DiffusersGenerator(spec, device=args.device, show_progress=not args.quiet)
-        records = generator.generate(selected, args.out, overwrite=args.overwrite)
-        if spec.smoke:
-            print(
-                "note: tiny-random is a smoke model with random weights; its images are labelled smoke", file=sys.stderr
-            )
+    backend = "folder" if args.import_from else "diffusers"
+    fields = (
+        {"source": args.import_from}
+        if args.import_from
+        else {
+            "model": args.model,
+            "revision": args.revision,
+            "stage2": args.stage2,
+            "steps": args.steps,
+            "guidance": args.guidance,
+            "negative_prompt": args.negative_prompt,
+            "height": args.height,
+            "width": args.width,
+            "seed": args.seed_images,
+            "seeding": args.seeding,
+            "batch_size": args.batch_size,
+            "dtype": args.dtype,
+            "scheduler": args.scheduler,
+            "grid": args.grid,
+        }
+    )
+    options = {"seed": "--seed-images", "source": "--import-from", "images_per_prompt": "--images-per-prompt"}
+    spec = _spec(lambda: GeneratorConfig(backend=backend, images_per_prompt=args.images_per_prompt, **fields), options)
+    generator = GENERATORS.build(backend, spec, device=args.device, show_progress=not args.quiet, base=Path.cwd())
+    records = generator.generate(selected, args.out, overwrite=args.overwrite)
+    if getattr(generator, "reimported", None):
+        print(f"note: re-imported {len(generator.reimported)} images whose source changed", file=sys.stderr)
+    if spec.smoke:
+        print("note: tiny-random is a smoke model with random weights; its images are labelled smoke", file=sys.stderr)
     print(f"{args.out}: {len(records)} images for {len(selected)} prompts (manifest.json, samples.jsonl)")
     return EXIT_OK
 
@@ -611,8 +511,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from t2ibench.config import load_config
-    from t2ibench.pipeline import Workspace
     from t2ibench.report.leaderboard import render_reports
+    from t2ibench.workspace import Workspace
 
     cfg = load_config(args.config)
     ws = Workspace.for_config(cfg, args.config)
@@ -626,7 +526,7 @@ def _store_path(args: argparse.Namespace) -> Path:
         return Path(args.store)
     if args.config:
         from t2ibench.config import load_config
-        from t2ibench.pipeline import Workspace
+        from t2ibench.workspace import Workspace
 
         cfg = load_config(args.config)
         return Workspace.for_config(cfg, args.config).store
@@ -665,6 +565,14 @@ def _cmd_failures(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_data(args: argparse.Namespace) -> int:
+    from t2ibench.datasets import fetch_geneval
+
+    files = fetch_geneval(args.out, source=args.source, revision=args.revision)
+    print(f"{args.out}: {', '.join(f.name for f in files)} (verified)", file=sys.stderr)
+    return EXIT_OK
+
+
 def _cmd_schedule(args: argparse.Namespace) -> int:
     root, config = _workspace(args.config)
     arguments = ["--config", str(config), "--name", args.name]
@@ -681,7 +589,10 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser for every verb."""
+    """The argument parser for every verb (defaults come from the config classes: one place for each)."""
+    from t2ibench.config import ColourConfig, DetectorConfig, GeneratorConfig
+    from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS
+
     parser = argparse.ArgumentParser(prog="t2ibench", description="Benchmark system for text-to-image models.")
     parser.add_argument("--version", action="version", version=f"t2ibench {__version__}")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
@@ -780,15 +691,21 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--images-per-prompt", type=_int_from(1, 10_000), default=4, help="expected samples per prompt (default 4)"
     )
-    evaluate.add_argument("--detector", choices=["hf", "mmdet"], default="hf")
-    evaluate.add_argument("--detector-model", default="facebook/mask2former-swin-small-coco-instance")
+    evaluate.add_argument("--detector", choices=DETECTORS.names(), default=DetectorConfig.backend)
+    evaluate.add_argument("--detector-model", default=DetectorConfig.model)
     evaluate.add_argument("--detector-revision")
-    evaluate.add_argument("--resize", default="800,1333", help="detector input SHORT,LONG edge, or 'checkpoint'")
+    default_resize = ",".join(map(str, DetectorConfig.resize)) if DetectorConfig.resize else "checkpoint"
+    evaluate.add_argument("--resize", default=default_resize, help="detector input SHORT,LONG edge, or 'checkpoint'")
     evaluate.add_argument("--mmdet-config", help="GenEval's mmdet Mask2Former config (with --detector mmdet)")
     evaluate.add_argument("--mmdet-checkpoint", default=None, help="mmdet checkpoint path or URL")
-    evaluate.add_argument("--clip-arch", default="ViT-L-14")
-    evaluate.add_argument("--clip-pretrained", default="openai", help="open_clip tag or local checkpoint file")
-    evaluate.add_argument("--background", default="#999999", help="colour crops: fill outside the mask, or 'original'")
+    evaluate.add_argument("--colour", choices=COLOUR_CLASSIFIERS.names(), default=ColourConfig.backend)
+    evaluate.add_argument("--clip-arch", default=ColourConfig.arch)
+    evaluate.add_argument(
+        "--clip-pretrained", default=ColourConfig.pretrained, help="open_clip tag or local checkpoint file"
+    )
+    evaluate.add_argument(
+        "--background", default=ColourConfig.background, help="colour crops: fill outside the mask, or 'original'"
+    )
     evaluate.add_argument("--device", default="auto")
     _param_options(evaluate)
     evaluate.add_argument("--json", help="also write the summary as JSON")
@@ -830,22 +747,24 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("suite", choices=["geneval"])
     _suite_options(gen, metadata=True)
     gen.add_argument("--out", required=True, help="output folder (<NNNNN>/samples/*.png, manifest.json)")
-    gen.add_argument("--model", default="tiny-random", help="hub id, local directory, or tiny-random[:SEED]")
+    gen.add_argument("--model", default=GeneratorConfig.model, help="hub id, local directory, or tiny-random[:SEED]")
     gen.add_argument("--revision")
     gen.add_argument("--stage2", help="DeepFloyd IF stage-II model (stage I is --model)")
     gen.add_argument("--import-from", help="import images made elsewhere (GenEval layout) instead of generating")
-    gen.add_argument("--steps", type=_int_from(1, 10_000), default=50)
-    gen.add_argument("--guidance", type=_float_in(-1e6, 1e6), default=9.0)
+    gen.add_argument("--steps", type=_int_from(1, 10_000), default=GeneratorConfig.steps)
+    gen.add_argument("--guidance", type=_float_in(-1e6, 1e6), default=GeneratorConfig.guidance)
     gen.add_argument("--negative-prompt")
     gen.add_argument("--height", type=_int_from(8, 16_384))
     gen.add_argument("--width", type=_int_from(8, 16_384))
-    gen.add_argument("--images-per-prompt", type=_int_from(1, 10_000), default=4)
-    gen.add_argument("--seed-images", type=SEED, default=42, help="generation seed (GenEval: 42)")
-    gen.add_argument("--seeding", choices=["prompt", "sample"], default="prompt")
+    gen.add_argument("--images-per-prompt", type=_int_from(1, 10_000), default=GeneratorConfig.images_per_prompt)
+    gen.add_argument("--seed-images", type=SEED, default=GeneratorConfig.seed, help="generation seed (GenEval: 42)")
+    gen.add_argument("--seeding", choices=["prompt", "sample"], default=GeneratorConfig.seeding)
     gen.add_argument(
         "--batch-size", type=_int_from(1, 10_000), help="images per pipeline call (default: images per prompt)"
     )
-    gen.add_argument("--dtype", default="auto", help="float32, float16, bfloat16 or auto (float16 on CUDA)")
+    gen.add_argument(
+        "--dtype", default=GeneratorConfig.dtype, help="float32, float16, bfloat16 or auto (float16 on CUDA)"
+    )
     gen.add_argument("--scheduler", help="diffusers scheduler class to swap in, e.g. DDIMScheduler")
     gen.add_argument("--grid", action="store_true", help="also save grid.png per prompt")
     gen.add_argument("--device", default="auto")
@@ -906,6 +825,22 @@ def build_parser() -> argparse.ArgumentParser:
     fail.add_argument("--wait", type=SECONDS, default=30.0, help="seconds to wait while a writer holds the store")
     fail.set_defaults(func=_cmd_failures)
 
+    data = verbs.add_parser(
+        "data",
+        help="acquire external data: `data fetch geneval` (GenEval's released prompts and annotations, verified)",
+    )
+    data.add_argument("action", choices=["fetch"])
+    data.add_argument("dataset", choices=["geneval"])
+    data.add_argument("--out", required=True, help="folder to write the files to")
+    data.add_argument(
+        "--from",
+        dest="source",
+        metavar="DIR",
+        help="copy from this local folder instead of downloading (default: $T2IBENCH_GENEVAL_DATA if set)",
+    )
+    data.add_argument("--revision", default="main", help="git revision of the GenEval repository to download")
+    data.set_defaults(func=_cmd_data)
+
     schedule = verbs.add_parser("schedule", help="create a Prefect deployment that refreshes the leaderboard on a cron")
     schedule.add_argument("--config", required=True)
     schedule.add_argument("--cron", help='cron expression, e.g. "0 3 * * *"')
@@ -925,16 +860,27 @@ def _suite_options(p: argparse.ArgumentParser, *, metadata: bool) -> None:
 
 
 def _param_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--threshold", type=UNIT, default=0.3, help="detection score threshold (default 0.3)")
-    p.add_argument("--counting-threshold", type=UNIT, default=0.9, help="threshold for counting prompts (0.9)")
-    p.add_argument("--max-objects", type=_int_from(1, 10_000), default=16, help="kept objects per class (16)")
+    from t2ibench.metrics.geneval import GenEvalParams as P
+
+    p.add_argument("--threshold", type=UNIT, default=P.threshold, help=f"detection score threshold ({P.threshold})")
+    p.add_argument(
+        "--counting-threshold", type=UNIT, default=P.counting_threshold, help=f"for counting ({P.counting_threshold})"
+    )
+    p.add_argument(
+        "--max-objects", type=_int_from(1, 10_000), default=P.max_objects, help=f"kept per class ({P.max_objects})"
+    )
     p.add_argument(
         "--max-overlap",
         type=_float_in(0.0, 1.0, open_low=True),
-        default=1.0,
-        help="IoU de-duplication threshold (1.0: off)",
+        default=P.max_overlap,
+        help=f"IoU de-duplication threshold ({P.max_overlap}: off)",
     )
-    p.add_argument("--position-margin", type=UNIT, default=0.1, help="relative-position margin (0.1)")
+    p.add_argument(
+        "--position-margin",
+        type=UNIT,
+        default=P.position_margin,
+        help=f"relative-position margin ({P.position_margin})",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

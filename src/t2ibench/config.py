@@ -9,21 +9,20 @@ hashes of the step's inputs, so changing one model's section recomputes that mod
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import math
 import os
 import re
 import types
 import typing
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
-from t2ibench.errors import InputError, unknown_choice
+from t2ibench.errors import FieldError, InputError, unknown_choice
 from t2ibench.io import load_yaml
+from t2ibench.metrics.geneval import GenEvalParams
 from t2ibench.suites.geneval import MAX_PER_TASK
 
 T = TypeVar("T")
@@ -35,15 +34,6 @@ MAX_PIXELS_SIDE = 16_384
 DTYPES = ("auto", "float32", "float16", "bfloat16")
 DIGITS = re.compile(r"[0-9]+")
 NAME_RULE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+=@-]{0,127}")
-
-
-class FieldError(InputError):
-    """A value out of range, raised by a config section's checks; ``_build`` prefixes file and key path."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 def check_name(value: str, *, what: str) -> str:
@@ -70,17 +60,8 @@ def _int_at_least(section: Any, name: str, minimum: int, maximum: int | None = N
         raise FieldError(name, f"must be {bound}; got {value!r}")
 
 
-def _unit_interval(section: Any, name: str, *, closed_top: bool = True, open_bottom: bool = False) -> None:
-    value = getattr(section, name)
-    low_ok = value > 0 if open_bottom else value >= 0
-    high_ok = value <= 1 if closed_top else value < 1
-    if not (math.isfinite(value) and low_ok and high_ok):
-        interval = f"{'(' if open_bottom else '['}0, 1{']' if closed_top else ')'}"
-        raise FieldError(name, f"must be in {interval}; got {value!r}")
-
-
 def _bandwidth(section: Any, name: str) -> None:
-    from t2ibench.metrics._validate import MIN_SIGMA
+    from t2ibench.metrics.checks import MIN_SIGMA
 
     value = getattr(section, name)
     if value != "median" and not (math.isfinite(value) and value >= MIN_SIGMA):
@@ -92,7 +73,7 @@ def _seed(section: Any, name: str = "seed") -> None:
 
 
 def _rff_memory(section: Any) -> None:
-    from t2ibench.metrics._validate import check_memory
+    from t2ibench.metrics.checks import check_memory
 
     _int_at_least(section, "rff_dim", 1)
     features = 2 * section.rff_dim
@@ -149,14 +130,28 @@ def parse_indices(text: str, *, size: int) -> list[int]:
     return sorted(wanted)
 
 
+def select_indices(records: Sequence[T], text: str | None, *, where: str) -> list[tuple[int, T]]:
+    """(index, record) of ``records`` whose index ``text`` ('a-b,c'; None: all) names; errors prefixed ``where``."""
+    selected = list(enumerate(records))
+    if text:
+        try:
+            wanted = set(parse_indices(text, size=len(records)))
+        except InputError as exc:
+            raise InputError(f"{where}: {exc}") from None
+        selected = [(i, r) for i, r in selected if i in wanted]
+    return selected
+
+
 @dataclass(frozen=True)
 class GeneratorConfig:
-    """How a model makes images: ``diffusers`` (hub id, path or tiny-random) or ``folder`` (import)."""
+    """How a model makes images — the generation spec itself: ``diffusers`` (hub id, path or tiny-random) or
+    ``folder`` (import a GenEval-layout folder). Defaults are GenEval's generation script's (4 images per
+    prompt, 50 steps, guidance 9, seed 42 re-seeded per prompt); ``batch_size`` None means images per prompt."""
 
-    backend: Literal["diffusers", "folder"] = "diffusers"
+    backend: str = "diffusers"
     model: str = "tiny-random"
     revision: str | None = None
-    stage2: str | None = None
+    stage2: str | None = None  # DeepFloyd IF: the stage-II super-resolution model (stage I is ``model``)
     source: str | None = None  # folder backend: GenEval-layout folder to import
     steps: int = 50
     guidance: float = 9.0
@@ -169,8 +164,17 @@ class GeneratorConfig:
     batch_size: int | None = None
     dtype: str = "auto"
     scheduler: str | None = None
+    grid: bool = False  # also save a contact sheet per prompt
 
     def __post_init__(self) -> None:
+        from t2ibench.models.registry import GENERATORS
+
+        try:
+            GENERATORS.check(self.backend)
+        except InputError as exc:
+            raise FieldError("backend", str(exc)) from None
+        if self.seeding not in ("prompt", "sample"):
+            raise FieldError("seeding", str(unknown_choice("seeding", self.seeding, ("prompt", "sample"))))
         _int_at_least(self, "steps", 1, 10_000)
         if not math.isfinite(self.guidance):
             raise FieldError("guidance", f"must be a finite number; got {self.guidance!r}")
@@ -190,6 +194,23 @@ class GeneratorConfig:
             raise FieldError("model", "must name a hub id, a local directory or tiny-random")
         if self.backend == "folder" and not self.source:
             raise FieldError("source", "the folder backend imports images from 'source' (a GenEval-layout folder)")
+
+    @property
+    def effective_batch_size(self) -> int:
+        """Images per pipeline call (images per prompt unless set)."""
+        return self.batch_size or self.images_per_prompt
+
+    @property
+    def smoke(self) -> bool:
+        """True for the built-in random-weight model: its images mean nothing."""
+        return self.backend == "diffusers" and self.model.startswith("tiny-random")
+
+    def sampling(self) -> dict[str, Any]:
+        """The fields that determine the images (a generated folder's manifest fingerprint); batch size resolved,
+        since under prompt seeding it changes how the generator's random stream is drawn."""
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("backend", "source")}
+        values["batch_size"] = self.effective_batch_size
+        return values
 
     @classmethod
     def check_given(cls, given: Mapping[str, Any]) -> None:
@@ -223,9 +244,9 @@ class ModelConfig:
 
 @dataclass(frozen=True)
 class DetectorConfig:
-    """GenEval's detector."""
+    """GenEval's detector: a ``DETECTORS`` registry entry and its settings (resize = shortest, longest edge)."""
 
-    backend: Literal["hf", "mmdet"] = "hf"
+    backend: str = "hf"
     model: str = "facebook/mask2former-swin-small-coco-instance"
     revision: str | None = None
     resize: tuple[int, int] | None = (800, 1333)
@@ -233,6 +254,12 @@ class DetectorConfig:
     mmdet_checkpoint: str | None = None
 
     def __post_init__(self) -> None:
+        from t2ibench.models.registry import DETECTORS
+
+        try:
+            DETECTORS.check(self.backend)
+        except InputError as exc:
+            raise FieldError("backend", str(exc)) from None
         if self.resize is not None:
             short, long = self.resize
             if not (0 < short <= long <= MAX_PIXELS_SIDE):
@@ -248,13 +275,20 @@ class DetectorConfig:
 
 @dataclass(frozen=True)
 class ColourConfig:
-    """GenEval's colour classifier."""
+    """GenEval's colour classifier: a ``COLOUR_CLASSIFIERS`` registry entry (CLIP: architecture and weights)."""
 
+    backend: str = "clip"
     arch: str = "ViT-L-14"
     pretrained: str | None = "openai"
     background: str = "#999999"
 
     def __post_init__(self) -> None:
+        from t2ibench.models.registry import COLOUR_CLASSIFIERS
+
+        try:
+            COLOUR_CLASSIFIERS.check(self.backend)
+        except InputError as exc:
+            raise FieldError("backend", str(exc)) from None
         if self.background != "original":
             from PIL import ImageColor
 
@@ -267,30 +301,24 @@ class ColourConfig:
 
 
 @dataclass(frozen=True)
-class GenEvalConfig:
-    """Detector, colour model and verdict thresholds."""
+class GenEvalConfig(GenEvalParams):
+    """Detector, colour model and GenEval's verdict thresholds: the section *is* the verdict engine's parameters
+    (``GenEvalParams``, whose defaults are the reference evaluator's) plus the two models."""
 
     detector: DetectorConfig = field(default_factory=DetectorConfig)
     colour: ColourConfig = field(default_factory=ColourConfig)
-    threshold: float = 0.3
-    counting_threshold: float = 0.9
-    max_objects: int = 16
-    max_overlap: float = 1.0
-    position_margin: float = 0.1
 
-    def __post_init__(self) -> None:
-        _unit_interval(self, "threshold", closed_top=False)
-        _unit_interval(self, "counting_threshold", closed_top=False)
-        _int_at_least(self, "max_objects", 1, 10_000)
-        _unit_interval(self, "max_overlap", open_bottom=True)
-        _unit_interval(self, "position_margin", closed_top=False)
+    @property
+    def params(self) -> GenEvalParams:
+        """The thresholds alone (what the verdict engine reads)."""
+        return GenEvalParams(**{f.name: getattr(self, f.name) for f in fields(GenEvalParams)})
 
 
 @dataclass(frozen=True)
 class EmbedderConfig:
     """An image/text embedder: ``open_clip`` (arch + pretrained) or ``dinov2`` (model, pooling)."""
 
-    backend: Literal["open_clip", "dinov2"] = "dinov2"
+    backend: str = "dinov2"
     model: str = "facebook/dinov2-base"
     pretrained: str | None = None
     pooling: Literal["cls", "mean"] = "cls"
@@ -298,6 +326,12 @@ class EmbedderConfig:
     dtype: str = "float32"
 
     def __post_init__(self) -> None:
+        from t2ibench.models.registry import EMBEDDERS
+
+        try:
+            EMBEDDERS.check(self.backend)
+        except InputError as exc:
+            raise FieldError("backend", str(exc)) from None
         if self.dtype not in DTYPES:
             raise FieldError("dtype", str(unknown_choice("dtype", self.dtype, DTYPES)))
         if not self.model.strip():
@@ -319,7 +353,7 @@ class DiversityConfig:
     top: int = 12
 
     def __post_init__(self) -> None:
-        from t2ibench.metrics._validate import check_alphas
+        from t2ibench.metrics.checks import check_alphas
 
         _bandwidth(self, "sigma")
         _rff_memory(self)
@@ -486,24 +520,6 @@ class Config:
             ev.clip.model,
         ]
         return any(str(n).startswith("tiny-random") for n in names)
-
-
-def section_hash(section: Any) -> str:
-    """16-hex-digit SHA-256 of a config section's canonical JSON."""
-    return hashlib.sha256(json.dumps(to_plain(section), sort_keys=True).encode()).hexdigest()[:16]
-
-
-def to_plain(value: Any) -> Any:
-    """Dataclasses, tuples and infinities as plain JSON-ready values."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_plain(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, (list, tuple)):
-        return [to_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): to_plain(v) for k, v in value.items()}
-    if isinstance(value, float) and math.isinf(value):
-        return "inf"
-    return value
 
 
 # -- loading --------------------------------------------------------------------------------------------------

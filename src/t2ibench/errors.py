@@ -20,6 +20,16 @@ class InputError(ValueError):
     """Bad user input: the message names the file, row or parameter at fault."""
 
 
+class FieldError(InputError):
+    """A value out of range in a spec (a config section or the object it builds); callers prefix where it came from
+    (``c.yaml:evaluators.geneval.threshold``, or a CLI option)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
 class StateMismatchError(ValueError):
     """Two streaming states that cannot be combined (different feature maps, dimensions or seeds)."""
 

@@ -13,22 +13,29 @@ GenEval's Table 2: accuracy over images per task, overall = unweighted mean of t
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from t2ibench.errors import InputError, note
+from t2ibench.hashing import file_sha256
 from t2ibench.io import loads_strict, read_jsonl, write_text_atomic
-from t2ibench.metrics.geneval import COLORS, TASKS, Detection, GenEvalParams, evaluate_detections
+from t2ibench.metrics.geneval import (
+    COLORS,
+    TASKS,
+    Detection,
+    GenEvalParams,
+    TaskScore,
+    evaluate_detections,
+    overall_score,
+    table2,
+    tasks_present,
+)
 from t2ibench.progress import progress
-
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
-_PROMPT_DIR = re.compile(r"[0-9]+")
+from t2ibench.suites.layout import IMAGE_SUFFIXES, PROMPT_DIR, prompt_index_of, read_metadata
 
 
 @dataclass(frozen=True)
@@ -123,7 +130,7 @@ def scan_folder(
         if not entry.is_dir():
             notes.append(f"ignored file {entry.name}")
             continue
-        if not _PROMPT_DIR.fullmatch(entry.name):
+        if not PROMPT_DIR.fullmatch(entry.name):
             non_digit.append(entry.name)
             continue
         index = int(entry.name)
@@ -194,25 +201,6 @@ def scan_folder(
     )
 
 
-def read_metadata(path: Path) -> dict[str, Any]:
-    """The one prompt record of a prompt folder's metadata.jsonl; InputError names the file otherwise."""
-    from t2ibench.suites.geneval import validate_record
-
-    try:
-        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: malformed metadata ({type(exc).__name__})") from None
-    if len(lines) != 1:
-        raise InputError(f"{path}: malformed metadata (holds {len(lines)} records; expected exactly 1)")
-    try:
-        record = loads_strict(lines[0], where=str(path))
-        validate_record(record, where=str(path))
-    except InputError as exc:
-        raise InputError(f"{path}: malformed metadata ({str(exc).removeprefix(str(path) + ': ')})") from None
-    assert isinstance(record, dict)
-    return record
-
-
 def _canon(record: Mapping[str, Any]) -> str:
     return json.dumps(record, sort_keys=True)
 
@@ -240,10 +228,7 @@ class ResultRow:
     @property
     def prompt_index(self) -> int | None:
         """The prompt folder number parsed from the filename (``.../<NNNNN>/samples/...``), if present."""
-        parts = Path(self.filename).parts
-        if len(parts) >= 3 and parts[-2] == "samples" and _PROMPT_DIR.fullmatch(parts[-3]):
-            return int(parts[-3])
-        return None
+        return prompt_index_of(self.filename)
 
     @property
     def sample(self) -> str:
@@ -350,9 +335,6 @@ def write_results(path: str | Path, rows: Iterable[ResultRow]) -> Path:
 # -- evaluation ---------------------------------------------------------------------------------------------------
 
 
-ColourFn = Callable[[Any, Sequence[tuple[Sequence[float], Any]], str], list[str]]
-
-
 def judge_image(
     item: ImageItem,
     detector: Any,
@@ -436,7 +418,7 @@ def evaluate_scan(
             stale = 0
             for row, digest in rows_found:
                 path = current.get(row.filename)
-                if path is not None and _sha256(path) == digest:
+                if path is not None and file_sha256(path) == digest:
                     done[row.filename] = row
                 else:
                     stale += 1
@@ -461,7 +443,7 @@ def evaluate_scan(
             row = judge_image(item, detector, colour, params)
             done[row.filename] = row
             if handle is not None:
-                line = json.loads(row.to_json()) | {"image_sha256": _sha256(item.path)}
+                line = json.loads(row.to_json()) | {"image_sha256": file_sha256(item.path)}
                 handle.write(json.dumps(line) + "\n")
                 handle.flush()
             bar.update()
@@ -477,19 +459,23 @@ def evaluate_scan(
     return rows
 
 
+def judge_scan(
+    scan: FolderScan, cfg: Any, *, out: str | Path | None, device: str = "auto", show_progress: bool = True
+) -> list[ResultRow]:
+    """Judge a scanned folder with the detector and colour classifier a ``GenEvalConfig`` names (registry entries)
+    and its thresholds; the one path the CLI's ``evaluate`` and the pipeline's GenEval step share."""
+    from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS
+
+    detector = DETECTORS.build(cfg.detector.backend, cfg.detector, device=device)
+    colour = COLOUR_CLASSIFIERS.build(cfg.colour.backend, cfg.colour, device=device)
+    return evaluate_scan(scan, detector, colour, params=cfg.params, out=out, show_progress=show_progress)
+
+
 def _changed(stored: Any, current: Mapping[str, Any]) -> str:
     if not isinstance(stored, dict):
         return "no settings recorded"
     keys = sorted(k for k in set(stored) | set(current) if stored.get(k) != current.get(k))
     return "changed: " + ", ".join(keys)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _read_partial(path: Path) -> tuple[Any, list[tuple[ResultRow, str | None]]]:
@@ -512,20 +498,6 @@ def _read_partial(path: Path) -> tuple[Any, list[tuple[ResultRow, str | None]]]:
 
 
 @dataclass(frozen=True)
-class TaskScore:
-    """Correct and total images of one task."""
-
-    task: str
-    correct: int
-    total: int
-
-    @property
-    def accuracy(self) -> float:
-        """Fraction of correct images (NaN without images)."""
-        return self.correct / self.total if self.total else math.nan
-
-
-@dataclass(frozen=True)
 class Summary:
     """GenEval Table 2 numbers: per-task accuracy over images, overall = mean of the six, plus prompt-level."""
 
@@ -538,9 +510,13 @@ class Summary:
 
     @property
     def overall(self) -> float:
-        """Unweighted mean of the six task accuracies (NaN if any task has no images)."""
-        values = [t.accuracy for t in self.tasks]
-        return math.nan if any(math.isnan(v) for v in values) else sum(values) / len(values)
+        """Unweighted mean of the accuracies of the tasks with images (NaN if none; see ``tasks_present``)."""
+        return overall_score(self.tasks)
+
+    @property
+    def tasks_present(self) -> int:
+        """How many of the six tasks the overall score covers."""
+        return tasks_present(self.tasks)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable form (NaN as null)."""
@@ -550,6 +526,7 @@ class Summary:
 
         return {
             "overall": num(self.overall),
+            "tasks_present": self.tasks_present,
             "tasks": {
                 t.task: {"accuracy": num(t.accuracy), "correct": t.correct, "total": t.total} for t in self.tasks
             },
@@ -563,16 +540,13 @@ class Summary:
 
 def summarise(rows: Sequence[ResultRow]) -> Summary:
     """Per-task accuracy over images, overall mean of the six tasks, and per-prompt 'any image correct'."""
-    tasks = []
-    for task in TASKS:
-        subset = [r for r in rows if r.tag == task]
-        tasks.append(TaskScore(task, sum(r.correct for r in subset), len(subset)))
+    tasks = table2((r.tag, r.correct) for r in rows)
     by_prompt: dict[str, bool] = {}
     for r in rows:
         key = f"{r.prompt_index:05d}" if r.prompt_index is not None else json.dumps(dict(r.metadata), sort_keys=True)
         by_prompt[key] = by_prompt.get(key, False) or r.correct
     return Summary(
-        tasks=tuple(tasks),
+        tasks=tasks,
         images=len(rows),
         prompts=len(by_prompt),
         correct_images=sum(r.correct for r in rows),

@@ -4,7 +4,6 @@ agreement per source and task, and tuned baselines — the glue between annotati
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -201,11 +200,106 @@ def agreement_report(
     return report
 
 
-def verdict_reasons(hv: HumanVerdicts, limit: int = 5) -> dict[str, list[str]]:
-    """A few example reasons for failed human verdicts per task (for the report)."""
-    out: dict[str, list[str]] = defaultdict(list)
-    for (key, _slot), reason in hv.reasons.items():
-        task = hv.tasks[key]
-        if len(out[task]) < limit:
-            out[task].append(f"{key[0]} {key[1]:05d}/{key[2]}: {reason}")
-    return dict(out)
+@dataclass
+class AgreementRun:
+    """Everything one agreement analysis produced: the tables, the human verdicts and what loading did."""
+
+    report: AgreementReport
+    verdicts: HumanVerdicts
+    annotations: list[Annotation]
+    loads: list[LoadReport]
+    suite: Sequence[Mapping[str, Any]]
+
+
+def run_agreement(
+    annotation_paths: Sequence[str | Path],
+    suite: Sequence[Mapping[str, Any]],
+    *,
+    auto: Sequence[str] = (),
+    auto_label: str = "geneval",
+    scores: str | Path | None = None,
+    folds: int = 5,
+    seed: int = 0,
+) -> AgreementRun:
+    """The whole analysis: load annotations (each file once), human verdicts, automatic verdicts from results files
+    (``auto``: ``[SOURCE=]results.jsonl`` each), agreement tables and, with ``scores``, tuned thresholds."""
+    from t2ibench.geneval_eval import read_results
+
+    annotations, loads = load_all_annotations(annotation_paths, suite)
+    verdicts = human_verdicts(annotations, suite)
+    automatic: dict[ImageKey, bool] = {}
+    for spec in auto:
+        source, path = parse_auto_spec(spec, verdicts.sources)
+        for key, value in auto_verdicts(read_results(path), source).items():
+            if key in automatic:
+                raise InputError(f"--auto {spec}: image {key[0]} {key[1]:05d}/{key[2]} already has a verdict")
+            automatic[key] = value
+    report = agreement_report(
+        verdicts,
+        {auto_label: automatic} if automatic else None,
+        read_scores(scores) if scores else None,
+        folds=folds,
+        seed=seed,
+    )
+    return AgreementRun(report=report, verdicts=verdicts, annotations=annotations, loads=loads, suite=suite)
+
+
+def headline(run: AgreementRun) -> dict[str, Any]:
+    """The numbers DVC tracks (metrics.json): pooled inter-annotator agreement and each source's human score."""
+    pooled = run.report.human[(ALL, ALL)]
+    numbers: dict[str, Any] = {
+        "inter_annotator_pairwise": round(pooled.pairwise_agreement, 4),
+        "fleiss_kappa": round(pooled.fleiss_kappa, 4),
+        "annotations": pooled.annotations,
+    }
+    for source in run.verdicts.sources:
+        accuracies = [h.human_accuracy for (s, t), h in run.report.human.items() if s == source and t != ALL]
+        numbers[f"human_score_{source}"] = round(sum(accuracies) / len(accuracies), 4)
+    return numbers
+
+
+def store_agreement(run: AgreementRun, store_path: str | Path) -> int:
+    """Upsert the annotations (with their human verdicts) and every agreement statistic; returns annotations."""
+    from t2ibench.store import Store
+
+    hv, report = run.verdicts, run.report
+    ann_rows = []
+    for a in run.annotations:
+        ann_rows.append(
+            {
+                "source": a.source,
+                "prompt_index": a.prompt_id,
+                "image_id": a.image_id,
+                "slot": a.slot,
+                "tag": run.suite[a.prompt_id]["tag"],
+                "answers": {
+                    "counts": a.counts,
+                    "colors": [sorted(c) if c else None for c in a.colors],
+                    "position_x": a.position_x,
+                    "position_y": a.position_y,
+                    "quality": a.quality,
+                    "realism": a.realism,
+                    "objects": a.objects,
+                },
+                "human_correct": hv.verdicts[a.image_key][a.slot],
+                "reason": hv.reasons.get((a.image_key, a.slot), ""),
+            }
+        )
+    stats = []
+    for (source, task_name), h in report.human.items():
+        stats += [
+            {"scope": "human", "source": source, "task": task_name, "statistic": k, "value": float(v)}
+            for k, v in h.to_dict().items()
+            if v is not None
+        ]
+    for label, table in report.auto.items():
+        for (source, task_name), auto_row in table.items():
+            stats += [
+                {"scope": f"auto:{label}", "source": source, "task": task_name, "statistic": k, "value": float(v)}
+                for k, v in auto_row.to_dict().items()
+                if v is not None
+            ]
+    store = Store(store_path)
+    store.upsert_rows("annotations", ann_rows)
+    store.upsert_rows("agreement", stats)
+    return len(ann_rows)

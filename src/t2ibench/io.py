@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from t2ibench.errors import InputError
-from t2ibench.metrics._validate import check_embedding_dtype, check_memory, check_positive_int
+from t2ibench.metrics.checks import check_embedding_dtype, check_memory, check_positive_int
 
 
 def output_dir(path: str | Path) -> Path:

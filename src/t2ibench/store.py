@@ -23,16 +23,18 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
 import duckdb
 
 from t2ibench.errors import InputError
+from t2ibench.metrics.geneval import TASKS, overall_score, table2, tasks_present
 
-SCHEMA_VERSION = 2  # 2: detections.colour, verdicts.relation, failure-pattern views
+SCHEMA_VERSION = 3  # 2: detections.colour, verdicts.relation, failure-pattern views; 3: geneval_scores
 
 TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     # table: (column definitions, primary key)
@@ -93,7 +95,17 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
         "scope VARCHAR, source VARCHAR, task VARCHAR, statistic VARCHAR, value DOUBLE",
         ("scope", "source", "task", "statistic"),
     ),
+    # GenEval Table 2 per model version, as t2ibench.metrics.geneval computed it (the one place its arithmetic
+    # lives): one row per task and one with task 'overall' (tasks = how many tasks had images)
+    "geneval_scores": (
+        "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, task VARCHAR, accuracy DOUBLE, correct INTEGER, "
+        "images INTEGER, tasks INTEGER",
+        ("model", "model_hash", "evaluator_hash", "task"),
+    ),
 }
+
+TASK = {t: t for t in TASKS}  # views name tasks through this map: a task missing from TASKS fails at import
+TASK_COLUMNS = ",\n               ".join(f"max(CASE WHEN t.task = '{t}' THEN t.accuracy END) AS {t}" for t in TASKS)
 
 VIEWS = {
     # the model versions of each model's latest completed run
@@ -103,26 +115,20 @@ VIEWS = {
         WHERE r.status = 'completed'
         QUALIFY row_number() OVER (PARTITION BY rm.model ORDER BY r.finished_at DESC) = 1
     """,
-    # GenEval accuracy per model version and task (images), as in Table 2
+    # GenEval accuracy per model version and task (images), as in Table 2 (stored by the pipeline)
     "geneval_tasks": """
-        SELECT model, model_hash, evaluator_hash, tag AS task, avg(correct::INTEGER) AS accuracy,
-               sum(correct::INTEGER) AS correct, count(*) AS images
-        FROM verdicts GROUP BY ALL
+        SELECT model, model_hash, evaluator_hash, task, accuracy, correct, images
+        FROM geneval_scores WHERE task <> 'overall'
     """,
     # overall = unweighted mean of the six tasks
     "geneval_overall": """
-        SELECT model, model_hash, evaluator_hash, avg(accuracy) AS overall, count(*) AS tasks, sum(images) AS images
-        FROM geneval_tasks GROUP BY ALL
+        SELECT model, model_hash, evaluator_hash, accuracy AS overall, tasks, images
+        FROM geneval_scores WHERE task = 'overall'
     """,
-    # the current leaderboard: one row per model, its latest completed version
-    "leaderboard": """
+    # the current leaderboard: one row per model, its latest completed version (task columns from TASKS)
+    "leaderboard": f"""
         SELECT c.model, m.label, c.smoke, o.overall,
-               max(CASE WHEN t.task = 'single_object' THEN t.accuracy END) AS single_object,
-               max(CASE WHEN t.task = 'two_object' THEN t.accuracy END) AS two_object,
-               max(CASE WHEN t.task = 'counting' THEN t.accuracy END) AS counting,
-               max(CASE WHEN t.task = 'colors' THEN t.accuracy END) AS colors,
-               max(CASE WHEN t.task = 'position' THEN t.accuracy END) AS position,
-               max(CASE WHEN t.task = 'color_attr' THEN t.accuracy END) AS color_attr,
+               {TASK_COLUMNS},
                c.model_hash, c.evaluator_hash, c.run_id, c.finished_at
         FROM current_models c
         JOIN models m USING (model, model_hash)
@@ -160,7 +166,7 @@ VIEWS = {
     """,
     # position prompts: the relation requested of the first-named object and the one found ('no relation' when
     # the centres are too close, 'object missing' when either object was not detected)
-    "position_outcomes": """
+    "position_outcomes": f"""
         SELECT g.model, g.model_hash, g.evaluator_hash, g.suite, g.prompt_index, g.sample, g.prompt, g.correct,
                a.class AS first_class, b.class AS second_class, a.requested_relation AS requested,
                g.relation AS found,
@@ -169,7 +175,7 @@ VIEWS = {
         FROM geneval_images g
         JOIN geneval_objects a USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
         JOIN geneval_objects b USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
-        WHERE g.tag = 'position' AND a.requested_relation IS NOT NULL AND b.requested_relation IS NULL
+        WHERE g.tag = '{TASK["position"]}' AND a.requested_relation IS NOT NULL AND b.requested_relation IS NULL
     """,
     "position_confusion": """
         SELECT model, model_hash, evaluator_hash, requested, found, count(*) AS images,
@@ -188,7 +194,7 @@ VIEWS = {
     """,
     # colour attribution ("a photo of a red car and a blue bench"): each object's found colour against the
     # two requested colours
-    "colour_attr_outcomes": """
+    "colour_attr_outcomes": f"""
         WITH pairs AS (
             SELECT a.model, a.model_hash, a.evaluator_hash, a.suite, a.prompt_index, a.sample, a.correct,
                    a.class AS first_class, a.requested_colour AS first_requested, a.found_colour AS first_found,
@@ -196,7 +202,7 @@ VIEWS = {
                    a.found_count > 0 AND b.found_count > 0 AS both_found
             FROM geneval_objects a
             JOIN geneval_objects b USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
-            WHERE a.tag = 'color_attr' AND a.clause_index = 0 AND b.clause_index = 1
+            WHERE a.tag = '{TASK["color_attr"]}' AND a.clause_index = 0 AND b.clause_index = 1
         )
         SELECT *,
                CASE
@@ -221,19 +227,19 @@ VIEWS = {
         FROM colour_attr_outcomes WHERE outcome IS NOT NULL GROUP BY ALL
     """,
     # single-object colour prompts: requested colour against the colour found on the top object
-    "colour_confusion": """
+    "colour_confusion": f"""
         SELECT model, model_hash, evaluator_hash, requested_colour AS requested,
                CASE WHEN found_count = 0 THEN 'object missing' ELSE found_colour END AS found, count(*) AS images,
                count(*) / sum(count(*)) OVER (PARTITION BY model, model_hash, evaluator_hash, requested_colour)
                  AS share
-        FROM geneval_objects WHERE tag = 'colors' AND (found_count = 0 OR found_colour IS NOT NULL)
+        FROM geneval_objects WHERE tag = '{TASK["colors"]}' AND (found_count = 0 OR found_colour IS NOT NULL)
         GROUP BY model, model_hash, evaluator_hash, requested_colour, 5
     """,
     # counting prompts: objects found minus objects requested
-    "counting_outcomes": """
+    "counting_outcomes": f"""
         SELECT model, model_hash, evaluator_hash, suite, prompt_index, sample, correct, class,
                requested_count AS requested, found_count AS found, found_count - requested_count AS delta
-        FROM geneval_objects WHERE tag = 'counting'
+        FROM geneval_objects WHERE tag = '{TASK["counting"]}'
     """,
     "counting_errors": """
         SELECT model, model_hash, evaluator_hash, requested, delta, count(*) AS images,
@@ -242,14 +248,14 @@ VIEWS = {
     """,
     # two-object prompts: which named object goes missing, and whether both classes claim one region (their top
     # boxes overlap with IoU >= 0.5, inclusive-pixel areas as in GenEval: one object detected as both classes)
-    "two_object_outcomes": """
+    "two_object_outcomes": f"""
         WITH pairs AS (
             SELECT a.model, a.model_hash, a.evaluator_hash, a.suite, a.prompt_index, a.sample, a.correct,
                    a.class AS first_class, b.class AS second_class,
                    a.found_count > 0 AS first_found, b.found_count > 0 AS second_found, a.box AS a, b.box AS b
             FROM geneval_objects a
             JOIN geneval_objects b USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
-            WHERE a.tag = 'two_object' AND a.clause_index = 0 AND b.clause_index = 1
+            WHERE a.tag = '{TASK["two_object"]}' AND a.clause_index = 0 AND b.clause_index = 1
         ), boxes AS (
             SELECT *,
                    greatest(least(a[3], b[3]) - greatest(a[1], b[1]) + 1, 0)
@@ -415,6 +421,51 @@ def _ddl() -> list[str]:
     return statements
 
 
+def _backfill_scores(con: duckdb.DuckDBPyConnection) -> None:
+    """Schema 3 stores Table 2 in ``geneval_scores``; a store written before has only verdicts: compute the scores
+    of every version that lacks them once, with the same function the pipeline uses (never in SQL)."""
+    missing = con.execute(
+        "SELECT DISTINCT model, model_hash, evaluator_hash FROM verdicts "
+        "ANTI JOIN geneval_scores USING (model, model_hash, evaluator_hash)"
+    ).fetchall()
+    for model, mh, eh in missing:
+        verdicts = con.execute(
+            "SELECT tag, correct FROM verdicts WHERE model = ? AND model_hash = ? AND evaluator_hash = ?",
+            [model, mh, eh],
+        ).fetchall()
+        version = {"model": model, "model_hash": mh, "evaluator_hash": eh}
+        Store.upsert(
+            con, "geneval_scores", [{**version, **r} for r in table2_rows((t, bool(ok)) for t, ok in verdicts)]
+        )
+
+
+def table2_rows(verdicts: Iterable[tuple[str, bool]]) -> list[dict[str, Any]]:
+    """``geneval_scores`` rows (task, accuracy, correct, images, tasks) of (task, correct) image verdicts, from
+    ``t2ibench.metrics.geneval`` (the one place Table 2's arithmetic lives); the overall score as task 'overall'."""
+    scores = table2(verdicts)
+    overall = overall_score(scores)
+    rows: list[dict[str, Any]] = [
+        {
+            "task": t.task,
+            "accuracy": t.accuracy if t.total else None,
+            "correct": t.correct,
+            "images": t.total,
+            "tasks": 1,
+        }
+        for t in scores
+    ]
+    rows.append(
+        {
+            "task": "overall",
+            "accuracy": None if overall != overall else overall,
+            "correct": sum(t.correct for t in scores),
+            "images": sum(t.total for t in scores),
+            "tasks": tasks_present(scores),
+        }
+    )
+    return rows
+
+
 def _schema_current(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether this file already has the current schema (then the DDL is skipped: it costs a few 100 ms)."""
     exists = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'store_meta'").fetchone()
@@ -500,6 +551,7 @@ class Store:
             if not _schema_current(con):
                 for statement in _ddl():
                     con.execute(statement)
+                _backfill_scores(con)
             yield con
             con.execute("COMMIT")
         except BaseException as exc:
@@ -670,6 +722,80 @@ class Store:
         """Query results as dictionaries (read-only)."""
         columns, rows = self.query(sql, params)
         return [dict(zip(columns, r, strict=True)) for r in rows]
+
+    # -- what the pipeline and the analyses write -------------------------------------------------------------
+    def upsert_rows(self, table: str, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Insert or update ``rows`` of ``table`` by its natural key, in one transaction of their own."""
+        with self.write() as con:
+            return self.upsert(con, table, rows)
+
+    def write_version(self, run_id: str, version: VersionRows) -> bool:
+        """Store one model/evaluation version in one transaction; returns True if it was already stored unchanged.
+
+        An identical re-run (same content hash) only records that ``run_id`` produced the version; a changed one
+        replaces that version's rows, so stale verdicts, detections, scores or modes never survive.
+        """
+        key = {"model": version.model, "model_hash": version.model_hash}
+        judged = {**key, "evaluator_hash": version.evaluator_hash}
+        with self.write() as con:
+            stored = con.execute(
+                "SELECT content_hash FROM model_versions WHERE model = ? AND model_hash = ? AND evaluator_hash = ?",
+                [version.model, version.model_hash, version.evaluator_hash],
+            ).fetchone()
+            unchanged = stored is not None and stored[0] == version.content_hash
+            if not unchanged:
+                self.upsert(con, "models", [{**key, **version.model_row}])
+                self.upsert(con, "prompts", [{"suite": version.suite, **r} for r in version.prompts])
+                self.replace(con, "images", {**key, "suite": version.suite}, version.images)
+                self.replace(con, "verdicts", {**judged, "suite": version.suite}, version.verdicts)
+                self.replace(con, "detections", {**judged, "suite": version.suite}, version.detections)
+                self.replace(con, "metrics", judged, version.metrics)
+                self.replace(con, "modes", judged, version.modes)
+                self.replace(con, "geneval_scores", judged, version.geneval_scores)
+                stamp = {"content_hash": version.content_hash, "stored_at": datetime.now(UTC)}
+                self.upsert(con, "model_versions", [{**judged, **stamp}])
+            self.upsert(con, "run_models", [{"run_id": run_id, **judged}])
+        return unchanged
+
+    def start_run(self, run: Mapping[str, Any]) -> int:
+        """Record a run as started (``run``: a ``runs`` row); runs still 'running' become 'abandoned' (returned).
+
+        Called under the store's run lock, so no other refresh is alive: a 'running' row is a killed run's.
+        """
+        with self.write() as con:
+            stale = con.execute("SELECT count(*) FROM runs WHERE status = 'running'").fetchone()
+            con.execute(
+                "UPDATE runs SET status = 'abandoned', finished_at = ? WHERE status = 'running'", [datetime.now(UTC)]
+            )
+            self.upsert(con, "runs", [{**run, "started_at": datetime.now(UTC), "status": "running"}])
+        return int(stale[0]) if stale else 0
+
+    def finish_run(self, run_id: str, status: str, details: Mapping[str, Any] | None = None) -> None:
+        """Mark a run completed or failed (its models become current only when completed)."""
+        with self.write() as con:
+            con.execute(
+                "UPDATE runs SET status = ?, finished_at = ?, details = ? WHERE run_id = ?",
+                [status, datetime.now(UTC), json.dumps(dict(details or {}), default=str), run_id],
+            )
+
+
+@dataclass(frozen=True)
+class VersionRows:
+    """Every row of one model/evaluation version, as the store writes it (version columns added by the store)."""
+
+    model: str
+    model_hash: str
+    evaluator_hash: str
+    suite: str
+    content_hash: str
+    model_row: Mapping[str, Any]
+    prompts: Sequence[Mapping[str, Any]]
+    images: Sequence[Mapping[str, Any]]
+    verdicts: Sequence[Mapping[str, Any]]
+    detections: Sequence[Mapping[str, Any]]
+    metrics: Sequence[Mapping[str, Any]]
+    modes: Sequence[Mapping[str, Any]]
+    geneval_scores: Sequence[Mapping[str, Any]]
 
 
 # -- a user's SQL --------------------------------------------------------------------------------------------------

@@ -16,11 +16,19 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 
 
-def make_workspace(root: Path, model_cache: Path, *, models: int = 2) -> tuple[Path, dict[str, str]]:
-    """A copy of configs/smoke.yaml writing under ``root``, with its own Prefect home; returns (config, env)."""
+def make_workspace(
+    root: Path, model_cache: Path, *, models: int = 2, threads: int | None = None, per_task: int | None = None
+) -> tuple[Path, dict[str, str]]:
+    """A copy of configs/smoke.yaml writing under ``root``, with its own Prefect home; returns (config, env).
+
+    ``threads`` caps the math libraries' threads of the refreshes started with ``env`` (for runs side by side);
+    ``per_task`` overrides the smoke config's prompts per task.
+    """
     (root / "configs").mkdir(parents=True, exist_ok=True)
     config = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
     config["models"] = config["models"][:models]
+    if per_task is not None:
+        config["geneval"]["limit_per_task"] = per_task
     config["outputs"] = {"data": "data", "reports": "reports", "store": "data/t2ibench.duckdb", "cache": "data/cache"}
     path = root / "configs" / "smoke.yaml"
     path.write_text(yaml.safe_dump(config))
@@ -33,6 +41,8 @@ def make_workspace(root: Path, model_cache: Path, *, models: int = 2) -> tuple[P
             "T2IBENCH_CACHE": str(model_cache),
         }
     )
+    if threads is not None:
+        env.update({k: str(threads) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")})
     return path, env
 
 

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 
 import pytest
 
@@ -46,3 +51,59 @@ def tiny_dinov2(tmp_path_factory):
     from tests.integration.tiny_models import build_tiny_dinov2
 
     return build_tiny_dinov2(tmp_path_factory.mktemp("dinov2"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def prefect_server(tmp_path_factory):
+    """One Prefect API server for the whole session (~10 s once): every refresh a test starts, in a subprocess or in
+    this process, talks to it through PREFECT_API_URL instead of starting a temporary server of its own (~10-25 s
+    each). Results stay in each workspace's own storage, so workspaces remain isolated."""
+    if os.environ.get("PREFECT_API_URL"):  # a developer's own server: use it
+        yield os.environ["PREFECT_API_URL"]
+        return
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    home = tmp_path_factory.mktemp("prefect-server")
+    env = dict(os.environ)
+    env.update(
+        {
+            "PREFECT_HOME": str(home),
+            "DO_NOT_TRACK": "1",
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            "PREFECT_UI_ENABLED": "false",
+            "PREFECT_LOGGING_LEVEL": "WARNING",
+        }
+    )
+    log = open(home / "server.log", "w")  # noqa: SIM115  (closed below)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}/api"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
+                if response.status == 200:
+                    break
+        except OSError:
+            pass
+        if server.poll() is not None or time.monotonic() > deadline:
+            log.close()
+            raise RuntimeError(f"the test Prefect server did not start: {(home / 'server.log').read_text()[-2000:]}")
+        time.sleep(0.25)
+    os.environ["PREFECT_API_URL"] = url
+    try:
+        yield url
+    finally:
+        del os.environ["PREFECT_API_URL"]
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()

@@ -1,9 +1,13 @@
-"""The DVC pipeline: stages reproduce, a second `dvc repro` does nothing, outputs travel through a remote."""
+"""The DVC pipeline from a fresh copy of the tree: the committed lock matches it, stages reproduce offline (external
+data through the documented local override), a second `dvc repro` does nothing, `dvc repro` after `t2ibench run`
+does no model work, outputs travel through a remote, and the agreement flow writes what the CLI writes."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -12,11 +16,16 @@ from pathlib import Path
 import pytest
 import yaml
 
+from t2ibench.store import Store
+from tests.conftest import GENEVAL_DATA
+
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
+needs_geneval = pytest.mark.skipif(not GENEVAL_DATA.is_dir(), reason="GenEval's released files are not available")
 
 
 def dvc(root: Path, *args: str, env: dict[str, str]) -> str:
+    """Run the project environment's dvc in ``root``; its output (the run must succeed)."""
     exe = Path(sys.executable).with_name("dvc")
     proc = subprocess.run([str(exe), *args], cwd=root, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, f"dvc {' '.join(args)}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
@@ -27,29 +36,70 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@pytest.fixture
-def project(tmp_path):
-    """A copy of the workspace's pipeline files (DVC without git), with a faster digits setting."""
-    root = tmp_path / "project"
+def copy_tree(root: Path) -> Path:
+    """What a fresh clone holds of the pipeline: dvc.yaml, dvc.lock, params, the code and configs (no git)."""
     root.mkdir()
-    for name in ("dvc.yaml", ".dvcignore"):
+    for name in ("dvc.yaml", "dvc.lock", "params.yaml", ".dvcignore"):
         shutil.copy(REPO / name, root / name)
     for folder in ("src", "flows", "tasks", "configs"):
-        shutil.copytree(REPO / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(REPO / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     shutil.copytree(REPO / ".dvc", root / ".dvc", ignore=shutil.ignore_patterns("cache", "tmp", "config.local"))
-    params = yaml.safe_load((REPO / "params.yaml").read_text())
-    params["digits"]["repeats"] = 2
-    (root / "params.yaml").write_text(yaml.safe_dump(params))
+    return root
+
+
+def project_env(root: Path, **extra: str) -> dict[str, str]:
+    """The environment `make repro` gives dvc: the project's .venv first on PATH, offline GenEval data."""
     env = dict(os.environ)
     env.update(
         {
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
             "PYTHONPATH": str(root),
             "PREFECT_HOME": str(root / ".prefect"),
+            "T2IBENCH_GENEVAL_DATA": str(GENEVAL_DATA),
+            **extra,
         }
     )
     dvc(root, "config", "core.no_scm", "true", env=env)
-    return root, env
+    return env
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A fresh copy of the pipeline files, with a faster digits setting."""
+    root = copy_tree(tmp_path / "project")
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    params["digits"]["repeats"] = 2
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
+    return root, project_env(root)
+
+
+def test_the_committed_lock_matches_the_tree(tmp_path):
+    """Every stage's code, params and command are what dvc.lock recorded: a fresh clone re-runs a stage only for
+    outputs it lacks, never because the lock is stale (regenerate it with `make repro` before committing)."""
+    root = copy_tree(tmp_path / "fresh")
+    status = json.loads(dvc(root, "status", "--json", env=project_env(root)).strip().splitlines()[-1])
+    stages = yaml.safe_load((root / "dvc.yaml").read_text())["stages"]
+    locked = yaml.safe_load((root / "dvc.lock").read_text())["stages"]
+    assert set(locked) == set(stages), "dvc.lock lacks stages (or holds removed ones)"
+    params = yaml.safe_load((root / "params.yaml").read_text())
+
+    def resolve(path: str) -> str:  # dvc.yaml's ${group.key} templates, from params.yaml
+        return re.sub(r"\$\{(\w+)\.(\w+)\}", lambda m: str(params[m[1]][m[2]]), path)
+
+    produced = {
+        resolve(str(out if isinstance(out, str) else next(iter(out)))) for s in stages.values() for out in s["outs"]
+    }
+    stale = []
+    for stage, changes in status.items():
+        for change in changes:
+            if not isinstance(change, dict):  # "changed command", "always changed"
+                stale.append(f"{stage}: {change}")
+                continue
+            for path, what in change.get("changed deps", {}).items():
+                upstream = any(path == out or path.startswith(out.rstrip("/") + "/") for out in produced)
+                if not (what == "deleted" and upstream):  # another stage's output, absent in a fresh clone: fine
+                    stale.append(f"{stage}: {path} {what}")
+    assert not stale, "dvc.lock does not match the tree (run `make repro` and commit dvc.lock): " + "; ".join(stale)
 
 
 def test_repro_is_idempotent_and_outputs_round_trip_a_remote(project, tmp_path):
@@ -78,13 +128,83 @@ def test_repro_is_idempotent_and_outputs_round_trip_a_remote(project, tmp_path):
     assert "up to date" in status
 
 
-def test_each_stage_lists_only_the_params_it_reads():
-    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
-    for name, stage in stages.items():
-        used = {p.split(".")[0] for p in stage.get("params", [])}
-        cmd = " ".join([stage["cmd"], *map(str, stage.get("deps", [])), *map(str, stage.get("outs", []))])
-        for group in used:
-            assert "${" + group in cmd, f"stage {name} lists params '{group}' it does not read"
-        for group in ("geneval", "digits", "agreement", "leaderboard"):
-            if "${" + group + "." in cmd:
-                assert group in used, f"stage {name} reads '{group}' params without listing them"
+@needs_geneval
+def test_external_data_and_agreement_stages_run_offline_with_the_local_override(project):
+    root, env = project
+    dvc(root, "repro", "human_agreement", env=env)
+    for name in ("evaluation_metadata.jsonl", "annotations_clip.csv", "annotations_sdv2.csv", "LICENSE"):
+        assert (root / "data" / "external" / "geneval" / name).read_bytes() == (GENEVAL_DATA / name).read_bytes()
+    metrics = json.loads((root / "data" / "paper" / "agreement" / "metrics.json").read_text())
+    assert metrics, "the agreement stage wrote no headline numbers"
+    again = dvc(root, "repro", "human_agreement", env=env)
+    assert "Running stage" not in again
+
+
+def test_repro_after_make_run_does_no_model_work(tmp_path, model_cache):
+    """`t2ibench run` (what `make run` does), then `dvc repro leaderboard`: the stage runs the same refresh, which
+    finds every image, embedding and verdict in its caches: nothing generated or stored twice."""
+    root = copy_tree(tmp_path / "project")
+    config_path = root / "configs" / "smoke.yaml"
+    config = yaml.safe_load(config_path.read_text())
+    config["models"] = config["models"][:1]
+    config["geneval"]["limit_per_task"] = 1
+    config_path.write_text(yaml.safe_dump(config))
+    env = project_env(root, T2IBENCH_CACHE=str(model_cache))
+    exe = Path(sys.executable).with_name("t2ibench")
+    proc = subprocess.run(
+        [str(exe), "run", "--config", "configs/smoke.yaml"], cwd=root, env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    data = root / "data" / "smoke"
+    made = {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in (data / "images").rglob("*.png")}
+    made |= {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in (data / "embeddings").rglob("*.npy")}
+    assert len(made) >= 12
+
+    log = dvc(root, "repro", "leaderboard", env=env)
+    assert "Running stage 'leaderboard'" in log
+    states = re.findall(r"Task run '((?:generate|embed|geneval)-[^']*)' - Finished in state (\w+)", log)
+    assert {task.split("-")[0] for task, _ in states} == {"generate", "embed", "geneval"}, log[-3000:]
+    assert {state for _, state in states} == {"Cached"}, states
+    assert {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in made} == made, "images or embeddings were remade"
+    runs = Store(data / "t2ibench.duckdb").rows("SELECT status FROM runs")
+    assert runs == [{"status": "completed"}] * 2
+    counts = Store(data / "t2ibench.duckdb").rows("SELECT count(*) AS n FROM images")
+    assert counts == [{"n": 12}]  # 6 prompts × 2 images, upserted again, not duplicated
+    again = dvc(root, "repro", "leaderboard", env=env)
+    assert "Running stage" not in again
+
+
+@needs_geneval
+def test_the_agreement_flow_writes_what_the_cli_writes(tmp_path):
+    """One library function behind both: same inputs, byte-identical agreement.json / .md / metrics.json."""
+    inputs = [
+        "--annotations",
+        str(GENEVAL_DATA / "annotations_clip.csv"),
+        str(GENEVAL_DATA / "annotations_sdv2.csv"),
+        "--metadata",
+        str(GENEVAL_DATA / "evaluation_metadata.jsonl"),
+        "--folds",
+        "3",
+    ]
+    env = dict(os.environ, PREFECT_HOME=str(tmp_path / ".prefect"))
+    cli = subprocess.run(
+        [str(Path(sys.executable).with_name("t2ibench")), "agreement", *inputs, "--seed-cv", "7", "--out", "cli"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert cli.returncode == 0, cli.stderr[-3000:]
+    flow = subprocess.run(
+        [sys.executable, "-m", "flows.human_agreement", *inputs, "--seed", "7", "--out", str(tmp_path / "flow")],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert flow.returncode == 0, flow.stdout[-2000:] + flow.stderr[-3000:]
+    names = sorted(p.name for p in (tmp_path / "cli").iterdir())
+    assert names == ["agreement.json", "agreement.md", "metrics.json"]
+    assert sorted(p.name for p in (tmp_path / "flow").iterdir()) == names
+    for name in names:
+        assert (tmp_path / "flow" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name

@@ -6,14 +6,14 @@ import types
 import numpy as np
 import pytest
 
+from t2ibench.config import GeneratorConfig
 from t2ibench.errors import InputError
 from t2ibench.geneval_eval import scan_folder
+from t2ibench.hashing import file_sha256
 from t2ibench.models.generation import (
     DiffusersGenerator,
     FolderImporter,
-    GenerationSpec,
     OutputFolder,
-    file_sha256,
     sample_seed,
 )
 
@@ -31,7 +31,7 @@ PROMPTS = list(enumerate(SUITE))
 
 
 def spec(**kw):
-    return GenerationSpec(**({"model": "tiny-random", "steps": 2, "images_per_prompt": 2, "batch_size": 2} | kw))
+    return GeneratorConfig(**({"model": "tiny-random", "steps": 2, "images_per_prompt": 2, "batch_size": 2} | kw))
 
 
 def hashes(folder):
@@ -150,15 +150,15 @@ def test_folder_importer_copies_and_verifies(tiny_env, tmp_path):
 
 def test_bad_specs_are_named():
     with pytest.raises(InputError, match="seeding"):
-        GenerationSpec(model="x", seeding="global")
-    with pytest.raises(InputError, match="height must be a multiple of 8"):
-        GenerationSpec(model="x", height=100)
-    with pytest.raises(InputError, match="steps must be ≥ 1"):
-        GenerationSpec(model="x", steps=0)
+        GeneratorConfig(model="x", seeding="global")
+    with pytest.raises(InputError, match="height: must be a multiple of 8"):
+        GeneratorConfig(model="x", height=100)
+    with pytest.raises(InputError, match=r"steps: must be in \[1, 10000\]"):
+        GeneratorConfig(model="x", steps=0)
 
 
 def test_missing_model_offline_says_what_to_do(tmp_path):
-    gen = DiffusersGenerator(GenerationSpec(model=str(tmp_path / "nope")), device="cpu", show_progress=False)
+    gen = DiffusersGenerator(GeneratorConfig(model=str(tmp_path / "nope")), device="cpu", show_progress=False)
     with pytest.raises(InputError, match="cannot load pipeline"):
         gen.generate(PROMPTS[:1], tmp_path / "out")
 
@@ -200,7 +200,7 @@ def test_deepfloyd_if_runs_stage_two_on_stage_one(monkeypatch, tmp_path):
 
     monkeypatch.setattr(diffusers.DiffusionPipeline, "from_pretrained", staticmethod(from_pretrained))
     gen = DiffusersGenerator(
-        GenerationSpec(model="DeepFloyd/IF-I-XL-v1.0", stage2="DeepFloyd/IF-II-L-v1.0", images_per_prompt=2),
+        GeneratorConfig(model="DeepFloyd/IF-I-XL-v1.0", stage2="DeepFloyd/IF-II-L-v1.0", images_per_prompt=2),
         device="cpu",
         show_progress=False,
     )

@@ -11,7 +11,6 @@ from t2ibench.metrics.agreement import (
     auto_agreement,
     human_agreement,
     human_verdict,
-    select_setting,
     tune_threshold,
 )
 from t2ibench.suites.annotations import Annotation
@@ -192,15 +191,3 @@ def test_tuned_threshold_recovers_a_separating_cut_and_cv_is_honest():
     for result in noisy.values():
         assert result.in_sample_agreement > result.cv_agreement  # selection on the same data flatters
         assert result.cv_agreement < 0.62
-
-
-def test_select_setting_picks_the_best_detector_setting_per_task():
-    keys = list(range(100))
-    human = {k: [k % 3 == 0] * 3 for k in keys}
-    tasks = {k: "counting" for k in keys}
-    truthful = {k: k % 3 == 0 for k in keys}
-    wrong = {k: k % 3 != 0 for k in keys}
-    half = {k: k % 2 == 0 for k in keys}
-    chosen = select_setting({0.3: wrong, 0.6: half, 0.9: truthful}, human, tasks, folds=5, seed=0)
-    assert chosen["counting"].setting == 0.9
-    assert chosen["counting"].cv_agreement == pytest.approx(1.0)

@@ -11,7 +11,7 @@ from t2ibench.cli import main
 from t2ibench.errors import InputError
 from t2ibench.suites.annotations import load_annotations
 from t2ibench.suites.geneval import generate_suite
-from tests.conftest import SHARED
+from tests.conftest import GENEVAL_DATA
 
 HEADER = [
     "HITId",
@@ -155,16 +155,16 @@ def test_files_that_are_not_annotations(tmp_path):
         load_annotations(tmp_path / "e.csv")
 
 
-CSVS = [SHARED / "geneval" / f"annotations_{s}.csv" for s in ("clip", "sdv2")]
+CSVS = [GENEVAL_DATA / f"annotations_{s}.csv" for s in ("clip", "sdv2")]
 needs_shared = pytest.mark.skipif(
-    not all(p.exists() for p in CSVS), reason=f"GenEval's released annotations not found in {SHARED / 'geneval'}"
+    not all(p.exists() for p in CSVS), reason=f"GenEval's released annotations not found in {GENEVAL_DATA}"
 )
 
 
 @needs_shared
 @pytest.mark.parametrize("path", CSVS, ids=["clip", "sdv2"])
 def test_released_annotations_are_internally_consistent(path):
-    suite = [json.loads(line) for line in (SHARED / "geneval" / "evaluation_metadata.jsonl").read_text().splitlines()]
+    suite = [json.loads(line) for line in (GENEVAL_DATA / "evaluation_metadata.jsonl").read_text().splitlines()]
     anns, report = load_annotations(path, suite)
     assert report.rows_read == len(anns)  # nothing repaired or dropped in the released files
     assert not report.dropped
@@ -187,7 +187,7 @@ def test_released_annotations_are_internally_consistent(path):
 def test_agreement_cli_on_the_released_files(tmp_path, capsys):
     from t2ibench.geneval_eval import ResultRow, write_results
 
-    suite = [json.loads(line) for line in (SHARED / "geneval" / "evaluation_metadata.jsonl").read_text().splitlines()]
+    suite = [json.loads(line) for line in (GENEVAL_DATA / "evaluation_metadata.jsonl").read_text().splitlines()]
     anns, _ = load_annotations(CSVS[1], suite)
     images = sorted({(a.prompt_id, a.image_id) for a in anns})
     rows = [  # a stand-in automatic judge that calls everything correct
@@ -207,7 +207,7 @@ def test_agreement_cli_on_the_released_files(tmp_path, capsys):
         "--annotations",
         *map(str, CSVS),
         "--metadata",
-        str(SHARED / "geneval" / "evaluation_metadata.jsonl"),
+        str(GENEVAL_DATA / "evaluation_metadata.jsonl"),
     ]
     argv += ["--auto", f"sdv2={tmp_path / 'auto.jsonl'}", "--scores", str(scores), "--out", str(tmp_path / "agr")]
     assert main(argv) == 0
@@ -238,7 +238,7 @@ def test_numbers_quoted_in_the_docs_are_computed():
     from t2ibench.human_agreement import agreement_report, human_verdicts
     from tests.conftest import REPO
 
-    suite = [json.loads(line) for line in (SHARED / "geneval" / "evaluation_metadata.jsonl").read_text().splitlines()]
+    suite = [json.loads(line) for line in (GENEVAL_DATA / "evaluation_metadata.jsonl").read_text().splitlines()]
     anns = [a for path in CSVS for a in load_annotations(path, suite)[0]]
     report = agreement_report(human_verdicts(anns, suite))
     text = (REPO / "docs" / "agreement.md").read_text()

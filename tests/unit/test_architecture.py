@@ -1,4 +1,4 @@
-"""The layering rules of DEVELOPERS.md, checked on the source so they cannot silently erode."""
+"""The layering rules of docs/architecture.md, checked on the source so they cannot silently erode."""
 
 import ast
 import subprocess
@@ -100,3 +100,106 @@ def test_every_name_in_metrics_all_is_importable():
     namespace: dict[str, object] = {}
     exec("from t2ibench.metrics import *", namespace)
     assert set(metrics.__all__) <= set(namespace)
+
+
+def t2ibench_imports(path: Path) -> list[tuple[str, list[str]]]:
+    """(module, imported names) of every ``t2ibench`` import in a file, relative imports resolved."""
+    package = ["t2ibench", *path.relative_to(SRC).parent.parts]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [(a.name, []) for a in node.names if a.name.startswith("t2ibench")]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                module = ".".join(package[: len(package) - node.level + 1] + ([module] if module else []))
+            if module.startswith("t2ibench"):
+                found.append((module, [a.name for a in node.names]))
+    return found
+
+
+def module_of(path: Path) -> str:
+    rel = path.relative_to(SRC).with_suffix("")
+    parts = [p for p in rel.parts if p != "__init__"]
+    return ".".join(["t2ibench", *parts])
+
+
+# what each layer may import from inside the library (prefixes); the map in docs/architecture.md
+ALLOWED_INSIDE = {
+    "t2ibench.metrics": ("t2ibench.metrics", "t2ibench.errors"),
+    "t2ibench.store": ("t2ibench.errors", "t2ibench.metrics"),
+    "t2ibench.suites": ("t2ibench.suites", "t2ibench.errors", "t2ibench.io", "t2ibench.metrics"),
+    "t2ibench.models": (
+        "t2ibench.models",
+        "t2ibench.errors",
+        "t2ibench.io",
+        "t2ibench.images",
+        "t2ibench.progress",
+        "t2ibench.embed_cache",
+        "t2ibench.hashing",
+        "t2ibench.config",
+        "t2ibench.suites",
+        "t2ibench.metrics",
+    ),
+    "t2ibench.report": (
+        "t2ibench.report",
+        "t2ibench.errors",
+        "t2ibench.io",
+        "t2ibench.metrics",
+        "t2ibench.store",
+        "t2ibench.geneval_eval",
+        "t2ibench.human_agreement",
+    ),
+}
+
+
+def test_library_internal_imports_follow_the_layers():
+    """models never reach into evaluation or the pipeline, report never into examples or models, and so on."""
+    for path in py_files(SRC):
+        module = module_of(path)
+        layer = next((k for k in ALLOWED_INSIDE if module == k or module.startswith(k + ".")), None)
+        for imported, _ in t2ibench_imports(path):
+            if imported == "t2ibench":
+                continue
+            assert imported != "t2ibench.cli" or module == "t2ibench.cli", f"{module} imports the CLI"
+            if layer is not None:
+                allowed = ALLOWED_INSIDE[layer]
+                ok = any(imported == a or imported.startswith(a + ".") for a in allowed)
+                assert ok, f"{module} imports {imported} (the {layer} layer may import only {', '.join(allowed)})"
+
+
+def test_no_private_name_crosses_a_module():
+    """`from t2ibench.x import _name` (or a private module) outside its package is a hidden dependency.
+
+    A private name belongs to its module, or to its subpackage (``t2ibench.models._torch`` serves ``models``).
+    """
+
+    def owner(imported: str) -> str:
+        parent = imported.rsplit(".", 1)[0]
+        return imported if parent == "t2ibench" else parent  # top-level modules keep their privates to themselves
+
+    for path in py_files(SRC):
+        module = module_of(path)
+        for imported, names in t2ibench_imports(path):
+            if any(part.startswith("_") for part in imported.split(".")[1:]):
+                package = imported.split("._")[0]
+                assert module.startswith(package + "."), f"{module} imports the private module {imported}"
+            for name in names:
+                if name.startswith("_"):
+                    home = owner(imported)
+                    assert module == home or module.startswith(home + "."), (
+                        f"{module} imports the private name {name} from {imported}"
+                    )
+
+
+def test_sql_lives_behind_store_methods():
+    """No connection is handed out for ad-hoc SQL: outside store.py nothing executes SQL or opens transactions."""
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    for path in [*py_files(SRC), *py_files(root / "flows"), *py_files(root / "tasks")]:
+        if path == SRC / "store.py":
+            continue
+        text = path.read_text()
+        for pattern in (r"\.execute\(", r"\.write\(\)\s+as\s+con", r"\.upsert\(con", r"\.replace\(con"):
+            assert not re.search(pattern, text), f"{path.relative_to(root)} runs SQL itself ({pattern})"

@@ -2,8 +2,9 @@ from pathlib import Path
 
 import pytest
 
-from t2ibench.config import load_config, parse_config, section_hash
+from t2ibench.config import load_config, parse_config
 from t2ibench.errors import InputError
+from t2ibench.hashing import section_hash
 
 CONFIGS = sorted((Path(__file__).resolve().parents[2] / "configs").glob("*.yaml"))
 MINIMAL = {"name": "x", "models": [{"name": "a"}]}

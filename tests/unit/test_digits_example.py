@@ -12,6 +12,8 @@ from t2ibench.examples.digits import (
     stratified_sample,
 )
 
+pytestmark = pytest.mark.slow  # the full digits sweep: ~15 s
+
 
 @pytest.fixture(scope="module")
 def sweep():

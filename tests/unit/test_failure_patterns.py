@@ -19,9 +19,9 @@ from t2ibench.cli import main
 from t2ibench.errors import InputError
 from t2ibench.geneval_eval import ResultRow
 from t2ibench.metrics.geneval import COLORS, RELATIONS, Detection, box_iou, evaluate_detections
-from t2ibench.pipeline import result_rows
+from t2ibench.pipeline.rows import result_rows
 from t2ibench.report import failures
-from t2ibench.store import Store
+from t2ibench.store import Store, table2_rows
 from t2ibench.suites.geneval import generate_suite
 
 SUITE = list(enumerate(generate_suite()))
@@ -184,6 +184,7 @@ def write_model(store: Store, name: str, policy: Policy, run: int) -> None:
         )
         store.replace(con, "verdicts", {**version, "suite": "geneval"}, verdicts)
         store.replace(con, "detections", {**version, "suite": "geneval"}, detections)
+        store.replace(con, "geneval_scores", version, table2_rows((r.tag, r.correct) for r in results))  # as stored
         store.upsert(
             con,
             "runs",

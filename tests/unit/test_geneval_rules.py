@@ -277,7 +277,7 @@ def test_details_json_lists_kept_boxes_with_scores():
 
 
 def test_params_are_validated():
-    with pytest.raises(InputError, match="threshold must be in"):
+    with pytest.raises(InputError, match="threshold: must be in"):
         GenEvalParams(threshold=1.5)
     with pytest.raises(InputError, match="max_overlap"):
         GenEvalParams(max_overlap=0)

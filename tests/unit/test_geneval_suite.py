@@ -15,12 +15,13 @@ from t2ibench.suites.geneval import (
     vocabulary,
     write_suite,
 )
-from tests.conftest import SHARED
+from tests.conftest import GENEVAL_DATA
 
-OFFICIAL = SHARED / "geneval" / "evaluation_metadata.jsonl"
-NAMES = SHARED / "geneval" / "object_names.txt"
+OFFICIAL = GENEVAL_DATA / "evaluation_metadata.jsonl"
+NAMES = GENEVAL_DATA / "object_names.txt"
 needs_shared = pytest.mark.skipif(
-    not OFFICIAL.exists(), reason=f"GenEval's released metadata not found at {OFFICIAL} (../shared/geneval)"
+    not OFFICIAL.exists(),
+    reason=f"GenEval's released metadata not found at {OFFICIAL} ($T2IBENCH_GENEVAL_DATA, default ../shared/geneval)",
 )
 
 

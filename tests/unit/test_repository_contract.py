@@ -1,7 +1,9 @@
-"""README opens with the two set-up commands and .ci/run calls the README's test command."""
+"""README opens with the two set-up commands, .ci/run calls the README's test command, dvc.yaml is complete."""
 
 import re
 from pathlib import Path
+
+import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -32,3 +34,34 @@ def test_ci_runs_the_readme_test_command():
     test_command = first_code_block((REPO / "README.md").read_text())[1]
     assert re.search(rf"^{re.escape(test_command)}$", ci, flags=re.M)
     assert "set -euo pipefail" in ci
+
+
+def test_no_stage_reads_outside_the_project():
+    """dvc.yaml and params.yaml name no path above the project (a user's machine has no ../shared)."""
+    for name in ("dvc.yaml", "params.yaml"):
+        text = (REPO / name).read_text()
+        assert "../" not in text, f"{name} reaches outside the project"
+        assert "shared/" not in text, f"{name} names the shared data folder"
+
+
+def test_every_stage_lists_the_code_it_runs():
+    """A stage running `python -m flows.X` depends on flows/X.py; every stage depends on the library."""
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+    for name, stage in stages.items():
+        deps = [str(d) for d in stage["deps"]]
+        assert "src/t2ibench" in deps, f"stage {name} does not list src/t2ibench"
+        for module in re.findall(r"python -m flows\.(\w+)", stage["cmd"]):
+            assert f"flows/{module}.py" in deps, f"stage {name} runs flows.{module} without listing it"
+            assert "tasks/__init__.py" in deps or "tasks" in deps, f"stage {name} does not list tasks/"
+
+
+def test_each_stage_lists_only_the_params_it_reads():
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+    for name, stage in stages.items():
+        used = {p.split(".")[0] for p in stage.get("params", [])}
+        cmd = " ".join([stage["cmd"], *map(str, stage.get("deps", [])), *map(str, stage.get("outs", []))])
+        for group in used:
+            assert "${" + group in cmd, f"stage {name} lists params '{group}' it does not read"
+        for group in ("geneval", "digits", "agreement", "leaderboard"):
+            if "${" + group + "." in cmd:
+                assert group in used, f"stage {name} reads '{group}' params without listing them"

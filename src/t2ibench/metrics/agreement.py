@@ -25,7 +25,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from t2ibench.errors import InputError
-from t2ibench.metrics._validate import check_positive_int, check_seed
+from t2ibench.metrics.checks import check_positive_int, check_seed
 
 K = TypeVar("K", bound=Hashable)  # an image key, e.g. (source, prompt_id, image_id)
 RELATION_ANSWER = {
@@ -269,55 +269,4 @@ def tune_threshold(
             t, _ = _best_threshold(s[train], y[train])
             correct += int(np.sum(y[test] == (s[test] > t)))
         out[task] = TunedThreshold(task, threshold, in_sample, correct / len(keys), k, len(keys))
-    return out
-
-
-@dataclass(frozen=True)
-class SelectedSetting:
-    """A per-task choice among discrete automatic settings (e.g. detector thresholds), with its CV agreement."""
-
-    task: str
-    setting: Hashable
-    in_sample_agreement: float
-    cv_agreement: float
-    folds: int
-    images: int
-
-
-def select_setting(
-    verdicts: Mapping[Hashable, Mapping[K, bool]],
-    human: Mapping[K, Sequence[bool]],
-    tasks: Mapping[K, str],
-    *,
-    folds: int = 5,
-    seed: int = 0,
-) -> dict[str, SelectedSetting]:
-    """Per task, the setting whose automatic verdicts agree best with the human majority, and its k-fold CV agreement.
-
-    ``verdicts`` maps each setting (say, a detector confidence threshold) to automatic verdicts per image; only
-    images judged under every setting and with a human majority count.
-    """
-    check_positive_int(folds, name="folds", minimum=2)
-    if not verdicts:
-        raise InputError("no settings to choose from")
-    rng = np.random.default_rng(check_seed(seed))
-    settings = list(verdicts)
-    by_task: dict[str, list[K]] = defaultdict(list)
-    for key in human:
-        if key in tasks and all(key in verdicts[s] for s in settings) and _majority(list(human[key])) is not None:
-            by_task[tasks[key]].append(key)
-    out = {}
-    for task, keys in sorted(by_task.items()):
-        y = np.array([bool(_majority(list(human[k]))) for k in keys])
-        hits = np.array([[verdicts[s][k] == label for k, label in zip(keys, y, strict=True)] for s in settings])
-        best = int(np.argmax(hits.mean(axis=1)))
-        k = min(folds, len(keys))
-        assignment = rng.permutation(len(keys)) % k
-        correct = 0
-        for f in range(k):
-            train, test = assignment != f, assignment == f
-            if train.any() and test.any():
-                chosen = int(np.argmax(hits[:, train].mean(axis=1)))
-                correct += int(hits[chosen, test].sum())
-        out[task] = SelectedSetting(task, settings[best], float(hits[best].mean()), correct / len(keys), k, len(keys))
     return out

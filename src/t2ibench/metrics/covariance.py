@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 from scipy.linalg import blas
 
 from t2ibench.errors import InputError, StateMismatchError
-from t2ibench.metrics._validate import check_memory, check_positive_int
+from t2ibench.metrics.checks import check_memory, check_positive_int
 
 _ACCUMULATE_BLOCK = 512
 

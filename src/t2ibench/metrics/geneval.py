@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from t2ibench.errors import InputError
+from t2ibench.errors import FieldError, InputError
 
 COLORS = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "brown", "black", "white")
 RELATIONS = ("left of", "right of", "above", "below")
@@ -51,16 +51,14 @@ class GenEvalParams:
     position_margin: float = 0.1
 
     def __post_init__(self) -> None:
-        for name in ("threshold", "counting_threshold"):
+        for name in ("threshold", "counting_threshold", "position_margin"):
             value = getattr(self, name)
-            if not 0.0 <= value < 1.0:
-                raise InputError(f"{name} must be in [0, 1); got {value!r}")
-        if self.max_objects < 1:
-            raise InputError(f"max_objects must be ≥ 1; got {self.max_objects!r}")
-        if not 0.0 < self.max_overlap <= 1.0:
-            raise InputError(f"max_overlap must be in (0, 1]; got {self.max_overlap!r}")
-        if self.position_margin < 0:
-            raise InputError(f"position_margin must be ≥ 0; got {self.position_margin!r}")
+            if not (math.isfinite(value) and 0.0 <= value < 1.0):
+                raise FieldError(name, f"must be in [0, 1); got {value!r}")
+        if not 1 <= self.max_objects <= 10_000:
+            raise FieldError("max_objects", f"must be in [1, 10000]; got {self.max_objects!r}")
+        if not (math.isfinite(self.max_overlap) and 0.0 < self.max_overlap <= 1.0):
+            raise FieldError("max_overlap", f"must be in (0, 1]; got {self.max_overlap!r}")
 
 
 @dataclass(frozen=True)
@@ -265,3 +263,44 @@ def evaluate_detections(
             raise InputError(f"the prompt {metadata.get('prompt')!r} needs colours but no colour classifier was given")
         colours = colour_of(requests, kept)
     return judge(metadata, kept, colours, params)
+
+
+# -- Table 2 (the one place its arithmetic lives: summaries, the store and the SQL views all read it) ------------
+
+
+@dataclass(frozen=True)
+class TaskScore:
+    """Correct and total images of one task (GenEval Table 2 counts images, not prompts)."""
+
+    task: str
+    correct: int
+    total: int
+
+    @property
+    def accuracy(self) -> float:
+        """Fraction of correct images (NaN without images)."""
+        return self.correct / self.total if self.total else math.nan
+
+
+def table2(verdicts: Iterable[tuple[str, bool]]) -> tuple[TaskScore, ...]:
+    """Per-task correct/total over (task, correct) verdicts of images, in TASKS order (every task listed)."""
+    correct = dict.fromkeys(TASKS, 0)
+    total = dict.fromkeys(TASKS, 0)
+    for task, ok in verdicts:
+        if task not in total:
+            raise InputError(f"unknown GenEval task {task!r}")
+        total[task] += 1
+        correct[task] += bool(ok)
+    return tuple(TaskScore(t, correct[t], total[t]) for t in TASKS)
+
+
+def overall_score(scores: Sequence[TaskScore]) -> float:
+    """GenEval's overall score: the unweighted mean of the accuracies of the tasks that have images, as the
+    reference ``summary_scores.py`` computes it (NaN without any); say how many tasks it covers next to it."""
+    values = [s.accuracy for s in scores if s.total]
+    return sum(values) / len(values) if values else math.nan
+
+
+def tasks_present(scores: Sequence[TaskScore]) -> int:
+    """How many tasks the overall score averages (tasks with at least one image)."""
+    return sum(1 for s in scores if s.total)

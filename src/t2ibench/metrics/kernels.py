@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.spatial.distance import pdist
 
 from t2ibench.errors import InputError
-from t2ibench.metrics._validate import (
+from t2ibench.metrics.checks import (
     as_matrix,
     check_memory,
     check_nonzero_rows,

@@ -21,7 +21,7 @@ import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
 from t2ibench.errors import InputError, note
-from t2ibench.metrics._validate import as_matrix, check_positive_int
+from t2ibench.metrics.checks import as_matrix, check_positive_int
 from t2ibench.metrics.entropy import StreamingKernelEntropy
 from t2ibench.metrics.kernels import FeatureMap
 from t2ibench.metrics.scendi import DEFAULT_EPSILON, Scendi

@@ -42,7 +42,7 @@ import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
 from t2ibench.errors import InputError, StateMismatchError, unknown_choice
-from t2ibench.metrics._validate import (
+from t2ibench.metrics.checks import (
     as_matrix,
     check_nonzero_rows,
     check_positive_int,

@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
 
 from t2ibench.errors import InputError
-from t2ibench.metrics._validate import check_alphas, parse_alpha
+from t2ibench.metrics.checks import check_alphas, parse_alpha
 
 NEAR_ONE = 1e-5
 """|α − 1| below which VENDI_α is evaluated by its expansion around α = 1 (relative error ≲ 1e-10)."""

@@ -2,11 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from t2ibench.errors import InputError, unknown_choice
 
 DTYPES = ("float32", "float16", "bfloat16")
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+_LOAD_LOCK = threading.RLock()
+
+
+def loads_models(fn: F) -> F:
+    """Run ``fn`` (a model loader: lazy imports, from_pretrained, building tiny models) under one process-wide lock.
+
+    Threads of a local task runner may load models at the same time; torch, transformers and diffusers import their
+    modules lazily and are not safe to import from two threads at once ("cannot import name ... from
+    'transformers'"). Inference runs outside the lock.
+    """
+
+    @functools.wraps(fn)
+    def locked(*args: Any, **kwargs: Any) -> Any:
+        with _LOAD_LOCK:
+            return fn(*args, **kwargs)
+
+    return locked  # type: ignore[return-value]
 
 
 def resolve_device(spec: str = "auto") -> Any:

@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from t2ibench.errors import InputError
 from t2ibench.metrics.geneval import COLORS
+from t2ibench.models._torch import loads_models
 
 DEFAULT_ARCH = "ViT-L-14"
 DEFAULT_PRETRAINED = "openai"
@@ -117,6 +118,7 @@ class ClipColourClassifier:
             "templates": [t.format(obj="{object}") for t in TEMPLATES],
         }
 
+    @loads_models
     def _load(self) -> tuple[Any, Any, Any, Any]:
         if self._loaded is None:
             self._loaded = load_open_clip_on(self.device_spec, self.arch, self.pretrained, self.precision)

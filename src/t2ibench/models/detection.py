@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 
 from t2ibench.errors import InputError
 from t2ibench.metrics.geneval import Detection
+from t2ibench.models._torch import loads_models
 
 DEFAULT_MASK2FORMER = "facebook/mask2former-swin-small-coco-instance"
 # GenEval's detector: mmdet 2.x Mask2Former Swin-S, 8×2 batch, LSJ 50 epochs, COCO.
@@ -117,6 +118,7 @@ class HFMask2Former:
             "postprocess": "mmdet-mask2former-instance",
         }
 
+    @loads_models
     def _load(self) -> tuple[Any, Any, list[str], Any, Any]:
         if self._loaded is None:
             from transformers import AutoImageProcessor, Mask2FormerForUniversalSegmentation
@@ -237,6 +239,7 @@ class MMDetMask2Former:
         """Config, checkpoint and device."""
         return {"backend": self.name, "config": self.config, "checkpoint": self.checkpoint}
 
+    @loads_models
     def _load(self) -> Any:
         if self._model is None:
             try:

@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from t2ibench.embed_cache import EmbeddingCache, content_key, weights_checksum
 from t2ibench.errors import InputError, unknown_choice
+from t2ibench.models._torch import loads_models
 from t2ibench.progress import progress
 
 ImageInput = str | Path | Any  # a path or a PIL image
@@ -86,6 +87,7 @@ class OpenCLIPEmbedder:
         self.checksum_memo = checksum_memo
         self._loaded: tuple[Any, Any, Any, Any] | None = None
 
+    @loads_models
     def _load(self) -> tuple[Any, Any, Any, Any]:
         if self._loaded is None:
             from t2ibench.models.colour import load_open_clip_on
@@ -195,6 +197,7 @@ class DINOv2Embedder:
         self.checksum_memo = checksum_memo
         self._loaded: tuple[Any, Any, Any, Any] | None = None
 
+    @loads_models
     def _load(self) -> tuple[Any, Any, Any, Any]:
         if self._loaded is None:
             from transformers import AutoImageProcessor, AutoModel

@@ -22,66 +22,19 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
-from t2ibench.errors import InputError, unknown_choice
+from t2ibench.config import GeneratorConfig
+from t2ibench.errors import InputError
+from t2ibench.hashing import file_sha256
 from t2ibench.images import check_inside, inside
 from t2ibench.io import output_dir, write_text_atomic
+from t2ibench.models._torch import loads_models
 from t2ibench.progress import progress
-
-SEEDINGS = ("prompt", "sample")
-# GenEval's generation/diffusers_generate.py defaults
-GENEVAL_DEFAULTS = {"steps": 50, "guidance": 9.0, "images_per_prompt": 4, "seed": 42}
-
-
-@dataclass(frozen=True)
-class GenerationSpec:
-    """How images are made: the model and every sampling parameter (frozen; its fingerprint keys the manifest)."""
-
-    model: str
-    revision: str | None = None
-    stage2: str | None = None  # DeepFloyd IF: the stage-II super-resolution model (stage I is ``model``)
-    steps: int = 50
-    guidance: float = 9.0
-    negative_prompt: str | None = None
-    height: int | None = None
-    width: int | None = None
-    images_per_prompt: int = 4
-    seed: int = 42
-    seeding: str = "prompt"
-    batch_size: int = 4
-    dtype: str = "auto"
-    scheduler: str | None = None
-    grid: bool = False
-
-    def __post_init__(self) -> None:
-        if self.seeding not in SEEDINGS:
-            raise unknown_choice("seeding", self.seeding, SEEDINGS)
-        for name in ("steps", "images_per_prompt", "batch_size"):
-            if int(getattr(self, name)) < 1:
-                raise InputError(f"{name} must be ≥ 1; got {getattr(self, name)!r}")
-        if self.seed < 0:
-            raise InputError(f"seed must be ≥ 0; got {self.seed}")
-        for name in ("height", "width"):
-            value = getattr(self, name)
-            if value is not None and (value < 8 or value % 8):
-                raise InputError(f"{name} must be a multiple of 8 (≥ 8); got {value}")
-        if (self.height is None) != (self.width is None):
-            # diffusers silently drops one without the other (both fall back to the model's default size)
-            raise InputError("height and width go together: give both, or neither for the model's default size")
-
-    @property
-    def smoke(self) -> bool:
-        """True for the built-in random-weight model: its images mean nothing."""
-        return self.model.startswith("tiny-random")
-
-    def sampling(self) -> dict[str, Any]:
-        """The fields that determine the images (batch size too: it changes RNG use under prompt seeding)."""
-        return asdict(self)
 
 
 def sample_seed(seed: int, prompt_index: int, sample: int) -> int:
@@ -99,15 +52,6 @@ class ImageRecord:
     seed: int | None
     sha256: str
     prompt: str
-
-
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _fingerprint(payload: Mapping[str, Any]) -> str:
@@ -237,7 +181,7 @@ class DiffusersGenerator:
     """Any diffusers ``DiffusionPipeline`` (SD 1.x/2.x, SD-XL, …) by hub id or local path, DeepFloyd IF in two stages
     (``stage2``), or the built-in ``tiny-random`` smoke model ('tiny-random' or 'tiny-random:SEED')."""
 
-    def __init__(self, spec: GenerationSpec, *, device: str = "auto", show_progress: bool = True) -> None:
+    def __init__(self, spec: GeneratorConfig, *, device: str = "auto", show_progress: bool = True) -> None:
         self.spec = spec
         self.device_spec = device
         self.show_progress = show_progress
@@ -250,6 +194,7 @@ class DiffusersGenerator:
         seed = parse_tiny(self.spec.model)
         return self.spec.model if seed is None else str(ensure_tiny_random(seed))
 
+    @loads_models
     def _load(self) -> tuple[Any, Any | None, Any]:
         if self._pipes is None:
             import diffusers
@@ -359,8 +304,8 @@ class DiffusersGenerator:
             if self.spec.seeding == "sample":
                 # fixed windows of batch_size samples: a resumed window has the same composition as in an
                 # uninterrupted run, so even batch-dependent float rounding reproduces bit for bit
-                for start in range(0, n, self.spec.batch_size):
-                    window = list(range(start, min(start + self.spec.batch_size, n)))
+                for start in range(0, n, self.spec.effective_batch_size):
+                    window = list(range(start, min(start + self.spec.effective_batch_size, n)))
                     missing = [k for k in window if (index, k) not in done]
                     if not missing:
                         bar.update(len(window))
@@ -373,8 +318,8 @@ class DiffusersGenerator:
                     bar.update(len(window))
             else:  # one generator per prompt, drawn in order: the prompt is the unit of resume
                 generator = torch.Generator(device="cpu").manual_seed(self.spec.seed)
-                for start in range(0, n, self.spec.batch_size):
-                    batch = list(range(start, min(start + self.spec.batch_size, n)))
+                for start in range(0, n, self.spec.effective_batch_size):
+                    batch = list(range(start, min(start + self.spec.effective_batch_size, n)))
                     out_images = self._run(prompt, [generator] * len(batch))
                     for k, image in zip(batch, out_images, strict=True):
                         done[(index, k)] = folder.save(index, k, image, self.spec.seed, prompt)
@@ -422,8 +367,8 @@ class FolderImporter:
         """
         import shutil
 
-        from t2ibench.geneval_eval import IMAGE_SUFFIXES, read_metadata
         from t2ibench.images import load_rgb
+        from t2ibench.suites.layout import IMAGE_SUFFIXES, read_metadata
 
         if not self.source.is_dir():
             raise InputError(f"{self.source}: not a directory")

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from t2ibench.errors import InputError
+from t2ibench.models._torch import loads_models
 
 TINY_RANDOM = "tiny-random"
 TINY_RESOLUTION = 64
@@ -116,6 +117,7 @@ def build_tiny_random(folder: Path, seed: int = 0) -> Path:
     return folder
 
 
+@loads_models
 def _ensure(kind: str, seed: int, build: Callable[[Path, int], object], cache: Path | None) -> Path:
     """The saved tiny model ``kind`` for ``seed``: built on first use into a staging folder, renamed into place."""
     root = cache or default_model_cache()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
-from t2ibench.human_agreement import AgreementReport
+from t2ibench.human_agreement import AgreementReport, AgreementRun, headline
 from t2ibench.report.markdown import markdown_table
 
 
@@ -110,3 +111,24 @@ def render_agreement(report: AgreementReport) -> str:
             ),
         ]
     return "\n".join(parts)
+
+
+def write_agreement(run: AgreementRun, out: str | Path) -> list[Path]:
+    """agreement.json (every table and what loading did), agreement.md and metrics.json (the headline) in ``out``."""
+    import json
+
+    from t2ibench.io import output_dir, write_text_atomic
+
+    folder = output_dir(out)
+    loading = [
+        {"path": r.path, "read": r.rows_read, "kept": r.kept, "repaired": r.repaired, "dropped": r.dropped}
+        for r in run.loads
+    ]
+    payload = run.report.to_dict() | {"loading": loading}
+    text = "\n\n".join([*(r.summary() for r in run.loads), render_agreement(run.report)])
+    files = [
+        write_text_atomic(folder / "agreement.json", json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n"),
+        write_text_atomic(folder / "agreement.md", text + "\n"),
+        write_text_atomic(folder / "metrics.json", json.dumps(headline(run), indent=2, sort_keys=True) + "\n"),
+    ]
+    return files

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from t2ibench.examples.digits import DigitsScendi, DigitsSweep, MeanSd
 from t2ibench.metrics.entropy import EntropyResult
 from t2ibench.metrics.modes import ModeSet
 from t2ibench.metrics.scendi import ScendiResult
@@ -14,56 +13,6 @@ from t2ibench.report.markdown import markdown_table
 
 def _alpha_label(alpha: float) -> str:
     return "∞" if math.isinf(alpha) else f"{alpha:g}"
-
-
-def _ms(value: MeanSd, digits: int = 2) -> str:
-    return f"{value.mean:.{digits}f} ± {value.sd:.{digits}f}"
-
-
-def render_digits_sweep(sweep: DigitsSweep) -> str:
-    """The digits class sweep as a Markdown table with a header stating every parameter."""
-    cfg = sweep.config
-    a = _alpha_label(cfg.alpha)
-    header = (
-        f"Digits (scikit-learn, 8×8 pixels), n = {cfg.n_per_condition} per condition stratified over classes, "
-        f"{cfg.repeats} seeded repeats (mean ± sd), seed {cfg.seed}.\n"
-        f"Gaussian kernel σ = {sweep.sigma:.3f} = {cfg.sigma_scale:g} × median pairwise distance "
-        f"({sweep.median_distance:.3f}); FKEA with r = {cfg.rff_dim} frequencies (2r = {2 * cfg.rff_dim} features)."
-    )
-    rows = [
-        [
-            r.classes,
-            r.n,
-            _ms(r.vendi_exact),
-            _ms(r.vendi_fkea),
-            _ms(r.rke_exact),
-            _ms(r.rke_fkea),
-            f"{r.error_radius:.3f}",
-        ]
-        for r in sweep.rows
-    ]
-    table = markdown_table(
-        [
-            "classes",
-            "n",
-            f"VENDI-{a} exact",
-            f"VENDI-{a} FKEA",
-            "RKE exact",
-            "RKE FKEA",
-            "FKEA radius (δ=0.05)",
-        ],
-        rows,
-    )
-    checks = ", ".join(
-        f"{name}: {'yes' if sweep.is_monotone(col) else 'NO'}"
-        for name, col in [
-            (f"VENDI-{a} exact", "vendi_exact"),
-            (f"VENDI-{a} FKEA", "vendi_fkea"),
-            ("RKE exact", "rke_exact"),
-            ("RKE FKEA", "rke_fkea"),
-        ]
-    )
-    return f"{header}\n\n{table}\n\nStrictly increasing with the number of classes — {checks}."
 
 
 def render_entropy_results(results: Sequence[EntropyResult], *, sigma_note: str = "") -> str:
@@ -124,39 +73,6 @@ def render_scendi_results(rows: Sequence[tuple[str, ScendiResult]], *, note: str
         "prompt-driven: the Scendi formula on C_IT (C_TT + ε)⁻¹ C_TI."
     )
     return "\n\n".join(part for part in (note, table, legend) if part)
-
-
-def render_digits_scendi(result: DigitsScendi) -> str:
-    """The digits Scendi comparison (prompt-following vs prompt-ignoring) as Markdown."""
-    cfg = result.config
-    header = (
-        f"Digits with prompts naming the digit ('a photo of the handwritten digit three'), {cfg.per_prompt} pairs "
-        f"per prompt, {cfg.repeats} seeded repeats (mean ± sd), seed {cfg.seed}. Prompt embeddings: word 1–2-gram "
-        f"hashing vectors (offline stand-in for a text encoder). Gaussian kernels: image σ = {result.image_sigma:.3f} "
-        f"({cfg.sigma_scale:g} × median distance), text σ = {result.text_sigma:.3f} (median distance); r = "
-        f"{cfg.rff_dim} per modality; ε = {cfg.epsilon:g}."
-    )
-    table = markdown_table(
-        ["model", "Scendi", "exp H(Λ)", "model share", "prompt-driven VENDI-1", "image VENDI-1"],
-        [
-            [
-                r.model,
-                _ms(r.scendi),
-                _ms(r.conditional_vendi),
-                _ms(r.model_share, 3),
-                _ms(r.prompt_vendi),
-                _ms(r.image_vendi),
-            ]
-            for r in result.rows
-        ],
-    )
-    follow, ignore = result.rows
-    verdict = (
-        f"The prompt-following model's images are as diverse overall (image VENDI-1 {follow.image_vendi.mean:.1f} vs "
-        f"{ignore.image_vendi.mean:.1f}), but its prompts explain more of that diversity: Scendi "
-        f"{follow.scendi.mean:.1f} vs {ignore.scendi.mean:.1f}."
-    )
-    return f"{header}\n\n{table}\n\n{verdict}"
 
 
 def render_modes(modes: ModeSet, *, labels: Sequence[str] | None = None, top: int = 6) -> str:

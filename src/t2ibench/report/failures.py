@@ -20,7 +20,6 @@ from t2ibench.store import Store
 
 CURRENT = "JOIN current_models USING (model, model_hash, evaluator_hash)"
 COLOUR_OUTCOMES = ("correct", "swap", "leak", "absent", "miss", "object missing")
-TWO_OBJECT_OUTCOMES = ("both found", "first missing", "second missing", "both missing")
 WORST_CLASSES = 15
 
 

@@ -24,7 +24,9 @@ def _score(x: float) -> str:
 def render_summary(summary: Summary, *, label: str = "model") -> str:
     """Table 2 row (overall + six tasks, two decimals), then correct/total per task and prompt-level counts."""
     headers = ["model", "Overall", *TASK_TITLES.values()]
-    row = [label, _score(summary.overall), *(_score(t.accuracy) for t in summary.tasks)]
+    partial = summary.tasks_present < len(summary.tasks)
+    overall = _score(summary.overall) + (f" ({summary.tasks_present} of {len(summary.tasks)} tasks)" if partial else "")
+    row = [label, overall, *(_score(t.accuracy) for t in summary.tasks)]
     counts = [
         label,
         f"{summary.correct_images} / {summary.images}",
@@ -41,5 +43,9 @@ def render_summary(summary: Summary, *, label: str = "model") -> str:
     ]
     missing = [TASK_TITLES[t.task] for t in summary.tasks if t.total == 0]
     if missing:
-        lines.append(f"No images for: {', '.join(missing)} — the overall score is undefined.")
+        lines.append(
+            f"Warning: no images for {', '.join(missing)}: the overall score is the mean of the "
+            f"{summary.tasks_present} tasks present (as GenEval's summary_scores.py computes it), not comparable "
+            "with a six-task overall."
+        )
     return "\n".join(lines)

@@ -120,23 +120,6 @@ def _galleries(data: dict[str, Any], out: Path) -> dict[tuple[str, str], str]:
     return links
 
 
-def _stored_mode(mode_cls: Any, row: dict[str, Any]) -> Any:
-    """A Mode from a stored row (scores are not stored: the gallery shows membership, not scores)."""
-    top = tuple(json.loads(row["top"]))
-    bottom = tuple(json.loads(row["bottom"] or "[]"))
-    return mode_cls(
-        index=row["mode_index"],
-        eigenvalue=0.0,
-        share=row["share"],
-        entropy_share=row["entropy_share"],
-        mass=0.0,
-        top=top,
-        top_scores=tuple(0.0 for _ in top),
-        bottom=bottom,
-        bottom_scores=tuple(0.0 for _ in bottom),
-    )
-
-
 def _plots(data: dict[str, Any], out: Path) -> dict[str, str]:
     import matplotlib
 

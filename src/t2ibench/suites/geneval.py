@@ -28,7 +28,7 @@ import numpy as np
 
 from t2ibench.errors import InputError, unknown_choice
 from t2ibench.io import load_yaml, read_jsonl, write_text_atomic
-from t2ibench.metrics._validate import check_positive_int, check_seed
+from t2ibench.metrics.checks import check_positive_int, check_seed
 
 MAX_PER_TASK = 100_000
 TASKS = ("single_object", "two_object", "counting", "colors", "position", "color_attr")

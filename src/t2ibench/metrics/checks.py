@@ -1,4 +1,5 @@
-"""Input checks shared by the metric functions: every error names the parameter and the offending rows."""
+"""Input checks shared by the metric functions and the rest of the library: every error names the parameter and
+the offending rows."""
 
 from __future__ import annotations
 

@@ -1,0 +1,193 @@
+"""Diversity workflows on embedding files: what ``t2ibench diversity FILE`` does, callable from Python.
+
+* ``diversity_of_file``: VENDI_α/RKE of one (n, d) file — exact and/or FKEA (Gaussian kernel, σ given or the
+  median heuristic), or exact at any n for the cosine kernel — streamed batch by batch, with optional modes.
+* ``diversity_of_pairs``: Scendi of image embeddings paired by id with prompt embeddings, with optional modes.
+
+Both return results (``t2ibench.metrics`` objects) and a sentence saying where σ came from; rendering them is
+``t2ibench.report.diversity``'s job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from t2ibench.errors import InputError
+from t2ibench.io import EmbeddingTable, load_embedding_table, open_embeddings
+from t2ibench.metrics import (
+    FKEA,
+    CosineEntropy,
+    EntropyResult,
+    ModeSet,
+    Scendi,
+    ScendiResult,
+    StreamingKernelEntropy,
+    exact_entropy,
+    gather_by_id,
+    kernel_modes,
+    median_heuristic_sigma,
+    scendi_modes,
+)
+from t2ibench.progress import progress
+
+SIGMA_SAMPLE = 2000  # rows the median heuristic looks at
+EXACT_AUTO_MAX = 5000  # method "auto": exact as well as FKEA up to this many rows
+
+
+@dataclass(frozen=True)
+class FileDiversity:
+    """Scores of one embedding file: results (exact and/or FKEA, or cosine), what σ is, and the modes if asked."""
+
+    path: Path
+    n: int
+    dim: int
+    results: tuple[EntropyResult, ...]
+    note: str
+    modes: ModeSet | None = None
+    table: EmbeddingTable | None = None  # the .npz's ids/paths/texts (for labels and galleries)
+
+
+@dataclass(frozen=True)
+class PairsDiversity:
+    """Scendi of (image, prompt) pairs, what σ is per modality, and the image and Scendi modes if asked."""
+
+    images: EmbeddingTable
+    prompts: EmbeddingTable
+    result: ScendiResult
+    note: str
+    image_modes: ModeSet | None = None
+    scendi_modes: ModeSet | None = None
+
+
+def sigma_note(sigma: float | None, rows: Any, seed: int, what: str) -> tuple[float, str]:
+    """σ as given, or the median heuristic on ``rows``, with a sentence saying which (embedding units)."""
+    if sigma is not None:
+        return sigma, f"{what} σ = {sigma:.6g} (given)."
+    value = median_heuristic_sigma(rows, seed=seed)
+    return value, (
+        f"{what} σ = {value:.6g} (median heuristic: median pairwise distance of ≤ {SIGMA_SAMPLE} rows, seed {seed})."
+    )
+
+
+def diversity_of_file(
+    path: str | Path,
+    *,
+    kernel: Literal["gaussian", "cosine"] = "gaussian",
+    sigma: float | None = None,
+    method: Literal["auto", "exact", "fkea", "both"] = "auto",
+    rff_dim: int = 2000,
+    alphas: Sequence[float | str] = (1.0, 2.0, "inf"),
+    seed: int = 0,
+    batch_size: int = 8192,
+    delta: float = 0.05,
+    modes: int | None = None,
+    top: int = 16,
+    show_progress: bool = True,
+) -> FileDiversity:
+    """VENDI_α and RKE of an (n, d) .npy (streamed) or .npz file; ``method`` auto = both if n ≤ 5000, else FKEA."""
+    source = open_embeddings(path)
+    note = f"{source.path} — n = {source.n}, d = {source.dim}."
+    streams: list[StreamingKernelEntropy] = []
+    results: list[EntropyResult] = []
+    if kernel == "cosine":
+        streams.append(CosineEntropy(batch_size=batch_size))
+    else:
+        rng = np.random.default_rng(seed)
+        sample = source.rows(rng.choice(source.n, size=min(source.n, SIGMA_SAMPLE), replace=False))
+        sigma, sentence = sigma_note(sigma, sample, seed, "Gaussian")
+        note += " " + sentence
+        chosen = ("both" if source.n <= EXACT_AUTO_MAX else "fkea") if method == "auto" else method
+        if chosen in ("exact", "both"):
+            results.append(exact_entropy(source.load(), sigma=sigma, alphas=alphas))
+        if chosen in ("fkea", "both") or modes:
+            center = np.asarray(sample, dtype=np.float64).mean(axis=0)  # any fixed centre is exact; keeps digits
+            streams.append(FKEA(sigma=sigma, rff_dim=rff_dim, seed=seed, batch_size=batch_size, center=center))
+        method = chosen
+    if streams:
+        bar = progress(source.n, "embeddings", enabled=show_progress, unit="row")
+        for _start, batch in source.batches(batch_size):
+            for est in streams:
+                est.update(batch)
+            bar.update(len(batch))
+        bar.close()
+        if kernel == "cosine" or method != "exact":
+            results += [est.compute(alphas, delta=delta) for est in streams]
+    found = None
+    table = load_embedding_table(source.path) if source.path.suffix == ".npz" else None
+    if modes:
+        found = kernel_modes(streams[-1], (b for _, b in source.batches(batch_size)), k=modes, top=top)
+    return FileDiversity(source.path, source.n, source.dim, tuple(results), note, found, table)
+
+
+def diversity_of_pairs(
+    images: str | Path,
+    prompts: str | Path,
+    *,
+    kernel: Literal["gaussian", "cosine"] = "gaussian",
+    image_sigma: float | None = None,
+    text_sigma: float | None = None,
+    rff_dim: int = 1000,
+    epsilon: float = 1e-6,
+    seed: int = 0,
+    modes: int | None = None,
+    top: int = 16,
+) -> PairsDiversity:
+    """Scendi of image embeddings (.npz with 'ids': each image's prompt id) paired by id with prompt embeddings."""
+    image_table = load_embedding_table(images)
+    prompt_table = load_embedding_table(prompts)
+    image_ids = image_table.require("ids", "--prompts (each image's prompt id)")
+    prompt_ids = prompt_table.require("ids", "--prompts (one id per prompt)")
+    texts = gather_by_id(image_ids, prompt_ids, prompt_table.embeddings)
+    note = (
+        f"{image_table.path}: n = {len(image_ids)} images paired by id with {len(prompt_ids)} prompts of "
+        f"{prompt_table.path}."
+    )
+    if kernel == "gaussian":
+        image_sigma, s1 = sigma_note(image_sigma, image_table.embeddings, seed, "image")
+        text_sigma, s2 = sigma_note(text_sigma, prompt_table.embeddings, seed, "text")
+        note += f" {s1} {s2}"
+    else:
+        image_sigma = text_sigma = None
+    est = Scendi(kernel=kernel, image_sigma=image_sigma, text_sigma=text_sigma, rff_dim=rff_dim, seed=seed)
+    est.update(image_table.embeddings, texts, image_ids=image_ids, text_ids=image_ids)
+    result = est.compute(epsilon=epsilon)
+    if not modes:
+        return PairsDiversity(image_table, prompt_table, result, note)
+    if kernel == "gaussian":
+        assert image_sigma is not None
+        plain: Any = FKEA(sigma=image_sigma, rff_dim=rff_dim, seed=seed).update(image_table.embeddings)
+    else:
+        plain = CosineEntropy().update(image_table.embeddings)
+    return PairsDiversity(
+        image_table,
+        prompt_table,
+        result,
+        note,
+        image_modes=kernel_modes(plain, image_table.embeddings, k=modes, top=top),
+        scendi_modes=scendi_modes(est, image_table.embeddings, k=modes, top=top, bottom=top, epsilon=epsilon),
+    )
+
+
+def labels(table: EmbeddingTable | None) -> list[str] | None:
+    """Per-row labels for mode tables: image file names, else (shortened) texts, else None (row numbers)."""
+    if table is None:
+        return None
+    if table.paths is not None:
+        return [Path(p).name for p in table.paths]
+    if table.texts is not None:
+        return [t if len(t) <= 40 else t[:37] + "..." for t in table.texts]
+    return None
+
+
+def gallery_samples(table: EmbeddingTable | None, path: Path) -> Sequence[str]:
+    """What a gallery shows per row: image paths, else texts; InputError if the file has neither."""
+    if table is not None and table.paths is not None:
+        return list(table.paths)
+    if table is not None and table.texts is not None:
+        return list(table.texts)
+    raise InputError(f"{path}: --gallery needs a 'paths' (images) or 'texts' array in an .npz beside 'embeddings'")

@@ -1,0 +1,121 @@
+"""Registries of the model backends: a name → a builder that makes the runtime object from its config section.
+
+The CLI, the pipeline and config validation all go through these four registries, so a backend is added in one
+place (a ``register`` call beside its class) and every entry point knows it, with did-you-mean errors for typos.
+Builders import their model libraries lazily: importing this module never loads torch.
+
+* ``GENERATORS``: ``build(name, spec, device=..., show_progress=..., base=...)`` → a ``Generator``
+  (``spec`` is a ``GeneratorConfig``; ``base`` resolves a folder backend's relative ``source``).
+* ``DETECTORS``: ``build(name, cfg, device=...)`` → a ``Detector`` (``cfg`` is a ``DetectorConfig``).
+* ``COLOUR_CLASSIFIERS``: ``build(name, cfg, device=...)`` → a colour classifier (``cfg``: ``ColourConfig``).
+* ``EMBEDDERS``: ``build(name, cfg, device=..., show_progress=...)`` → an ``Embedder`` (``EmbedderConfig``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from t2ibench.errors import unknown_choice
+
+
+@dataclass
+class Registry:
+    """Named builders of one kind of backend."""
+
+    kind: str
+    builders: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    descriptions: dict[str, str] = field(default_factory=dict)
+
+    def register(self, name: str, description: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Decorator: register ``builder`` under ``name`` (a second registration of a name is an error)."""
+
+        def add(builder: Callable[..., Any]) -> Callable[..., Any]:
+            if name in self.builders:
+                raise ValueError(f"{self.kind} {name!r} is registered twice")
+            self.builders[name] = builder
+            self.descriptions[name] = description
+            return builder
+
+        return add
+
+    def names(self) -> tuple[str, ...]:
+        """The registered names, in registration order."""
+        return tuple(self.builders)
+
+    def check(self, name: str) -> str:
+        """``name`` if registered, else an InputError with a did-you-mean suggestion."""
+        if name not in self.builders:
+            raise unknown_choice(self.kind, name, self.names())
+        return name
+
+    def build(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """The runtime object of backend ``name``."""
+        return self.builders[self.check(name)](*args, **kwargs)
+
+
+GENERATORS = Registry("generator backend")
+DETECTORS = Registry("detector backend")
+COLOUR_CLASSIFIERS = Registry("colour classifier backend")
+EMBEDDERS = Registry("embedder backend")
+
+
+@GENERATORS.register("diffusers", "a diffusers pipeline by hub id or folder (SD 1.x/2.x, SD-XL, IF), or tiny-random")
+def _diffusers(spec: Any, *, device: str, show_progress: bool, base: Path) -> Any:
+    from t2ibench.models.generation import DiffusersGenerator
+
+    return DiffusersGenerator(spec, device=device, show_progress=show_progress)
+
+
+@GENERATORS.register("folder", "import images made elsewhere, in GenEval's folder layout")
+def _folder(spec: Any, *, device: str, show_progress: bool, base: Path) -> Any:
+    from t2ibench.models.generation import FolderImporter
+
+    source = Path(spec.source)
+    return FolderImporter(source if source.is_absolute() else base / source, images_per_prompt=spec.images_per_prompt)
+
+
+@DETECTORS.register("hf", "Mask2Former through Hugging Face transformers (default: Swin-S COCO instance)")
+def _hf_detector(cfg: Any, *, device: str) -> Any:
+    from t2ibench.models.detection import HFMask2Former
+
+    return HFMask2Former(cfg.model, revision=cfg.revision, device=device, resize=cfg.resize)
+
+
+@DETECTORS.register("mmdet", "GenEval's own mmdet 2.x Mask2Former (the optional 'mmdet' extra)")
+def _mmdet_detector(cfg: Any, *, device: str) -> Any:
+    from t2ibench.models.detection import GENEVAL_MMDET_CHECKPOINT, MMDetMask2Former
+
+    return MMDetMask2Former(cfg.mmdet_config, cfg.mmdet_checkpoint or GENEVAL_MMDET_CHECKPOINT, device=device)
+
+
+@COLOUR_CLASSIFIERS.register("clip", "OpenCLIP zero-shot over GenEval's ten colours on the masked crop (reference)")
+def _clip_colour(cfg: Any, *, device: str) -> Any:
+    from t2ibench.models.colour import ClipColourClassifier
+
+    return ClipColourClassifier(cfg.arch, cfg.pretrained, device=device, background=cfg.background)
+
+
+@EMBEDDERS.register("open_clip", "OpenCLIP image and text embeddings")
+def _open_clip(cfg: Any, *, device: str, show_progress: bool) -> Any:
+    from t2ibench.models.embedding import OpenCLIPEmbedder
+
+    return OpenCLIPEmbedder(
+        cfg.model, cfg.pretrained, device=device, normalize=cfg.normalize, show_progress=show_progress
+    )
+
+
+@EMBEDDERS.register("dinov2", "DINOv2 image embeddings through transformers (CLS or mean pooling)")
+def _dinov2(cfg: Any, *, device: str, show_progress: bool) -> Any:
+    from t2ibench.models.embedding import DINOv2Embedder
+
+    return DINOv2Embedder(
+        cfg.model,
+        pooling=cfg.pooling,
+        device=device,
+        dtype=cfg.dtype,
+        normalize=cfg.normalize,
+        show_progress=show_progress,
+    )

@@ -1,0 +1,367 @@
+"""The benchmark's steps as plain functions (no Prefect): ``tasks/`` wraps each in a cached Prefect task.
+
+Every step takes the workspace (which owns every output path and the config), the typed results of the steps it
+depends on, and returns a typed result (``t2ibench.pipeline.results``). A plain Python caller can chain them
+without any orchestration:
+
+    prompts → generate → (embed, geneval) → sigma → fkea shards → diversity, scendi → store
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from t2ibench.config import DiversityConfig, GenEvalSuite, ModelConfig, ScendiConfig, select_indices
+from t2ibench.errors import InputError
+from t2ibench.hashing import file_digest, section_hash
+from t2ibench.pipeline.results import (
+    Embedded,
+    Generated,
+    ImageInfo,
+    Judged,
+    MetricRecord,
+    ModeRecord,
+    Scores,
+    ShardState,
+    Stored,
+)
+from t2ibench.workspace import EmbeddingFiles, Workspace
+
+Prompts = Sequence[tuple[int, Mapping[str, Any]]]
+
+
+def select_prompts(suite: GenEvalSuite) -> list[tuple[int, dict[str, Any]]]:
+    """(index, record) of the suite's prompts, restricted by ``prompts`` and/or ``limit_per_task``."""
+    from t2ibench.suites.geneval import generate_suite
+
+    records = generate_suite(seed=suite.seed, per_task=suite.per_task)
+    selected = select_indices(records, suite.prompts, where="geneval.prompts")
+    if suite.limit_per_task is not None:
+        counts: dict[str, int] = {}
+        kept = []
+        for i, r in selected:
+            if counts.get(r["tag"], 0) < suite.limit_per_task:
+                counts[r["tag"]] = counts.get(r["tag"], 0) + 1
+                kept.append((i, r))
+        selected = kept
+    if not selected:
+        raise InputError("geneval: the prompt selection is empty")
+    return selected
+
+
+def step_generate(ws: Workspace, model: ModelConfig, prompts: Prompts, *, show_progress: bool = True) -> Generated:
+    """Generate (or import) the model's images into its images folder; resumes what is already there."""
+    from t2ibench.models.registry import GENERATORS
+
+    spec = model.generator
+    generator = GENERATORS.build(
+        spec.backend, spec, device=ws.config.runtime.device, show_progress=show_progress, base=ws.root
+    )
+    out = ws.images_dir(model.name)
+    records = generator.generate(list(prompts), out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    return Generated(
+        model=model.name,
+        folder=str(out),
+        images=tuple(ImageInfo(r.prompt_index, r.sample, str(r.path), r.sha256, r.seed) for r in records),
+        manifest=manifest,
+    )
+
+
+# -- GenEval -------------------------------------------------------------------------------------------------------
+
+
+def step_geneval(
+    ws: Workspace, model: str, generated: Generated, prompts: Mapping[int, Mapping[str, Any]], *, show_progress: bool
+) -> Judged:
+    """Detect, colour and judge every image; writes the model version's results file (resuming a partial one)."""
+    from t2ibench.geneval_eval import FolderScan, ImageItem, judge_scan, summarise
+
+    cfg = ws.config.evaluators.geneval
+    items = tuple(
+        ImageItem(i.prompt_index, f"{i.sample:05d}", Path(i.path), prompts[i.prompt_index]) for i in generated.images
+    )
+    scan = FolderScan(
+        root=Path(generated.folder),
+        items=items,
+        expected_prompts=len(prompts),
+        found_prompts=len({i.prompt_index for i in items}),
+        expected_images=len(items),
+    )
+    out = ws.results_file(model)
+    rows = judge_scan(scan, cfg, out=out, device=ws.config.runtime.device, show_progress=show_progress)
+    return Judged(model=model, results=str(out), sha256=file_digest(out), summary=summarise(rows).to_dict())
+
+
+# -- embeddings ------------------------------------------------------------------------------------------------
+
+
+def step_embed(
+    ws: Workspace, model: str, generated: Generated, prompts: Mapping[int, Mapping[str, Any]], *, show_progress: bool
+) -> Embedded:
+    """Image features (image embedder), CLIP image and text features per image; cached by content."""
+    from t2ibench.models.embedding import embed_images_cached, embed_texts_cached
+    from t2ibench.models.registry import EMBEDDERS
+
+    cfg = ws.config.evaluators
+    device = ws.config.runtime.device
+    files = ws.embedding_files(model)
+    Path(files.image).parent.mkdir(parents=True, exist_ok=True)
+    paths = [Path(i.path) for i in generated.images]
+    image_embedder = EMBEDDERS.build(
+        cfg.image_embedder.backend, cfg.image_embedder, device=device, show_progress=show_progress
+    )
+    image_vectors, _ = embed_images_cached(image_embedder, paths, ws.cache)
+    clip = EMBEDDERS.build(cfg.clip.backend, cfg.clip, device=device, show_progress=show_progress)
+    clip_images, _ = embed_images_cached(clip, paths, ws.cache)
+    prompt_ids = sorted({i.prompt_index for i in generated.images})
+    clip_texts, truncated, _ = embed_texts_cached(clip, [str(prompts[p]["prompt"]) for p in prompt_ids], ws.cache)
+    for target, array in ((files.image, image_vectors), (files.clip_image, clip_images), (files.clip_text, clip_texts)):
+        tmp = Path(target).with_name(Path(target).name + ".tmp")
+        with open(tmp, "wb") as fh:
+            np.save(fh, np.asarray(array, dtype=np.float32), allow_pickle=False)
+        tmp.replace(target)
+    ids = {
+        "image_prompt_ids": [i.prompt_index for i in generated.images],
+        "samples": [i.sample for i in generated.images],
+        "text_prompt_ids": prompt_ids,
+    }
+    ws.embedding_ids(model).write_text(json.dumps(ids) + "\n")
+    return Embedded(
+        model=model,
+        files=files,
+        sha256=EmbeddingFiles(*(file_digest(p) for p in files.paths())),
+        image_prompt_ids=tuple(ids["image_prompt_ids"]),
+        samples=tuple(ids["samples"]),
+        text_prompt_ids=tuple(prompt_ids),
+        truncated_prompts=tuple(prompt_ids[i] for i in truncated),
+        image_embedder=section_hash(cfg.image_embedder),
+        clip=section_hash(cfg.clip),
+    )
+
+
+# -- diversity -----------------------------------------------------------------------------------------------------
+
+
+def resolve_sigma(value: float | str, X: np.ndarray, seed: int) -> float:
+    """A configured bandwidth, or the median heuristic on X (n, d) for "median"."""
+    from t2ibench.metrics import median_heuristic_sigma
+
+    return float(median_heuristic_sigma(X, seed=seed)) if value == "median" else float(value)
+
+
+def step_sigma(features: str, cfg: DiversityConfig) -> float:
+    """The Gaussian bandwidth of a model's image features: as configured, or the median heuristic."""
+    return resolve_sigma(cfg.sigma, np.load(features, allow_pickle=False), cfg.seed)
+
+
+def feature_center(X: np.ndarray) -> np.ndarray:
+    """The mean feature vector (d,), float64: every shard of a model subtracts the same one before FKEA's random
+    Fourier features (exact, the Gaussian kernel being shift-invariant; it keeps float32 phases precise)."""
+    center: np.ndarray = np.asarray(X, dtype=np.float64).mean(axis=0)
+    return center
+
+
+def _estimator(cfg: DiversityConfig, sigma: float, X: np.ndarray) -> Any:
+    from t2ibench.metrics import FKEA, CosineEntropy
+
+    if cfg.kernel == "gaussian":
+        return FKEA(sigma=sigma, rff_dim=cfg.rff_dim, seed=cfg.seed, dim=X.shape[1], center=feature_center(X))
+    return CosineEntropy(dim=X.shape[1])
+
+
+def step_fkea_shard(
+    features: str, state: str, shard: int, shards: int, cfg: DiversityConfig, sigma: float
+) -> ShardState:
+    """FKEA (or cosine) state of one shard (rows shard::shards) of the features, saved to ``state``: additive."""
+    X = np.load(features, allow_pickle=False)
+    rows = X[shard::shards]
+    est = _estimator(cfg, sigma, X)
+    if len(rows):
+        est.update(rows)
+        est.save(state)
+    return ShardState(shard=shard, shards=shards, n=est.n, state=state if est.n else None)
+
+
+def _metric(metric: str, alpha: float, value: float, result: Any, sigma: float, cfg: DiversityConfig) -> MetricRecord:
+    key_alpha: float | str = "inf" if math.isinf(alpha) else alpha
+    params = {
+        "alpha": key_alpha,
+        "n": result.n,
+        "sigma": sigma,
+        "rff_dim": cfg.rff_dim,
+        "seed": cfg.seed,
+        "kernel": cfg.kernel,
+    }
+    return MetricRecord(
+        metric=metric,
+        params_key=json.dumps(params, sort_keys=True),
+        kernel=cfg.kernel,
+        alpha=None if math.isinf(alpha) else alpha,
+        sigma=sigma,
+        rff_dim=cfg.rff_dim if cfg.kernel == "gaussian" else None,
+        n=int(result.n),
+        seed=cfg.seed,
+        value=float(value),
+        error_bound=getattr(result, "error_radius", None),
+        details={"alpha": key_alpha},
+    )
+
+
+def _mode(mode: Any, positions: np.ndarray, source: str) -> ModeRecord:
+    return ModeRecord(
+        source=source,
+        mode_index=mode.index,
+        eigenvalue=mode.eigenvalue,
+        share=mode.share,
+        entropy_share=mode.entropy_share,
+        top=tuple(int(positions[j]) for j in mode.top),
+        bottom=tuple(int(positions[j]) for j in mode.bottom),
+    )
+
+
+def step_diversity(ws: Workspace, model: str, embedded: Embedded, shards: Sequence[ShardState], sigma: float) -> Scores:
+    """Merge shard states into the model's FKEA scores, the diversity-vs-n curve and the FKEA modes."""
+    from t2ibench.metrics import FKEA, CosineEntropy
+    from t2ibench.metrics.modes import kernel_modes
+
+    cfg = ws.config.evaluators.diversity
+    cls: Any = FKEA if cfg.kernel == "gaussian" else CosineEntropy
+    merged = None
+    for s in shards:
+        if s.state:
+            state = cls.load(s.state)
+            merged = state if merged is None else merged.merge(state)
+    if merged is None:
+        raise InputError(f"{model}: no images to measure")
+    result = merged.compute(cfg.alphas)
+    X = np.load(embedded.files.image, allow_pickle=False)
+    name = "fkea" if cfg.kernel == "gaussian" else "cosine_vendi"
+    records = [_metric(name, a, v, result, sigma, cfg) for a, v in result.vendi.items()]
+    records.append(_metric("rke", 2.0, result.rke, result, sigma, cfg))
+    order = np.random.default_rng(cfg.seed).permutation(len(X))
+    for n in sorted({n for n in cfg.n_curve if 0 < n <= len(X)}):
+        curve = _estimator(cfg, sigma, X).update(X[order[:n]]).compute([1.0])
+        records.append(_metric("fkea_curve", 1.0, curve.vendi[1.0], curve, sigma, cfg))
+    count = len(shards)
+    parts = [X[s::count] for s in range(count) if len(X[s::count])]
+    modes = kernel_modes(merged, parts, k=min(cfg.modes, len(X)), top=min(cfg.top, len(X)))
+    # kernel_modes scored rows in shard order; map back to image positions
+    positions = np.concatenate([np.arange(len(X))[s::count] for s in range(count)])
+    return Scores(
+        model=model, metrics=tuple(records), modes=tuple(_mode(m, positions, "fkea") for m in modes.modes), n=merged.n
+    )
+
+
+def step_scendi(ws: Workspace, model: str, embedded: Embedded) -> Scores:
+    """Scendi of (image, prompt) CLIP pairs matched by prompt id, its decomposition and its modes."""
+    from t2ibench.metrics.modes import scendi_modes
+    from t2ibench.metrics.scendi import Scendi, gather_by_id
+
+    cfg: ScendiConfig = ws.config.evaluators.scendi
+    images = np.load(embedded.files.clip_image, allow_pickle=False)
+    texts = np.load(embedded.files.clip_text, allow_pickle=False)
+    image_ids = list(embedded.image_prompt_ids)
+    paired = gather_by_id(image_ids, list(embedded.text_prompt_ids), texts)
+    gaussian = cfg.kernel == "gaussian"
+    image_sigma = resolve_sigma(cfg.image_sigma, images, cfg.seed) if gaussian else None
+    text_sigma = resolve_sigma(cfg.text_sigma, texts, cfg.seed) if gaussian and len(texts) > 1 else 1.0
+    est = Scendi(
+        kernel=cfg.kernel,
+        image_sigma=image_sigma,
+        text_sigma=text_sigma if gaussian else None,
+        rff_dim=cfg.rff_dim,
+        seed=cfg.seed,
+    )
+    est.update(images, paired, image_ids=image_ids, text_ids=image_ids)
+    res = est.compute(epsilon=cfg.epsilon)
+    params = {
+        "kernel": cfg.kernel,
+        "image_sigma": image_sigma,
+        "text_sigma": text_sigma,
+        "rff_dim": cfg.rff_dim,
+        "epsilon": cfg.epsilon,
+        "seed": cfg.seed,
+        "n": res.n,
+    }
+    records = tuple(
+        MetricRecord(
+            metric=metric,
+            params_key=json.dumps(params, sort_keys=True),
+            kernel=cfg.kernel,
+            alpha=1.0,
+            sigma=image_sigma,
+            rff_dim=cfg.rff_dim if gaussian else None,
+            n=res.n,
+            seed=cfg.seed,
+            value=float(value),
+            error_bound=None,
+            details=params,
+        )
+        for metric, value in (
+            ("scendi", res.scendi),
+            ("scendi_conditional_vendi", res.conditional_vendi),
+            ("scendi_model_share", res.model_share),
+            ("scendi_prompt_score", res.prompt_score),
+            ("clip_image_vendi", res.image_vendi),
+        )
+    )
+    top = min(cfg.top, len(images))
+    modes = scendi_modes(est, images, k=min(cfg.modes, len(images)), top=top, bottom=top, epsilon=cfg.epsilon)
+    positions = np.arange(len(images))
+    return Scores(
+        model=model, metrics=records, modes=tuple(_mode(m, positions, "scendi") for m in modes.modes), n=res.n
+    )
+
+
+# -- store -----------------------------------------------------------------------------------------------------------
+
+
+def step_store(
+    ws: Workspace,
+    run_id: str,
+    model: ModelConfig,
+    prompts: Prompts,
+    generated: Generated,
+    judged: Judged,
+    diversity: Scores,
+    scendi: Scores,
+) -> Stored:
+    """Write one model version's rows in one transaction (idempotent: an unchanged version is not rewritten)."""
+    from t2ibench.geneval_eval import read_results
+    from t2ibench.pipeline.rows import version_rows
+    from t2ibench.store import Store
+
+    results = read_results(judged.results)
+    judged_keys = {(int(r.prompt_index or 0), int(r.sample)) for r in results}
+    missing = [(i.prompt_index, i.sample) for i in generated.images if (i.prompt_index, i.sample) not in judged_keys]
+    if missing:
+        raise InputError(f"{model.name}: {len(missing)} images have no GenEval verdict (e.g. {missing[0]})")
+    version = version_rows(
+        model=model,
+        model_hash=ws.model_hash(model.name),
+        evaluator_hash=ws.evaluator_hash,
+        suite=ws.suite_id,
+        smoke=generated.smoke or ws.config.smoke,
+        prompts=prompts,
+        generated=generated,
+        results=results,
+        judged_sha256=judged.sha256,
+        scores=(diversity, scendi),
+    )
+    unchanged = Store(ws.store).write_version(run_id, version)
+    return Stored(
+        model=model.name,
+        unchanged=unchanged,
+        model_hash=version.model_hash,
+        evaluator_hash=version.evaluator_hash,
+        images=len(generated.images),
+        verdicts=len(version.verdicts),
+        metrics=len(version.metrics),
+    )
