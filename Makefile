@@ -26,14 +26,16 @@ $(VENV)/.installed-dev: pyproject.toml constraints/ci.txt | $(PY)
 	$(PIP) install -c constraints/ci.txt -e ".[dev,models,orchestration]"
 	touch $@ $(VENV)/.installed-core
 
-## run: install and run the main job: the offline smoke leaderboard (configs/smoke.yaml)
+## run: install and run the main job: the offline leaderboard on real content (configs/offline.yaml)
 run: $(VENV)/.installed-core
-	$(VENV)/bin/t2ibench run --config configs/smoke.yaml
+	$(VENV)/bin/t2ibench run --config configs/offline.yaml
 
-## test: install the test dependencies, lint (ruff, mypy) and run the whole test suite
+## test: install the test dependencies, lint (ruff, mypy) and run the whole test suite on two workers
+## (pytest-xdist; a file stays on one worker, so its module fixtures are built once; one math thread per worker,
+## since two workers × two OpenMP threads on two cores spin and stall each other)
 ## (T2IBENCH_REQUIRE_MODELS=1 turns a skipped model test into a failure, as in CI)
 test: $(VENV)/.installed-dev lint
-	$(PY) -m pytest
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadfile
 
 ## unit: the fast tier for the edit loop (unit tests not marked slow; no lint)
 unit: $(VENV)/.installed-dev
@@ -54,4 +56,4 @@ bench: $(VENV)/.installed-dev
 	$(PY) benchmarks/system_runtime.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .prefect benchmarks/_scratch data/smoke reports/smoke
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .prefect benchmarks/_scratch data/smoke reports/smoke data/offline reports/offline

@@ -14,6 +14,28 @@ REPO = Path(__file__).resolve().parents[1]
 GENEVAL_DATA = Path(os.environ.get("T2IBENCH_GENEVAL_DATA") or REPO.parent / "shared" / "geneval")
 
 
+# The longest files first: with `pytest -n 2 --dist loadfile` (make test) files are handed to the workers in this
+# order, so the long poles start at once instead of ending the run alone on one worker.
+LONGEST_FIRST = (
+    "integration/test_crash_resume.py",
+    "integration/test_real_content.py",
+    "integration/test_flows.py",
+    "integration/test_concurrency.py",
+    "integration/test_dvc.py",
+    "unit/test_digits_example.py",
+)
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Order the collected tests longest file first (stable within and after those files)."""
+
+    def rank(item: pytest.Item) -> int:
+        path = item.path.as_posix()
+        return next((i for i, name in enumerate(LONGEST_FIRST) if path.endswith(name)), len(LONGEST_FIRST))
+
+    items.sort(key=rank)
+
+
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(12345)

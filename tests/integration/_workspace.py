@@ -9,7 +9,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -17,20 +19,31 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def make_workspace(
-    root: Path, model_cache: Path, *, models: int = 2, threads: int | None = None, per_task: int | None = None
+    root: Path,
+    model_cache: Path,
+    *,
+    models: int | None = 2,
+    threads: int | None = None,
+    per_task: int | None = None,
+    source: str = "smoke",
+    edit: Callable[[dict[str, Any]], None] | None = None,
 ) -> tuple[Path, dict[str, str]]:
-    """A copy of configs/smoke.yaml writing under ``root``, with its own Prefect home; returns (config, env).
+    """A copy of configs/{source}.yaml writing under ``root``, with its own Prefect home; returns (config, env).
 
-    ``threads`` caps the math libraries' threads of the refreshes started with ``env`` (for runs side by side);
-    ``per_task`` overrides the smoke config's prompts per task.
+    ``models`` keeps the first N models (None: all); ``threads`` caps the math libraries' threads of the refreshes
+    started with ``env`` (for runs side by side); ``per_task`` overrides the prompts per task kept (limit_per_task);
+    ``edit`` changes the parsed config in place before it is written.
     """
     (root / "configs").mkdir(parents=True, exist_ok=True)
-    config = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
-    config["models"] = config["models"][:models]
+    config = yaml.safe_load((REPO / "configs" / f"{source}.yaml").read_text())
+    if models is not None:
+        config["models"] = config["models"][:models]
+    if edit is not None:
+        edit(config)
     if per_task is not None:
         config["geneval"]["limit_per_task"] = per_task
     config["outputs"] = {"data": "data", "reports": "reports", "store": "data/t2ibench.duckdb", "cache": "data/cache"}
-    path = root / "configs" / "smoke.yaml"
+    path = root / "configs" / f"{source}.yaml"
     path.write_text(yaml.safe_dump(config))
     env = dict(os.environ)
     env.update(

@@ -12,7 +12,8 @@ import urllib.request
 import pytest
 
 if os.environ.get("T2IBENCH_REQUIRE_MODELS") == "1":
-    import open_clip  # noqa: F401  (fail loudly in CI instead of skipping)
+    import cv2  # noqa: F401  (fail loudly in CI instead of skipping)
+    import open_clip  # noqa: F401
     import torch  # noqa: F401
     import transformers  # noqa: F401
 else:

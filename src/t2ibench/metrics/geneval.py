@@ -21,6 +21,13 @@ Relation of A to B from boxes: offset = centre_A − centre_B; per axis shrink |
 ``position_margin`` × (width_A + width_B) (resp. heights), clamp at 0 and keep the sign; if both shrunk
 components are below 1e-3 there is no relation, else divide the shrunk offset by the *unshrunk* ‖offset‖ and
 read "left of" x < −0.5, "right of" x > 0.5, "above" y < −0.5, "below" y > 0.5 (image y grows downward).
+
+Arithmetic is float32, as the reference's: its detector returns float32 arrays and numpy keeps array arithmetic
+with Python scalars in float32. So a score is compared with float32(threshold) (a score of exactly
+float32(0.3) does not pass 0.3), and centres, sizes, offsets, the shrunk offset, its norm and the 1e-3 and ±0.5
+comparisons are float32 operations in the reference's order. The reference orders equal scores by numpy's
+unstable argsort, reversed (an order that changes between numpy versions); here equal scores keep detection
+order. The optional IoU de-duplication is computed in float64.
 """
 
 from __future__ import annotations
@@ -30,6 +37,8 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from t2ibench.errors import FieldError, InputError
 
@@ -112,13 +121,14 @@ def keep_detections(
     detections: Sequence[Detection], tag: str, params: GenEvalParams = GenEvalParams()
 ) -> dict[str, tuple[Detection, ...]]:
     """Per class: above the threshold for ``tag``, highest score first, capped, optionally de-duplicated."""
-    threshold = params.counting_threshold if tag == "counting" else params.threshold
+    threshold = np.float32(params.counting_threshold if tag == "counting" else params.threshold)
     by_class: dict[str, list[Detection]] = {}
     for det in detections:
         by_class.setdefault(det.label, []).append(det)
     kept: dict[str, tuple[Detection, ...]] = {}
     for label, dets in by_class.items():
-        ordered = sorted((d for d in dets if d.score > threshold), key=lambda d: -d.score)[: params.max_objects]
+        passing = (d for d in dets if np.float32(d.score) > threshold)  # float32, as the reference compares
+        ordered = sorted(passing, key=lambda d: -np.float32(d.score))[: params.max_objects]
         chosen: list[Detection] = []
         while ordered:
             best = ordered.pop(0)
@@ -131,19 +141,25 @@ def keep_detections(
 
 
 def relations(a: Box, b: Box, margin: float = 0.1) -> tuple[str, ...]:
-    """Relations of box A to box B, in the fixed order (left of, right of, above, below); () if none."""
-    ax, ay = (a[0] + a[2]) / 2, (a[1] + a[3]) / 2
-    bx, by = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+    """Relations of box A to box B, in the fixed order (left of, right of, above, below); () if none.
+
+    float32 throughout, operation for operation as the reference (see the module docstring)."""
+    f = np.float32
+    a32, b32 = [f(v) for v in a[:4]], [f(v) for v in b[:4]]
+    two, m = f(2), f(margin)
+    ax, ay = (a32[0] + a32[2]) / two, (a32[1] + a32[3]) / two
+    bx, by = (b32[0] + b32[2]) / two, (b32[1] + b32[3]) / two
     dx, dy = ax - bx, ay - by
-    wsum = abs(a[2] - a[0]) + abs(b[2] - b[0])
-    hsum = abs(a[3] - a[1]) + abs(b[3] - b[1])
-    rx = math.copysign(max(abs(dx) - margin * wsum, 0.0), dx)
-    ry = math.copysign(max(abs(dy) - margin * hsum, 0.0), dy)
-    if abs(rx) < 1e-3 and abs(ry) < 1e-3:
+    wsum = abs(a32[2] - a32[0]) + abs(b32[2] - b32[0])
+    hsum = abs(a32[3] - a32[1]) + abs(b32[3] - b32[1])
+    rx = max(abs(dx) - m * wsum, f(0)) * np.sign(dx)
+    ry = max(abs(dy) - m * hsum, f(0)) * np.sign(dy)
+    tiny = f(1e-3)
+    if abs(rx) < tiny and abs(ry) < tiny:
         return ()
-    norm = math.hypot(dx, dy)
+    norm = np.sqrt(dx * dx + dy * dy)
     x, y = rx / norm, ry / norm
-    found = {"left of": x < -0.5, "right of": x > 0.5, "above": y < -0.5, "below": y > 0.5}
+    found = {"left of": x < f(-0.5), "right of": x > f(0.5), "above": y < f(-0.5), "below": y > f(0.5)}
     return tuple(r for r in RELATIONS if found[r])
 
 

@@ -174,3 +174,120 @@ class ClipColourClassifier:
                 logits = features @ weights.to(features.dtype)
                 names += [COLORS[int(i)] for i in logits.argmax(dim=1).cpu()]
         return names
+
+
+# -- the lite colour namer ---------------------------------------------------------------------------------------
+
+# sRGB colours the compositor paints with (and tests name back); each lies inside its name's region of the rule
+COLOUR_ANCHORS: dict[str, tuple[int, int, int]] = {
+    "red": (200, 30, 35),
+    "orange": (240, 130, 20),
+    "yellow": (245, 215, 40),
+    "green": (50, 150, 60),
+    "blue": (40, 80, 200),
+    "purple": (120, 50, 160),
+    "pink": (240, 140, 180),
+    "brown": (120, 75, 40),
+    "black": (25, 25, 25),
+    "white": (240, 240, 240),
+}
+# CIELAB hue-angle sectors h = atan2(b*, a*) in degrees, [start, end), and their colour family
+HUE_SECTORS: tuple[tuple[float, float, str], ...] = (
+    (0.0, 42.0, "red"),
+    (42.0, 75.0, "orange"),
+    (75.0, 105.0, "yellow"),
+    (105.0, 200.0, "green"),
+    (200.0, 310.0, "blue"),
+    (310.0, 340.0, "purple"),
+    (340.0, 360.0, "pink"),
+)
+
+
+class LabColourClassifier:
+    """The dominant colour of an object's masked pixels among GenEval's ten names, by a fixed CIELAB rule ("lite").
+
+    Every pixel inside the mask (and the box) is converted to CIELAB (D65). A pixel with chroma C* below
+    ``chroma_floor`` is achromatic. A chromatic pixel is named by its hue angle h (``HUE_SECTORS``): red
+    [0°, 42°), orange [42°, 75°), yellow [75°, 105°), green [105°, 200°), blue [200°, 310°), purple [310°, 340°),
+    pink [340°, 360°); then by lightness and chroma: a light (L* ≥ 70) red of chroma below 50 or a light (L* ≥ 60)
+    purple is pink, a dark (L* < 50) pink is red, a dark (L* < 50) or dull (C* < 35) orange is brown, as is a dark
+    (L* < 45) yellow. (sRGB blue lies at h ≈ 306°, hot pink at ≈ 351°, CSS red at ≈ 40°.) When at least
+    ``chromatic_share`` of the pixels are chromatic the object takes the most frequent chromatic name; otherwise
+    white or black by the achromatic pixels' count with L* ≥ 50 against L* < 50. No weights, no CLIP: labelled
+    "lite" wherever its numbers appear.
+    """
+
+    name = "lab-colour-lite"
+
+    def __init__(self, *, chroma_floor: float = 15.0, chromatic_share: float = 0.25) -> None:
+        self.chroma_floor = chroma_floor
+        self.chromatic_share = chromatic_share
+
+    def describe(self) -> dict[str, Any]:
+        """The rule and its constants, for provenance and cache keys."""
+        return {
+            "backend": self.name,
+            "rule": "cielab-hue-sectors-v1",
+            "sectors": [list(s) for s in HUE_SECTORS],
+            "chroma_floor": self.chroma_floor,
+            "chromatic_share": self.chromatic_share,
+            "evaluator": "lite",
+        }
+
+    def pixel_names(self, lab: NDArray[np.float64]) -> NDArray[np.str_]:
+        """The colour name of each CIELAB pixel (n, 3) by the rule above ('' for achromatic pixels)."""
+        lightness, chroma = lab[:, 0], np.hypot(lab[:, 1], lab[:, 2])
+        hue = np.degrees(np.arctan2(lab[:, 2], lab[:, 1])) % 360.0
+        names = np.full(len(lab), "", dtype="<U6")
+        for start, end, family in HUE_SECTORS:
+            names[(hue >= start) & (hue < end)] = family
+        light_red = (names == "red") & (lightness >= 70) & (chroma < 50)
+        dark_pink = (names == "pink") & (lightness < 50)
+        names[light_red | ((names == "purple") & (lightness >= 60))] = "pink"
+        names[dark_pink] = "red"
+        names[(names == "orange") & ((lightness < 50) | (chroma < 35))] = "brown"
+        names[(names == "yellow") & (lightness < 45)] = "brown"
+        names[chroma < self.chroma_floor] = ""
+        return names
+
+    def name_pixels(self, rgb: NDArray[np.uint8]) -> str:
+        """The colour name of pixels (n, 3) uint8 RGB by the rule above; InputError when there are none."""
+        if rgb.size == 0:
+            raise InputError("no pixels to name a colour from (empty mask)")
+        lab = _lab(rgb.reshape(1, -1, 3).astype(np.uint8))[0]
+        names = self.pixel_names(lab)
+        chromatic = names != ""
+        if chromatic.mean() >= self.chromatic_share:
+            found, counts = np.unique(names[chromatic], return_counts=True)
+            order = [COLORS.index(str(c)) for c in found]  # ties go to the earlier name in GenEval's colour list
+            return str(found[min(range(len(found)), key=lambda i: (-counts[i], order[i]))])
+        grey = lab[~chromatic, 0]
+        white = int((grey >= 50).sum())
+        return "white" if white >= grey.size - white else "black"
+
+    def classify(
+        self, image: Any, objects: Sequence[tuple[Sequence[float], NDArray[np.bool_] | None]], classname: str
+    ) -> list[str]:
+        """One of GenEval's ten colour names per (box, mask) object in the PIL ``image`` (``classname`` unused)."""
+        rgb = np.asarray(image.convert("RGB"), dtype=np.uint8)
+        h, w = rgb.shape[:2]
+        names = []
+        for box, mask in objects:
+            x1, y1 = max(0, int(np.floor(box[0]))), max(0, int(np.floor(box[1])))
+            x2, y2 = min(w, int(np.ceil(box[2]))), min(h, int(np.ceil(box[3])))
+            inside = np.zeros((h, w), dtype=bool)
+            inside[y1:y2, x1:x2] = True
+            if mask is not None:
+                if tuple(mask.shape) != (h, w):
+                    raise InputError(f"mask shape {mask.shape} does not match the image ({h}, {w})")
+                inside &= np.asarray(mask, dtype=bool)
+            names.append(self.name_pixels(rgb[inside]))
+        return names
+
+
+def _lab(rgb: NDArray[np.uint8]) -> NDArray[np.float64]:
+    """CIELAB (D65, 2°) of an sRGB uint8 array (..., 3), by scikit-image."""
+    from skimage.color import rgb2lab
+
+    lab: NDArray[np.float64] = rgb2lab(rgb)
+    return lab

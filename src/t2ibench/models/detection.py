@@ -14,7 +14,7 @@ box is the mask's tight bounding box (x2, y2 exclusive, as mmdet's ``mask2bbox``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -42,11 +42,21 @@ class DetectionSet:
     masks: NDArray[np.bool_] | None = None
     image_size: tuple[int, int] = (0, 0)  # (width, height)
     meta: dict[str, Any] = field(default_factory=dict)
+    # backends without mask output derive a mask on demand (e.g. GrabCut from the box), only for the objects
+    # whose colour a verdict needs; results are memoised per ref
+    mask_fn: Callable[[int], NDArray[np.bool_]] | None = None
+    _derived: dict[int, NDArray[np.bool_]] = field(default_factory=dict, repr=False)
 
     def mask(self, ref: int) -> NDArray[np.bool_] | None:
         """The mask of detection ``ref`` (H, W), or None if the backend gives none."""
-        if self.masks is None or ref < 0:
+        if ref < 0:
             return None
+        if self.masks is None:
+            if self.mask_fn is None:
+                return None
+            if ref not in self._derived:
+                self._derived[ref] = self.mask_fn(ref)
+            return self._derived[ref]
         mask: NDArray[np.bool_] = self.masks[ref]
         return mask
 

@@ -77,6 +77,15 @@ def _folder(spec: Any, *, device: str, show_progress: bool, base: Path) -> Any:
     return FolderImporter(source if source.is_absolute() else base / source, images_per_prompt=spec.images_per_prompt)
 
 
+@GENERATORS.register(
+    "compositor", "ground truth by construction: real cut-outs composed per prompt (faithful, sloppy:P, collapsed)"
+)
+def _compositor(spec: Any, *, device: str, show_progress: bool, base: Path) -> Any:
+    from t2ibench.models.compositor import CompositorGenerator
+
+    return CompositorGenerator(spec, show_progress=show_progress)
+
+
 @DETECTORS.register("hf", "Mask2Former through Hugging Face transformers (default: Swin-S COCO instance)")
 def _hf_detector(cfg: Any, *, device: str) -> Any:
     from t2ibench.models.detection import HFMask2Former
@@ -91,11 +100,25 @@ def _mmdet_detector(cfg: Any, *, device: str) -> Any:
     return MMDetMask2Former(cfg.mmdet_config, cfg.mmdet_checkpoint or GENEVAL_MMDET_CHECKPOINT, device=device)
 
 
+@DETECTORS.register("opencv-ssd", "lite: SSD-MobileNet-v2 COCO through OpenCV DNN on CPU, GrabCut masks (offline)")
+def _ssd_detector(cfg: Any, *, device: str) -> Any:
+    from t2ibench.models.ssd import SSDMobileNetDetector
+
+    return SSDMobileNetDetector(cfg.model)
+
+
 @COLOUR_CLASSIFIERS.register("clip", "OpenCLIP zero-shot over GenEval's ten colours on the masked crop (reference)")
 def _clip_colour(cfg: Any, *, device: str) -> Any:
     from t2ibench.models.colour import ClipColourClassifier
 
     return ClipColourClassifier(cfg.arch, cfg.pretrained, device=device, background=cfg.background)
+
+
+@COLOUR_CLASSIFIERS.register("lite", "lite: the dominant CIELAB colour of the masked pixels by a fixed rule")
+def _lite_colour(cfg: Any, *, device: str) -> Any:
+    from t2ibench.models.colour import LabColourClassifier
+
+    return LabColourClassifier()
 
 
 @EMBEDDERS.register("open_clip", "OpenCLIP image and text embeddings")
@@ -119,3 +142,19 @@ def _dinov2(cfg: Any, *, device: str, show_progress: bool) -> Any:
         normalize=cfg.normalize,
         show_progress=show_progress,
     )
+
+
+@EMBEDDERS.register("mobilenet-ssd", "lite: SSD-MobileNet-v2's backbone features (1280-d, mean-pooled), offline")
+def _mobilenet(cfg: Any, *, device: str, show_progress: bool) -> Any:
+    from t2ibench.models.ssd import MobileNetFeatures
+
+    return MobileNetFeatures(cfg.model, normalize=cfg.normalize, show_progress=show_progress)
+
+
+@EMBEDDERS.register(
+    "mobilenet+structure", "lite: MobileNet-SSD image features paired with the prompt's structure (no text encoder)"
+)
+def _mobilenet_structure(cfg: Any, *, device: str, show_progress: bool) -> Any:
+    from t2ibench.models.ssd import MobileNetPromptStructure
+
+    return MobileNetPromptStructure(cfg.model, normalize=cfg.normalize, show_progress=show_progress)

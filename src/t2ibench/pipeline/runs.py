@@ -21,7 +21,7 @@ def start_run(ws: Workspace, run_id: str, flow: str) -> int:
         "code_version": code_version(),
         "finished_at": None,
         "smoke": ws.config.smoke,
-        "details": {"flow": flow},
+        "details": {"flow": flow, "lite": ws.config.evaluators.lite},
     }
     return Store(ws.store).start_run(run)
 

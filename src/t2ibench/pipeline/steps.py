@@ -40,7 +40,7 @@ def select_prompts(suite: GenEvalSuite) -> list[tuple[int, dict[str, Any]]]:
     """(index, record) of the suite's prompts, restricted by ``prompts`` and/or ``limit_per_task``."""
     from t2ibench.suites.geneval import generate_suite
 
-    records = generate_suite(seed=suite.seed, per_task=suite.per_task)
+    records = generate_suite(seed=suite.seed, per_task=suite.per_task, classes=suite.classes)
     selected = select_indices(records, suite.prompts, where="geneval.prompts")
     if suite.limit_per_task is not None:
         counts: dict[str, int] = {}
@@ -348,7 +348,7 @@ def step_store(
         model_hash=ws.model_hash(model.name),
         evaluator_hash=ws.evaluator_hash,
         suite=ws.suite_id,
-        smoke=generated.smoke or ws.config.smoke,
+        smoke=generated.smoke or ws.config.smoke_evaluators,
         prompts=prompts,
         generated=generated,
         results=results,

@@ -25,6 +25,7 @@ from t2ibench.report.geneval import TASK_TITLES
 from t2ibench.report.markdown import markdown_table
 from t2ibench.store import Store
 
+LITE_NOTE = "LITE EVALUATOR, not comparable with published GenEval scores"
 SMOKE_NOTE = (
     "SMOKE RUN: built-in random-weight models produced these numbers; they test the system and measure nothing."
 )
@@ -194,12 +195,24 @@ def _provenance(data: dict[str, Any], config_name: str) -> str:
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     if run is None:
         return f"Config {config_name}; no completed run yet; rendered {now}."
-    smoke = any(r["smoke"] for r in data["board"]) or bool(run.get("smoke"))
+    board = data["board"]
+    smoke = (all(r["smoke"] for r in board) if board else False) or bool(run.get("smoke"))
     text = (
         f"Config {run['config_name']} (hash {run['config_hash']}), code {run['code_version']}, run {run['run_id']} "
         f"finished {run['finished_at']}; rendered {now}."
     )
+    lite = lite_parts(run)
+    if lite:
+        text += f" {LITE_NOTE} ({'; '.join(lite)})."
     return text + (f" {SMOKE_NOTE}" if smoke else "")
+
+
+def lite_parts(run: dict[str, Any] | None) -> list[str]:
+    """The lite evaluators a run used (from its stored details), empty for the reference evaluators."""
+    if not run or not run.get("details"):
+        return []
+    details = run["details"] if isinstance(run["details"], dict) else json.loads(run["details"])
+    return [str(p) for p in details.get("lite", [])]
 
 
 def render_reports(store_path: str | Path, out_dir: str | Path, *, config_name: str = "") -> dict[str, Any]:
@@ -228,10 +241,13 @@ def render_reports(store_path: str | Path, out_dir: str | Path, *, config_name: 
     headers, rows = _rows(data, links)
     provenance = _provenance(data, config_name)
     smoke = SMOKE_NOTE in provenance
+    lite = lite_parts(data["run"])
     agreement_rows = [[a["scope"], a["source"], a["statistic"], _fmt(a["value"], 3)] for a in data["agreement"]]
     md = ["# Leaderboard", ""]
     if smoke:
         md += [f"> **{SMOKE_NOTE}**", ""]
+    if lite:
+        md += [f"> **{LITE_NOTE}**: {'; '.join(lite)}.", ""]
     md += [
         "GenEval accuracy (Table 2 layout: overall = mean of the six tasks) and diversity (FKEA VENDI-1 and RKE on "
         "the image embedder, Scendi on CLIP image–prompt pairs; FKEA radius = Theorem-2 bound, δ = 0.05).",
@@ -293,6 +309,9 @@ def _html(
         return f'<table id="{ident}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
     banner = f'<p class="smoke">{html.escape(SMOKE_NOTE)}</p>' if smoke else ""
+    if LITE_NOTE in provenance:
+        banner += f'<p class="smoke">{html.escape(LITE_NOTE)}: see the provenance line below.</p>'
+
     images = "".join(f'<figure><img src="{html.escape(p)}" alt="{html.escape(n)}"></figure>' for n, p in plots.items())
     agree = (
         f"<h2>Human agreement</h2>{table(['scope', 'source', 'statistic', 'value'], agreement, 'agreement')}"

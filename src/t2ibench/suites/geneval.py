@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from t2ibench.errors import InputError, unknown_choice
 from t2ibench.io import load_yaml, read_jsonl, write_text_atomic
@@ -101,14 +102,20 @@ def plural(name: str) -> str:
     return name + ("es" if name.endswith("s") else "s")
 
 
-def _records(vocab: GenEvalVocabulary, seed: int, n: int) -> Iterator[dict[str, Any]]:
+def _records(
+    vocab: GenEvalVocabulary, seed: int, n: int, classes: tuple[str, ...] | None = None
+) -> Iterator[dict[str, Any]]:
     rng = np.random.default_rng(seed)
-    classes, colors, t = vocab.classes, vocab.colors, vocab.templates
+    colors, t = vocab.colors, vocab.templates
+    classes = vocab.classes if classes is None else classes
     n_classes = len(classes)
-    skip = classes.index(vocab.colourless_class)
+    # colour prompts never ask for the colourless class: draw from the others (the official procedure draws an
+    # index among 79 and shifts it past that class; a restricted pool without it shifts past nothing)
+    skip = classes.index(vocab.colourless_class) if vocab.colourless_class in classes else None
+    n_coloured = n_classes - 1 if skip is not None else n_classes
 
-    def coloured(i: int) -> str:  # an index drawn from 79 choices, shifted past the colourless class
-        return classes[(i + 1 + skip) % n_classes]
+    def coloured(i: int) -> str:
+        return classes[(i + 1 + skip) % n_classes] if skip is not None else classes[i]
 
     for i in rng.choice(n_classes, size=n_classes, replace=False):
         obj = classes[i]
@@ -134,7 +141,7 @@ def _records(vocab: GenEvalVocabulary, seed: int, n: int) -> Iterator[dict[str, 
             "prompt": t["counting"].format(number=vocab.counts[count], plural=plural(obj)),
         }
     for _ in range(n):
-        obj = coloured(rng.choice(n_classes - 1))
+        obj = coloured(rng.choice(n_coloured))
         color = colors[rng.choice(len(colors))]
         yield {
             "tag": "colors",
@@ -152,7 +159,7 @@ def _records(vocab: GenEvalVocabulary, seed: int, n: int) -> Iterator[dict[str, 
             ),
         }
     for _ in range(n):
-        a, b = (coloured(i) for i in rng.choice(n_classes - 1, size=2, replace=False))
+        a, b = (coloured(i) for i in rng.choice(n_coloured, size=2, replace=False))
         c1, c2 = (colors[i] for i in rng.choice(len(colors), size=2, replace=False))
         yield {
             "tag": "color_attr",
@@ -163,19 +170,30 @@ def _records(vocab: GenEvalVocabulary, seed: int, n: int) -> Iterator[dict[str, 
         }
 
 
-def generate_suite(seed: int | None = None, per_task: int | None = None) -> list[dict[str, Any]]:
-    """GenEval prompt records (tag, include, [exclude], prompt) for ``seed`` and ``per_task`` samples per task.
+def generate_suite(
+    seed: int | None = None, per_task: int | None = None, classes: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """GenEval prompt records (tag, include, [exclude], prompt) for ``seed`` and ``per_task`` samples per task,
+    drawn by GenEval's procedure from all 80 classes or from ``classes`` (a subset, in GenEval's class order).
 
-    The defaults (seed 43, 100 per task) give the official 553-prompt suite.
+    The defaults (seed 43, 100 per task, all classes) give the official 553-prompt suite.
     """
     vocab = vocabulary()
+    pool = None
+    if classes is not None:
+        unknown = [c for c in classes if c not in vocab.classes]
+        if unknown:
+            raise InputError(f"classes: {unknown_choice('class', unknown[0], vocab.classes)}")
+        pool = tuple(c for c in vocab.classes if c in set(classes))
+        if len(pool) - (vocab.colourless_class in pool) < 2:
+            raise InputError(f"classes: need at least two classes that colour prompts may use; got {list(pool)}")
     s = check_seed(vocab.official_seed if seed is None else seed)
     n = check_positive_int(vocab.official_per_task if per_task is None else per_task, name="per_task")
     if n > MAX_PER_TASK:
         raise InputError(f"per_task must be ≤ {MAX_PER_TASK} (the official suite has 100); got {n}")
     seen: set[str] = set()
     out = []
-    for record in _records(vocab, s, n):
+    for record in _records(vocab, s, n, pool):
         key = json.dumps(record, sort_keys=True)
         if key not in seen:
             seen.add(key)
@@ -264,3 +282,93 @@ def validate_record(record: Any, *, where: str) -> None:
                     raise InputError(f"{where}: unknown relation {rel!r}")
                 if isinstance(target, bool) or not isinstance(target, int) or not 0 <= target < i:
                     raise InputError(f"{where}: position target {target!r} must index an earlier include clause")
+
+
+# -- reading a templated prompt back (an honest text representation when no text encoder is available) -----------
+
+
+@cache
+def _template_patterns() -> tuple[tuple[str, Any], ...]:
+    import re
+
+    vocab = vocabulary()
+
+    def alt(words: Sequence[str]) -> str:
+        return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+
+    pieces = {
+        "a_object": "(?:a|an)", "a_object1": "(?:a|an)", "a_object2": "(?:a|an)", "a_color": "(?:a|an)",
+        "a_color1": "(?:a|an)", "a_color2": "(?:a|an)",
+        "object": f"(?P<object>{alt(vocab.classes)})", "object1": f"(?P<object1>{alt(vocab.classes)})",
+        "object2": f"(?P<object2>{alt(vocab.classes)})",
+        "plural": f"(?P<plural>{alt([plural(c) for c in vocab.classes])})",
+        "number": f"(?P<number>{alt(list(vocab.counts.values()))})",
+        "color": f"(?P<color>{alt(vocab.colors)})", "color1": f"(?P<color1>{alt(vocab.colors)})",
+        "color2": f"(?P<color2>{alt(vocab.colors)})", "relation": f"(?P<relation>{alt(vocab.relations)})",
+    }  # fmt: skip
+    out = []
+    for task, template in vocab.templates.items():
+        pattern = re.escape(template)
+        for key, value in pieces.items():
+            pattern = pattern.replace(re.escape("{" + key + "}"), value)
+        out.append((task, re.compile(pattern + r"\Z")))
+    return tuple(out)
+
+
+def parse_prompt(text: str) -> dict[str, Any]:
+    """The prompt record (tag, include, [exclude], prompt) a GenEval-templated prompt was generated from;
+    InputError for text no template produces."""
+    vocab = vocabulary()
+    by_plural = {plural(c): c for c in vocab.classes}
+    by_number = {v: k for k, v in vocab.counts.items()}
+    for task, pattern in _template_patterns():
+        m = pattern.match(text)
+        if m is None:
+            continue
+        g = m.groupdict()
+        record: dict[str, Any] = {"tag": task}
+        if task == "single_object":
+            record["include"] = [{"class": g["object"], "count": 1}]
+        elif task == "two_object":
+            record["include"] = [{"class": g["object1"], "count": 1}, {"class": g["object2"], "count": 1}]
+        elif task == "counting":
+            name, count = by_plural[g["plural"]], by_number[g["number"]]
+            record["include"] = [{"class": name, "count": count}]
+            record["exclude"] = [{"class": name, "count": count + 1}]
+        elif task == "colors":
+            record["include"] = [{"class": g["object"], "count": 1, "color": g["color"]}]
+        elif task == "position":
+            record["include"] = [
+                {"class": g["object2"], "count": 1},
+                {"class": g["object1"], "count": 1, "position": [g["relation"], 0]},
+            ]
+        else:
+            record["include"] = [
+                {"class": g["object1"], "count": 1, "color": g["color1"]},
+                {"class": g["object2"], "count": 1, "color": g["color2"]},
+            ]
+        record["prompt"] = text
+        return record
+    raise InputError(
+        f"prompt {text!r} is not one of GenEval's templates (the structure representation reads only those)"
+    )
+
+
+STRUCTURE_DIM = 80 + 80 * 10 + 4
+
+
+def structure_vector(text: str) -> NDArray[np.float32]:
+    """A GenEval prompt as a unit vector (884,): per class its requested count (80), one-hot colour of each class
+    (80 × 10), one-hot relation (4) — what the prompt asks, with no text encoder."""
+    vocab = vocabulary()
+    record = parse_prompt(text)
+    v = np.zeros(STRUCTURE_DIM, dtype=np.float64)
+    for clause in record["include"]:
+        c = vocab.classes.index(clause["class"])
+        v[c] += clause["count"]
+        if "color" in clause:
+            v[80 + 10 * c + vocab.colors.index(clause["color"])] = 1.0
+        if "position" in clause:
+            v[880 + vocab.relations.index(clause["position"][0])] = 1.0
+    out: NDArray[np.float32] = (v / np.linalg.norm(v)).astype(np.float32)
+    return out

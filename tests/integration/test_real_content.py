@@ -1,0 +1,279 @@
+"""Real content end to end, offline: the SSD-MobileNet-v2 COCO detector and the lite colour namer on bundled real
+photographs (truth tables checked by looking at the photos), the evaluator self-test, and the offline main job on
+ground-truth compositor models (a reduced configs/offline.yaml)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+pytest.importorskip("cv2", reason="the real detector needs opencv-python-headless (the 'models' extra)")
+
+from t2ibench.geneval_eval import ImageItem, judge_image
+from t2ibench.models.colour import LabColourClassifier
+from t2ibench.models.ssd import SSDMobileNetDetector, model_files
+from t2ibench.store import Store
+from tests.integration._workspace import make_workspace, run
+
+REPO = Path(__file__).resolve().parents[2]
+
+# What each bundled photo shows, by looking at it: the COCO classes that are plainly there, other COCO things
+# visible in it that a detector may also report, and each present object's colour where it has one.
+TRUTH = {
+    "astronaut": {"present": {"person"}, "visible": set(), "colour": {"person": "orange"}},  # orange flight suit
+    "camera": {"present": {"person"}, "visible": set(), "colour": {"person": "black"}},  # dark coat, greyscale
+    "chelsea": {"present": {"cat"}, "visible": {"bed"}, "colour": {"cat": "brown"}},  # tabby cat
+    "coffee": {"present": {"cup"}, "visible": {"dining table", "bowl", "spoon"}, "colour": {}},  # cup on saucer
+    "motorcycle_left": {"present": {"motorcycle"}, "visible": {"chair"}, "colour": {"motorcycle": "red"}},
+    "horse": {"present": {"horse"}, "visible": set(), "colour": {"horse": "black"}},  # silhouette
+    "grace_hopper": {"present": {"person", "tie"}, "visible": set(), "colour": {}},
+    "rocket": {"present": set(), "visible": set(), "colour": {}},  # a launch pad: no COCO class
+}
+
+
+@pytest.fixture(scope="module")
+def photos():
+    import skimage.data
+
+    from t2ibench.models.compositor import source_photos
+
+    out = dict(source_photos())
+    out["rocket"] = skimage.data.rocket()
+    return out
+
+
+@pytest.fixture(scope="module")
+def detector():
+    return SSDMobileNetDetector()
+
+
+def test_the_wheel_s_network_files_are_the_upstream_ones():
+    graph, text = model_files()
+    assert graph.stat().st_size > 60_000_000
+    assert text.suffix == ".pbtxt"
+    assert SSDMobileNetDetector().describe()["sha256"]["frozen_inference_graph.pb"] == "2a8d8a89d695842e"
+
+
+@pytest.mark.parametrize("name", sorted(TRUTH))
+def test_real_photos_give_their_hand_checked_classes(name, photos, detector):
+    from PIL import Image
+
+    photo = photos[name]
+    (found,) = detector.detect([Image.fromarray(photo)])
+    h, w = photo.shape[:2]
+    for det in found.detections:
+        x1, y1, x2, y2 = det.box
+        assert 0 <= x1 < x2 <= w, det
+        assert 0 <= y1 < y2 <= h, det
+        assert det.score == float(np.float32(det.score))  # the network's float32 scores, exactly
+    strong = {d.label for d in found.detections if d.score >= 0.5}
+    truth = TRUTH[name]
+    assert truth["present"] <= strong, (name, sorted(strong))
+    confident = {d.label for d in found.detections if d.score >= 0.6}
+    assert confident <= truth["present"] | truth["visible"], (name, sorted(confident))
+
+
+@pytest.mark.parametrize("name", [n for n in sorted(TRUTH) if TRUTH[n]["colour"]])
+def test_the_lite_colour_namer_names_real_objects_as_a_person_would(name, photos, detector):
+    from PIL import Image
+
+    image = Image.fromarray(photos[name])
+    (found,) = detector.detect([image])
+    namer = LabColourClassifier()
+    for label, colour in TRUTH[name]["colour"].items():
+        best = max((d for d in found.detections if d.label == label), key=lambda d: d.score)
+        assert namer.classify(image, [(best.box, found.mask(best.ref))], label) == [colour], (name, label)
+
+
+def verdict(photo: np.ndarray, tmp_path: Path, record: dict) -> tuple[bool, str]:
+    from PIL import Image
+
+    path = tmp_path / "image.png"
+    Image.fromarray(photo).save(path)
+    row = judge_image(ImageItem(0, "00000", path, record), SSDMobileNetDetector(), LabColourClassifier())
+    return row.correct, row.reason
+
+
+KNOWN = [
+    ("chelsea", "single_object", [{"class": "cat", "count": 1}], "a photo of a cat", True, ""),
+    (
+        "chelsea",
+        "counting",
+        [{"class": "cat", "count": 2}],
+        "a photo of two cats",
+        False,
+        "expected cat>=2, found 1",
+    ),
+    ("chelsea", "single_object", [{"class": "dog", "count": 1}], "a photo of a dog", False, "expected dog>=1, found 0"),
+    ("coffee", "single_object", [{"class": "cup", "count": 1}], "a photo of a cup", True, ""),
+    (
+        "grace_hopper",
+        "two_object",
+        [{"class": "person", "count": 1}, {"class": "tie", "count": 1}],
+        "a photo of a person and a tie",
+        True,
+        "",
+    ),
+    (
+        "motorcycle_left",
+        "colors",
+        [{"class": "motorcycle", "count": 1, "color": "red"}],
+        "a photo of a red motorcycle",
+        True,
+        "",
+    ),
+    (
+        "motorcycle_left",
+        "colors",
+        [{"class": "motorcycle", "count": 1, "color": "blue"}],
+        "a photo of a blue motorcycle",
+        False,
+        "expected blue motorcycle>=1, found 0 blue; and 1 red",
+    ),
+    ("horse", "colors", [{"class": "horse", "count": 1, "color": "black"}], "a photo of a black horse", True, ""),
+]
+
+
+@pytest.mark.parametrize(("name", "tag", "include", "prompt", "correct", "reason"), KNOWN)
+def test_geneval_verdicts_on_real_photos_with_known_answers(
+    name, tag, include, prompt, correct, reason, photos, tmp_path
+):
+    record = {"tag": tag, "include": include, "prompt": prompt}
+    if tag == "counting":
+        record["exclude"] = [{"class": include[0]["class"], "count": include[0]["count"] + 1}]
+    assert verdict(photos[name], tmp_path, record) == (correct, reason)
+
+
+# -- the evaluator self-test --------------------------------------------------------------------------------------
+
+
+def test_selftest_command_measures_and_calibrates_the_lite_evaluator(tmp_path, tiny_env):
+    exe = Path(sys.executable).with_name("t2ibench")
+    out = tmp_path / "selftest"
+    proc = subprocess.run(
+        [str(exe), "selftest", "--detector", "opencv-ssd", "--colour", "lite", "--per-task", "2",
+         "--images-per-prompt", "1", "--calibrate", "2", "--out", str(out), "--quiet"],
+        capture_output=True, text=True, env=os.environ | {"T2IBENCH_CACHE": str(tiny_env)},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads((out / "selftest.json").read_text())
+    assert [a["task"] for a in report["agreement"]] == [
+        "single_object", "two_object", "counting", "colors", "position", "color_attr",
+    ]  # fmt: skip
+    for a in report["agreement"]:
+        assert a["agree"] + a["false_pass"] + a["false_fail"] == a["images"]
+        assert a["truth_wrong"] + a["truth_right"] == a["images"]
+    assert report["classes"] == ["person", "motorcycle", "horse"]
+    calibrated = yaml.safe_load((out / "calibrated.yaml").read_text())
+    assert set(calibrated) == {"threshold", "counting_threshold"}
+    assert "lite evaluator, not comparable with published GenEval" in proc.stdout
+
+
+# -- the offline main job ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def offline(tmp_path_factory, model_cache):
+    """configs/offline.yaml with 3 prompts per task, refreshed in a temporary workspace; (root, config, env)."""
+    root = tmp_path_factory.mktemp("offline")
+
+    def fewer(config: dict) -> None:
+        config["geneval"]["per_task"] = 3
+
+    config, env = make_workspace(root, model_cache, models=None, source="offline", edit=fewer)
+    code, log = run(config, env)
+    assert code == 0, log[-4000:]
+    return root, config, env
+
+
+def truth_and_verdicts(root: Path, model: str) -> list[tuple[str, bool, bool]]:
+    """(task, construction truth, stored verdict) of every image of a compositor model."""
+    store = Store(root / "data" / "t2ibench.duckdb")
+    (folder,) = (root / "data" / "images" / model).iterdir()
+    lines = (folder / "truth.jsonl").read_text().splitlines()
+    truth = {(t["prompt_index"], t["sample"]): t["correct"] for t in map(json.loads, lines)}
+    rows = store.rows(
+        "SELECT v.prompt_index, v.sample, v.tag, v.correct FROM verdicts v "
+        "JOIN current_models c USING (model, model_hash, evaluator_hash) WHERE v.model = ?",
+        [model],
+    )
+    return [(r["tag"], truth[(r["prompt_index"], int(r["sample"]))], r["correct"]) for r in rows]
+
+
+def test_the_leaderboard_ranks_the_models_as_their_construction_says(offline):
+    root, _, _ = offline
+    store = Store(root / "data" / "t2ibench.duckdb")
+    board = {r["model"]: r for r in store.rows("SELECT * FROM leaderboard")}
+    assert board["faithful"]["overall"] > board["sloppy"]["overall"] > board["tiny"]["overall"]
+    assert board["tiny"]["smoke"]
+    assert not board["faithful"]["smoke"]
+    vendi = {
+        r["model"]: r["value"]
+        for r in store.rows(
+            "SELECT c.model, m.value FROM current_models c JOIN metrics m USING (model, model_hash, evaluator_hash) "
+            "WHERE m.metric = 'fkea' AND m.alpha = 1"
+        )
+    }
+    scendi = {
+        r["model"]: r["value"]
+        for r in store.rows(
+            "SELECT c.model, m.value FROM current_models c JOIN metrics m USING (model, model_hash, evaluator_hash) "
+            "WHERE m.metric = 'scendi' AND m.alpha = 1"
+        )
+    }
+    assert vendi["collapsed"] < vendi["faithful"]
+    assert vendi["collapsed"] < vendi["sloppy"]
+    assert scendi["collapsed"] < scendi["faithful"]
+    report = (root / "reports" / "leaderboard.md").read_text()
+    assert "LITE EVALUATOR, not comparable with published GenEval scores" in report
+    assert "SMOKE RUN" not in report  # one smoke model does not make the compositor rows smoke
+
+
+def test_the_lite_evaluator_agrees_with_construction_truth(offline):
+    """Pooled over the three compositor models: ≥ 90 % agreement on single object, two objects, counting and
+    position (the acceptance bar); colour is reported, not required."""
+    by_task: dict[str, list[bool]] = defaultdict(list)
+    for model in ("faithful", "sloppy", "collapsed"):
+        for task, truth, verdict in truth_and_verdicts(offline[0], model):
+            by_task[task].append(truth == verdict)
+    for task in ("single_object", "two_object", "counting", "position"):
+        assert np.mean(by_task[task]) >= 0.9, (task, np.mean(by_task[task]), len(by_task[task]))
+
+
+def test_the_sloppy_model_s_accuracy_matches_its_construction(offline):
+    """Per task, the sloppy model's measured accuracy is its construction accuracy within the evaluator's error as
+    measured on the other two compositor models (plus two binomial standard errors for the small sample)."""
+    error: dict[str, list[bool]] = defaultdict(list)
+    for model in ("faithful", "collapsed"):
+        for task, truth, verdict in truth_and_verdicts(offline[0], model):
+            error[task].append(truth != verdict)
+    rows = truth_and_verdicts(offline[0], "sloppy")
+    wrong = sum(not t for _, t, _ in rows) / len(rows)
+    assert 0.1 < wrong < 0.5  # the 30 % it was built with, give or take the sample
+    for task in sorted({t for t, _, _ in rows}):
+        mine = [(t, v) for k, t, v in rows if k == task]
+        n = len(mine)
+        construction = sum(t for t, _ in mine) / n
+        measured = sum(v for _, v in mine) / n
+        margin = np.mean(error[task]) + 2 * np.sqrt(0.25 / n)
+        assert abs(measured - construction) <= margin, (task, measured, construction, margin)
+
+
+def test_a_second_offline_run_reuses_everything(offline):
+    root, config, env = offline
+    shutil.rmtree(root / "reports")
+    code, log = run(config, env)
+    assert code == 0, log[-3000:]
+    model_work = [line for line in log.splitlines() if "Task run 'generate-" in line or "Task run 'geneval-" in line]
+    assert any("Cached" in line for line in model_work), log[-3000:]
+    assert not any("Completed()" in line for line in model_work), model_work
+    assert (root / "reports" / "leaderboard.html").is_file()
