@@ -32,9 +32,10 @@ from typing import Any, NoReturn
 import duckdb
 
 from t2ibench.errors import InputError
-from t2ibench.metrics.geneval import TASKS, overall_score, table2, tasks_present
+from t2ibench.metrics.geneval import CI_LEVEL, TASKS, bootstrap_table2, overall_score, table2, tasks_present
 
-SCHEMA_VERSION = 4  # 2: detections.colour, verdicts.relation, failure-pattern views; 3: geneval_scores
+SCHEMA_VERSION = 7  # 2: detections.colour, verdicts.relation, failure-pattern views; 3: geneval_scores; 4: per-model
+# smoke in leaderboard; 5: modes.mass and sample scores; 6: geneval_scores prompts and bootstrap CIs; 7: diversity view
 
 TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     # table: (column definitions, primary key)
@@ -83,7 +84,8 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "modes": (
         "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, source VARCHAR, mode_index INTEGER, "
-        "eigenvalue DOUBLE, share DOUBLE, entropy_share DOUBLE, top JSON, bottom JSON, gallery VARCHAR",
+        "eigenvalue DOUBLE, share DOUBLE, entropy_share DOUBLE, top JSON, bottom JSON, gallery VARCHAR, "
+        "mass DOUBLE, top_scores JSON, bottom_scores JSON",
         ("model", "model_hash", "evaluator_hash", "source", "mode_index"),
     ),
     "annotations": (
@@ -99,7 +101,7 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     # lives): one row per task and one with task 'overall' (tasks = how many tasks had images)
     "geneval_scores": (
         "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, task VARCHAR, accuracy DOUBLE, correct INTEGER, "
-        "images INTEGER, tasks INTEGER",
+        "images INTEGER, tasks INTEGER, prompts INTEGER, ci_low DOUBLE, ci_high DOUBLE, ci_level DOUBLE",
         ("model", "model_hash", "evaluator_hash", "task"),
     ),
 }
@@ -117,17 +119,18 @@ VIEWS = {
     """,
     # GenEval accuracy per model version and task (images), as in Table 2 (stored by the pipeline)
     "geneval_tasks": """
-        SELECT model, model_hash, evaluator_hash, task, accuracy, correct, images
+        SELECT model, model_hash, evaluator_hash, task, accuracy, correct, images, prompts, ci_low, ci_high, ci_level
         FROM geneval_scores WHERE task <> 'overall'
     """,
-    # overall = unweighted mean of the six tasks
+    # overall = unweighted mean of the tasks present (six normally), with its bootstrap interval over prompts
     "geneval_overall": """
-        SELECT model, model_hash, evaluator_hash, accuracy AS overall, tasks, images
+        SELECT model, model_hash, evaluator_hash, accuracy AS overall, tasks, images, prompts,
+               ci_low AS overall_ci_low, ci_high AS overall_ci_high, ci_level
         FROM geneval_scores WHERE task = 'overall'
     """,
     # the current leaderboard: one row per model, its latest completed version (task columns from TASKS)
     "leaderboard": f"""
-        SELECT c.model, m.label, m.smoke, o.overall,
+        SELECT c.model, m.label, m.smoke, o.overall, o.overall_ci_low, o.overall_ci_high, o.images, o.prompts,
                {TASK_COLUMNS},
                c.model_hash, c.evaluator_hash, c.run_id, c.finished_at
         FROM current_models c
@@ -135,6 +138,23 @@ VIEWS = {
         LEFT JOIN geneval_overall o USING (model, model_hash, evaluator_hash)
         LEFT JOIN geneval_tasks t USING (model, model_hash, evaluator_hash)
         GROUP BY ALL ORDER BY o.overall DESC NULLS LAST, c.model
+    """,
+    # diversity per model (current version): FKEA VENDI at α = 1, 2, ∞ (α = ∞ is stored as NULL alpha), RKE,
+    # Scendi, and the kernel they were measured with (σ, rff_dim, n) and FKEA's Theorem-2 radius
+    "diversity": """
+        SELECT c.model, c.model_hash, c.evaluator_hash,
+               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 1 THEN m.value END) AS vendi_1,
+               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 2 THEN m.value END) AS vendi_2,
+               max(CASE WHEN m.metric = 'fkea' AND m.alpha IS NULL THEN m.value END) AS vendi_inf,
+               max(CASE WHEN m.metric = 'rke' THEN m.value END) AS rke,
+               max(CASE WHEN m.metric = 'scendi' THEN m.value END) AS scendi,
+               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 1 THEN m.error_bound END) AS fkea_radius,
+               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 1 THEN m.sigma END) AS sigma,
+               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 1 THEN m.rff_dim END) AS rff_dim,
+               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 1 THEN m.n END) AS n,
+               max(CASE WHEN m.metric = 'scendi' THEN m.rff_dim END) AS scendi_rff_dim
+        FROM current_models c JOIN metrics m USING (model, model_hash, evaluator_hash)
+        GROUP BY ALL ORDER BY c.model
     """,
     # -- failure patterns (docs/schema.md#failure-patterns): read off stored verdicts and detections ---------------
     # one row per judged image, with its prompt
@@ -426,34 +446,46 @@ def _backfill_scores(con: duckdb.DuckDBPyConnection) -> None:
     of every version that lacks them once, with the same function the pipeline uses (never in SQL)."""
     missing = con.execute(
         "SELECT DISTINCT model, model_hash, evaluator_hash FROM verdicts "
-        "ANTI JOIN geneval_scores USING (model, model_hash, evaluator_hash)"
+        "ANTI JOIN geneval_scores USING (model, model_hash, evaluator_hash) "
+        "UNION SELECT model, model_hash, evaluator_hash FROM geneval_scores "  # schema 6 added the intervals
+        "WHERE task = 'overall' AND images > 0 AND ci_low IS NULL"
     ).fetchall()
     for model, mh, eh in missing:
         verdicts = con.execute(
-            "SELECT tag, correct FROM verdicts WHERE model = ? AND model_hash = ? AND evaluator_hash = ?",
+            "SELECT tag, correct, prompt_index FROM verdicts WHERE model = ? AND model_hash = ? AND evaluator_hash = ?",
             [model, mh, eh],
         ).fetchall()
         version = {"model": model, "model_hash": mh, "evaluator_hash": eh}
-        Store.upsert(
-            con, "geneval_scores", [{**version, **r} for r in table2_rows((t, bool(ok)) for t, ok in verdicts)]
-        )
+        rows = table2_rows((t, bool(ok), p) for t, ok, p in verdicts)
+        Store.upsert(con, "geneval_scores", [{**version, **r} for r in rows])
 
 
-def table2_rows(verdicts: Iterable[tuple[str, bool]]) -> list[dict[str, Any]]:
-    """``geneval_scores`` rows (task, accuracy, correct, images, tasks) of (task, correct) image verdicts, from
-    ``t2ibench.metrics.geneval`` (the one place Table 2's arithmetic lives); the overall score as task 'overall'."""
-    scores = table2(verdicts)
+def table2_rows(verdicts: Iterable[tuple[str, bool, Any]]) -> list[dict[str, Any]]:
+    """``geneval_scores`` rows (task, accuracy, correct, images, tasks, prompts, bootstrap CI) of (task, correct,
+    prompt) image verdicts, from ``t2ibench.metrics.geneval`` (the one place Table 2's arithmetic lives); the
+    overall score as task 'overall'."""
+    items = list(verdicts)
+    scores = table2((t, ok) for t, ok, _ in items)
     overall = overall_score(scores)
-    rows: list[dict[str, Any]] = [
-        {
-            "task": t.task,
-            "accuracy": t.accuracy if t.total else None,
-            "correct": t.correct,
-            "images": t.total,
-            "tasks": 1,
-        }
-        for t in scores
-    ]
+    intervals = bootstrap_table2(items)
+    prompts = {t: len({p for task, _, p in items if task == t}) for t in TASKS}
+    rows: list[dict[str, Any]] = []
+    for t in scores:
+        low, high = intervals.get(t.task, (None, None))
+        rows.append(
+            {
+                "task": t.task,
+                "accuracy": t.accuracy if t.total else None,
+                "correct": t.correct,
+                "images": t.total,
+                "tasks": 1,
+                "prompts": prompts[t.task],
+                "ci_low": low,
+                "ci_high": high,
+                "ci_level": CI_LEVEL,
+            }
+        )
+    low, high = intervals.get("overall", (None, None))
     rows.append(
         {
             "task": "overall",
@@ -461,6 +493,10 @@ def table2_rows(verdicts: Iterable[tuple[str, bool]]) -> list[dict[str, Any]]:
             "correct": sum(t.correct for t in scores),
             "images": sum(t.total for t in scores),
             "tasks": tasks_present(scores),
+            "prompts": sum(prompts.values()),
+            "ci_low": low,
+            "ci_high": high,
+            "ci_level": CI_LEVEL,
         }
     )
     return rows

@@ -230,12 +230,26 @@ def test_the_leaderboard_ranks_the_models_as_their_construction_says(offline):
             "WHERE m.metric = 'scendi' AND m.alpha = 1"
         )
     }
+    diversity = {r["model"]: r for r in store.rows("SELECT * FROM diversity")}
+    assert set(diversity) == set(board)
+    for model, row in diversity.items():  # the view reads the same stored values
+        assert row["vendi_1"] == vendi[model]
+        assert row["scendi"] == scendi[model]
+        assert row["vendi_inf"] <= row["vendi_2"] <= row["vendi_1"]  # Rényi entropies fall with α
+        assert row["sigma"] == pytest.approx(0.55)
     assert vendi["collapsed"] < vendi["faithful"]
     assert vendi["collapsed"] < vendi["sloppy"]
     assert scendi["collapsed"] < scendi["faithful"]
     report = (root / "reports" / "leaderboard.md").read_text()
     assert "LITE EVALUATOR, not comparable with published GenEval scores" in report
     assert "SMOKE RUN" not in report  # one smoke model does not make the compositor rows smoke
+    for row in board.values():  # every overall score with its bootstrap interval and counts
+        assert row["overall_ci_low"] <= row["overall"] <= row["overall_ci_high"], row
+        assert row["images"] > row["prompts"] > 0
+    assert "| 95 % CI |" in report
+    # faithful and collapsed are both right by construction: their intervals overlap, and the report says so
+    faithful = next(line for line in report.splitlines() if line.startswith("| compositor, faithful"))
+    assert " ≈ |" in faithful
 
 
 def test_the_lite_evaluator_agrees_with_construction_truth(offline):
@@ -277,3 +291,25 @@ def test_a_second_offline_run_reuses_everything(offline):
     assert any("Cached" in line for line in model_work), log[-3000:]
     assert not any("Completed()" in line for line in model_work), model_work
     assert (root / "reports" / "leaderboard.html").is_file()
+
+
+def test_gallery_artifacts_carry_the_stored_mode_values(offline):
+    """modes.json beside each gallery holds exactly the store's eigenvalues, shares, mass and sample scores."""
+    root, _, _ = offline
+    store = Store(root / "data" / "t2ibench.duckdb")
+    rows = store.rows(
+        "SELECT c.model, o.source, o.mode_index, o.eigenvalue, o.share, o.entropy_share, o.mass, o.top_scores "
+        "FROM current_models c JOIN modes o USING (model, model_hash, evaluator_hash)"
+    )
+    assert rows
+    checked = 0
+    for row in rows:
+        index = root / "reports" / "galleries" / row["model"] / row["source"] / "modes.json"
+        entry = next(m for m in json.loads(index.read_text())["modes"] if m["index"] == row["mode_index"])
+        assert entry["eigenvalue"] == pytest.approx(row["eigenvalue"], rel=1e-12)
+        assert entry["share"] == pytest.approx(row["share"], rel=1e-12)
+        assert entry["mass"] == pytest.approx(row["mass"], rel=1e-12)
+        assert [t["score"] for t in entry["top"]] == pytest.approx(json.loads(row["top_scores"]), rel=1e-12)
+        assert entry["eigenvalue"] > 0
+        checked += 1
+    assert checked == len(rows)

@@ -184,7 +184,9 @@ def write_model(store: Store, name: str, policy: Policy, run: int) -> None:
         )
         store.replace(con, "verdicts", {**version, "suite": "geneval"}, verdicts)
         store.replace(con, "detections", {**version, "suite": "geneval"}, detections)
-        store.replace(con, "geneval_scores", version, table2_rows((r.tag, r.correct) for r in results))  # as stored
+        store.replace(
+            con, "geneval_scores", version, table2_rows((r.tag, r.correct, r.prompt) for r in results)
+        )  # as stored
         store.upsert(
             con,
             "runs",

@@ -320,3 +320,50 @@ def overall_score(scores: Sequence[TaskScore]) -> float:
 def tasks_present(scores: Sequence[TaskScore]) -> int:
     """How many tasks the overall score averages (tasks with at least one image)."""
     return sum(1 for s in scores if s.total)
+
+
+BOOTSTRAP_RESAMPLES = 1000
+CI_LEVEL = 0.95
+
+
+def bootstrap_table2(
+    verdicts: Iterable[tuple[str, bool, Any]],
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    level: float = CI_LEVEL,
+    seed: int = 0,
+) -> dict[str, tuple[float, float]]:
+    """Percentile bootstrap intervals (low, high) at ``level`` of each task's accuracy and of the overall score, from
+    (task, correct, prompt) image verdicts: prompts are resampled with replacement within each task, all images of a
+    prompt together (``numpy.random.default_rng(seed)``); tasks without images are absent."""
+    import numpy as np
+
+    if not 0.0 < level < 1.0:
+        raise InputError(f"the confidence level must be in (0, 1); got {level!r}")
+    if resamples < 1:
+        raise InputError(f"resamples must be ≥ 1; got {resamples!r}")
+    per_prompt: dict[str, dict[Any, list[int]]] = {}
+    for task, ok, prompt in verdicts:
+        if task not in TASKS:
+            raise InputError(f"unknown GenEval task {task!r}")
+        counts = per_prompt.setdefault(task, {}).setdefault(prompt, [0, 0])
+        counts[0] += bool(ok)
+        counts[1] += 1
+    rng = np.random.default_rng(seed)
+    tail = 100 * (1 - level) / 2
+    out: dict[str, tuple[float, float]] = {}
+    samples = []
+    for task in TASKS:  # a fixed task order: the draws do not depend on the order verdicts came in
+        if task not in per_prompt:
+            continue
+        table = np.array([per_prompt[task][p] for p in sorted(per_prompt[task], key=repr)], dtype=np.float64)
+        draw = rng.integers(0, len(table), size=(resamples, len(table)))
+        accuracy = table[draw, 0].sum(axis=1) / table[draw, 1].sum(axis=1)
+        samples.append(accuracy)
+        low, high = np.percentile(accuracy, [tail, 100 - tail])
+        out[task] = (float(low), float(high))
+    if samples:
+        overall = np.mean(samples, axis=0)
+        low, high = np.percentile(overall, [tail, 100 - tail])
+        out["overall"] = (float(low), float(high))
+    return out

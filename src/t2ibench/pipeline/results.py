@@ -108,6 +108,9 @@ class ModeRecord:
     entropy_share: float
     top: tuple[int, ...]
     bottom: tuple[int, ...]
+    mass: float = 0.0
+    top_scores: tuple[float, ...] = ()
+    bottom_scores: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,13 @@ def metric_row(record: MetricRecord) -> dict[str, Any]:
 
 def mode_row(record: ModeRecord) -> dict[str, Any]:
     """A ``modes`` row (without the version columns)."""
-    return {**to_plain(record), "top": list(record.top), "bottom": list(record.bottom)}
+    return {
+        **to_plain(record),
+        "top": list(record.top),
+        "bottom": list(record.bottom),
+        "top_scores": [float(x) for x in record.top_scores],
+        "bottom_scores": [float(x) for x in record.bottom_scores],
+    }
 
 
 def version_rows(
@@ -103,5 +109,5 @@ def version_rows(
         detections=detections,
         metrics=metrics,
         modes=modes,
-        geneval_scores=table2_rows((r.tag, r.correct) for r in results),
+        geneval_scores=table2_rows((r.tag, r.correct, r.prompt) for r in results),
     )

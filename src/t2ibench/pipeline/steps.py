@@ -223,6 +223,9 @@ def _mode(mode: Any, positions: np.ndarray, source: str) -> ModeRecord:
         entropy_share=mode.entropy_share,
         top=tuple(int(positions[j]) for j in mode.top),
         bottom=tuple(int(positions[j]) for j in mode.bottom),
+        mass=mode.mass,
+        top_scores=tuple(float(x) for x in mode.top_scores),
+        bottom_scores=tuple(float(x) for x in mode.bottom_scores),
     )
 
 

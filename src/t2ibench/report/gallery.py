@@ -81,7 +81,8 @@ def write_image_gallery(
     summary_rows = []
     for mode in modes.modes:
         label = f"mode {mode.index}  share {100 * mode.share:.1f}%  entropy share {100 * mode.entropy_share:.1f}%"
-        parts = [(f"{title + ': ' if title else ''}{label} — top {len(mode.top)}", mode.top)]
+        # plain ASCII: the bundled bitmap font has no glyph for dashes or other typography (a box would show)
+        parts = [(f"{title + ': ' if title else ''}{label} - top {len(mode.top)}", mode.top)]
         if mode.bottom:
             parts.append((f"bottom {len(mode.bottom)} of this mode", mode.bottom))
         grids = [(text, _grid([to_pil(images[j], size=thumb) for j in rows], cols, thumb)) for text, rows in parts]
@@ -101,16 +102,17 @@ def write_image_gallery(
         entries.append(
             {
                 "index": mode.index,
-                "eigenvalue": mode.eigenvalue,
-                "share": mode.share,
-                "entropy_share": mode.entropy_share,
+                "eigenvalue": _value(mode.eigenvalue),
+                "share": _value(mode.share),
+                "entropy_share": _value(mode.entropy_share),
+                "mass": _value(mode.mass),
                 "file": name,
                 "top": [
-                    {"sample": j, "score": s, "image": _describe(images[j])}
+                    {"sample": j, "score": _value(s), "image": _describe(images[j])}
                     for j, s in zip(mode.top, mode.top_scores, strict=True)
                 ],
                 "bottom": [
-                    {"sample": j, "score": s, "image": _describe(images[j])}
+                    {"sample": j, "score": _value(s), "image": _describe(images[j])}
                     for j, s in zip(mode.bottom, mode.bottom_scores, strict=True)
                 ],
             }
@@ -135,6 +137,11 @@ def write_image_gallery(
         + "\n"
     )
     return index
+
+
+def _value(x: float) -> float | None:
+    """A number for JSON: None where unknown (NaN), never an invented value."""
+    return None if x != x else float(x)
 
 
 def _describe(source: ImageSource) -> str | None:

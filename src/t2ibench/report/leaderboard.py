@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import itertools
 import json
 import math
 from datetime import UTC, datetime
@@ -45,7 +46,8 @@ def collect(store: Store) -> dict[str, Any]:
            FROM current_models c JOIN metrics m USING (model, model_hash, evaluator_hash)"""
     )
     modes = store.rows(
-        """SELECT c.model, o.source, o.mode_index, o.share, o.entropy_share, o.top, o.bottom
+        """SELECT c.model, o.source, o.mode_index, o.eigenvalue, o.share, o.entropy_share, o.mass, o.top, o.bottom,
+                  o.top_scores, o.bottom_scores
            FROM current_models c JOIN modes o USING (model, model_hash, evaluator_hash)
            ORDER BY c.model, o.source, o.mode_index"""
     )
@@ -72,9 +74,32 @@ def _metric(metrics: list[dict[str, Any]], model: str, metric: str, alpha: float
     return None
 
 
+def _stored_mode(row: dict[str, Any]) -> Any:
+    """A ``Mode`` exactly as stored: eigenvalue, shares, mass and sample scores (None where an older store lacks
+    them: a gallery never shows an invented 0.0)."""
+    from t2ibench.metrics.modes import Mode
+
+    def floats(value: Any, n: int) -> tuple[float, ...]:
+        values = json.loads(value) if isinstance(value, str) else value
+        return tuple(float(x) for x in values) if values and len(values) == n else tuple(float("nan") for _ in range(n))
+
+    top, bottom = tuple(json.loads(row["top"])), tuple(json.loads(row["bottom"] or "[]"))
+    return Mode(
+        index=row["mode_index"],
+        eigenvalue=float("nan") if row["eigenvalue"] is None else row["eigenvalue"],
+        share=row["share"],
+        entropy_share=row["entropy_share"],
+        mass=float("nan") if row.get("mass") is None else row["mass"],
+        top=top,
+        top_scores=floats(row.get("top_scores"), len(top)),
+        bottom=bottom,
+        bottom_scores=floats(row.get("bottom_scores"), len(bottom)),
+    )
+
+
 def _galleries(data: dict[str, Any], out: Path) -> dict[tuple[str, str], str]:
     """Render each model's mode galleries from stored mode rows and image paths; returns relative links."""
-    from t2ibench.metrics.modes import Mode, ModeSet
+    from t2ibench.metrics.modes import ModeSet
     from t2ibench.report.gallery import write_image_gallery
 
     links: dict[tuple[str, str], str] = {}
@@ -88,20 +113,7 @@ def _galleries(data: dict[str, Any], out: Path) -> dict[tuple[str, str], str]:
         paths = by_model.get(model, [])
         if not paths:
             continue
-        modes = tuple(
-            Mode(
-                index=r["mode_index"],
-                eigenvalue=0.0,
-                share=r["share"],
-                entropy_share=r["entropy_share"],
-                mass=0.0,
-                top=tuple(json.loads(r["top"])),
-                top_scores=tuple(0.0 for _ in json.loads(r["top"])),
-                bottom=tuple(json.loads(r["bottom"] or "[]")),
-                bottom_scores=tuple(0.0 for _ in json.loads(r["bottom"] or "[]")),
-            )
-            for r in rows
-        )
+        modes = tuple(_stored_mode(r) for r in rows)
         folder = out / "galleries" / model / source
         available = [Path(p) for p in paths]
         if not all(p.exists() for p in available):
@@ -165,8 +177,20 @@ def _plots(data: dict[str, Any], out: Path) -> dict[str, str]:
 
 
 def _rows(data: dict[str, Any], links: dict[tuple[str, str], str]) -> tuple[list[str], list[list[str]]]:
-    headers = ["model", "Overall", *TASK_TITLES.values(), "FKEA VENDI-1", "RKE", "Scendi", "FKEA radius", "modes"]
+    headers = [
+        "model",
+        "Overall",
+        "95 % CI",
+        *TASK_TITLES.values(),
+        "images (prompts)",
+        "FKEA VENDI-1",
+        "RKE",
+        "Scendi",
+        "FKEA radius",
+        "modes",
+    ]
     rows = []
+    ties = tied_with_next(data["board"])
     for row in data["board"]:
         model = row["model"]
         fkea = _metric(data["metrics"], model, "fkea", 1.0)
@@ -178,8 +202,10 @@ def _rows(data: dict[str, Any], links: dict[tuple[str, str], str]) -> tuple[list
         rows.append(
             [
                 f"{row['label'] or model}{' (smoke)' if row['smoke'] else ''}",
-                _fmt(row["overall"]),
+                _fmt(row["overall"]) + (" ≈" if model in ties else ""),
+                _interval(row.get("overall_ci_low"), row.get("overall_ci_high")),
                 *(_fmt(row[t]) for t in TASKS),
+                f"{row['images']} ({row['prompts']})" if row.get("images") is not None else "—",
                 _fmt(fkea["value"] if fkea else None),
                 _fmt(rke["value"] if rke else None),
                 _fmt(scendi["value"] if scendi else None),
@@ -188,6 +214,24 @@ def _rows(data: dict[str, Any], links: dict[tuple[str, str], str]) -> tuple[list
             ]
         )
     return headers, rows
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    return "—" if low is None or high is None else f"[{low:.2f}, {high:.2f}]"
+
+
+def tied_with_next(board: list[dict[str, Any]]) -> set[str]:
+    """Models (in the board's overall order) whose overall bootstrap interval overlaps the next model's: the report
+    does not rank them as different (marked ≈)."""
+    tied: set[str] = set()
+    for a, b in itertools.pairwise(board):
+        lows = (a.get("overall_ci_low"), b.get("overall_ci_low"))
+        highs = (a.get("overall_ci_high"), b.get("overall_ci_high"))
+        if None in lows or None in highs:
+            continue
+        if a["overall_ci_low"] <= b["overall_ci_high"] and b["overall_ci_low"] <= a["overall_ci_high"]:
+            tied |= {a["model"], b["model"]}
+    return tied
 
 
 def _provenance(data: dict[str, Any], config_name: str) -> str:
@@ -249,8 +293,10 @@ def render_reports(store_path: str | Path, out_dir: str | Path, *, config_name: 
     if lite:
         md += [f"> **{LITE_NOTE}**: {'; '.join(lite)}.", ""]
     md += [
-        "GenEval accuracy (Table 2 layout: overall = mean of the six tasks) and diversity (FKEA VENDI-1 and RKE on "
-        "the image embedder, Scendi on CLIP image–prompt pairs; FKEA radius = Theorem-2 bound, δ = 0.05).",
+        "GenEval accuracy (Table 2 layout: overall = mean of the six tasks; 95 % CI = percentile bootstrap over "
+        "prompts, 1,000 resamples, all images of a prompt together; ≈ marks a model whose interval overlaps the "
+        "next one's: not ranked as different) and diversity (FKEA VENDI-1 and RKE on the image embedder, Scendi on "
+        "CLIP image–prompt pairs; FKEA radius = Theorem-2 bound, δ = 0.05).",
         "",
         markdown_table(headers, rows) if rows else "No completed model yet.",
     ]
