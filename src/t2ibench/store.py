@@ -24,7 +24,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
@@ -34,8 +34,9 @@ import duckdb
 from t2ibench.errors import InputError
 from t2ibench.metrics.geneval import CI_LEVEL, TASKS, bootstrap_table2, overall_score, table2, tasks_present
 
-SCHEMA_VERSION = 7  # 2: detections.colour, verdicts.relation, failure-pattern views; 3: geneval_scores; 4: per-model
-# smoke in leaderboard; 5: modes.mass and sample scores; 6: geneval_scores prompts and bootstrap CIs; 7: diversity view
+SCHEMA_VERSION = 8  # 2: detections.colour, verdicts.relation, failure-pattern views; 3: geneval_scores; 4: per-model
+# smoke in leaderboard; 5: modes.mass and sample scores; 6: geneval_scores prompts and bootstrap CIs; 7: diversity view;
+# 8: evaluators table, protocol view
 
 TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     # table: (column definitions, primary key)
@@ -97,6 +98,8 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
         "scope VARCHAR, source VARCHAR, task VARCHAR, statistic VARCHAR, value DOUBLE",
         ("scope", "source", "task", "statistic"),
     ),
+    # what judged a version: every evaluator setting (detector, colour, thresholds, embedders, σ, rff_dim, seeds)
+    "evaluators": ("evaluator_hash VARCHAR, settings JSON, lite JSON", ("evaluator_hash",)),
     # GenEval Table 2 per model version, as t2ibench.metrics.geneval computed it (the one place its arithmetic
     # lives): one row per task and one with task 'overall' (tasks = how many tasks had images)
     "geneval_scores": (
@@ -138,6 +141,17 @@ VIEWS = {
         LEFT JOIN geneval_overall o USING (model, model_hash, evaluator_hash)
         LEFT JOIN geneval_tasks t USING (model, model_hash, evaluator_hash)
         GROUP BY ALL ORDER BY o.overall DESC NULLS LAST, c.model
+    """,
+    # the protocol of each current model's scores: generation settings, evaluator settings, the run's environment
+    "protocol": """
+        SELECT c.model, m.label, m.backend, m.model_id, m.sampling AS generation, e.settings AS evaluator,
+               e.lite, r.details->'environment' AS environment, c.model_hash, c.evaluator_hash, c.run_id,
+               c.finished_at
+        FROM current_models c
+        JOIN models m USING (model, model_hash)
+        LEFT JOIN evaluators e USING (evaluator_hash)
+        LEFT JOIN runs r USING (run_id)
+        ORDER BY c.model
     """,
     # diversity per model (current version): FKEA VENDI at α = 1, 2, ∞ (α = ∞ is stored as NULL alpha), RKE,
     # Scendi, and the kernel they were measured with (σ, rff_dim, n) and FKEA's Theorem-2 radius
@@ -790,6 +804,12 @@ class Store:
                 self.replace(con, "geneval_scores", judged, version.geneval_scores)
                 stamp = {"content_hash": version.content_hash, "stored_at": datetime.now(UTC)}
                 self.upsert(con, "model_versions", [{**judged, **stamp}])
+            if version.evaluator_settings:
+                self.upsert(
+                    con,
+                    "evaluators",
+                    [{"evaluator_hash": version.evaluator_hash, **version.evaluator_settings}],
+                )
             self.upsert(con, "run_models", [{"run_id": run_id, **judged}])
         return unchanged
 
@@ -836,6 +856,7 @@ class VersionRows:
     metrics: Sequence[Mapping[str, Any]]
     modes: Sequence[Mapping[str, Any]]
     geneval_scores: Sequence[Mapping[str, Any]]
+    evaluator_settings: Mapping[str, Any] = field(default_factory=dict)  # an ``evaluators`` row (settings, lite)
 
 
 # -- a user's SQL --------------------------------------------------------------------------------------------------

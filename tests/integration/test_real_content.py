@@ -237,6 +237,18 @@ def test_the_leaderboard_ranks_the_models_as_their_construction_says(offline):
         assert row["scendi"] == scendi[model]
         assert row["vendi_inf"] <= row["vendi_2"] <= row["vendi_1"]  # Rényi entropies fall with α
         assert row["sigma"] == pytest.approx(0.55)
+    protocol = {r["model"]: r for r in store.rows("SELECT * FROM protocol")}
+    assert set(protocol) == set(board)
+    for row in protocol.values():  # every score with the protocol that made it
+        evaluator = json.loads(row["evaluator"])
+        assert evaluator["geneval"]["detector"]["backend"] == "opencv-ssd"
+        assert (evaluator["geneval"]["threshold"], evaluator["geneval"]["counting_threshold"]) == (0.1, 0.6)
+        assert evaluator["diversity"]["sigma"] == 0.55
+        assert json.loads(row["generation"])["images_per_prompt"] == 2
+        environment = json.loads(row["environment"])
+        assert environment["packages"]["numpy"] == np.__version__
+        assert "git_commit" in environment
+        assert json.loads(row["lite"])
     assert vendi["collapsed"] < vendi["faithful"]
     assert vendi["collapsed"] < vendi["sloppy"]
     assert scendi["collapsed"] < scendi["faithful"]

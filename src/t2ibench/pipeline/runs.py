@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from t2ibench.errors import InputError
@@ -21,9 +22,42 @@ def start_run(ws: Workspace, run_id: str, flow: str) -> int:
         "code_version": code_version(),
         "finished_at": None,
         "smoke": ws.config.smoke,
-        "details": {"flow": flow, "lite": ws.config.evaluators.lite},
+        "details": {"flow": flow, "lite": ws.config.evaluators.lite, "environment": environment(ws.root)},
     }
     return Store(ws.store).start_run(run)
+
+
+def environment(root: Path) -> dict[str, Any]:
+    """Where a run ran: the workspace's git commit (None outside a git checkout; '+dirty' with local changes),
+    Python, the platform, and the versions of the libraries that make or judge images (None when not installed)."""
+    import importlib.metadata
+    import platform
+    import subprocess
+
+    def git(*args: str) -> str | None:
+        try:
+            out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return out.stdout.strip() if out.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if commit and git("status", "--porcelain", "--untracked-files=no"):
+        commit += "+dirty"
+    packages: dict[str, str | None] = {}
+    for name in ("t2ibench", "torch", "diffusers", "transformers", "open_clip_torch", "opencv-python-headless",
+                 "numpy", "duckdb", "prefect"):  # fmt: skip
+        try:
+            packages[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            packages[name] = None
+    return {
+        "git_commit": commit,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "packages": packages,
+    }
 
 
 def finish_run(ws: Workspace, run_id: str, status: str, details: Mapping[str, Any] | None = None) -> None:

@@ -358,6 +358,12 @@ def step_store(
         judged_sha256=judged.sha256,
         scores=(diversity, scendi),
     )
+    from dataclasses import replace
+
+    from t2ibench.hashing import to_plain
+
+    settings = {"settings": to_plain(ws.config.evaluators), "lite": ws.config.evaluators.lite}
+    version = replace(version, evaluator_settings=settings)
     unchanged = Store(ws.store).write_version(run_id, version)
     return Stored(
         model=model.name,
