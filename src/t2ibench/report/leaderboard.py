@@ -55,6 +55,11 @@ def collect(store: Store) -> dict[str, Any]:
         """SELECT c.model, i.prompt_index, i.sample, i.path
            FROM current_models c JOIN images i USING (model, model_hash) ORDER BY c.model, i.prompt_index, i.sample"""
     )
+    task_ci = store.rows(
+        """SELECT c.model, t.task, t.ci_low, t.ci_high
+           FROM current_models c JOIN geneval_tasks t USING (model, model_hash, evaluator_hash)
+           ORDER BY c.model, t.task"""
+    )
     runs = store.rows("SELECT * FROM runs WHERE status = 'completed' ORDER BY finished_at DESC LIMIT 1")
     agreement = store.rows("SELECT * FROM agreement WHERE task = 'all' ORDER BY scope, source, statistic")
     return {
@@ -62,6 +67,7 @@ def collect(store: Store) -> dict[str, Any]:
         "metrics": metrics,
         "modes": modes,
         "images": images,
+        "task_ci": task_ci,
         "run": runs[0] if runs else None,
         "agreement": agreement,
     }
@@ -142,16 +148,31 @@ def _plots(data: dict[str, Any], out: Path) -> dict[str, str]:
     files: dict[str, str] = {}
     board = data["board"]
     if board:
-        fig, ax = plt.subplots(figsize=(9, 3.6))
+        fig, ax = plt.subplots(figsize=(9, 4.4))
         width = 0.8 / max(len(board), 1)
+        ci = {(r["model"], r["task"]): (r["ci_low"], r["ci_high"]) for r in data.get("task_ci", [])}
         for i, row in enumerate(board):
             values = [row[t] if row[t] is not None else 0.0 for t in TASKS]
-            ax.bar([x + i * width for x in range(len(TASKS))], values, width=width, label=row["model"])
+            xs = [x + i * width for x in range(len(TASKS))]
+            intervals = [ci.get((row["model"], t), (None, None)) for t in TASKS]
+            yerr = [
+                [v - lo if lo is not None else 0.0 for v, (lo, _) in zip(values, intervals, strict=True)],
+                [hi - v if hi is not None else 0.0 for v, (_, hi) in zip(values, intervals, strict=True)],
+            ]
+            bars = ax.bar(xs, values, width=width, label=row["label"] or row["model"], yerr=yerr, capsize=2)
+            colour = bars.patches[0].get_facecolor() if bars.patches else None
+            # a zero is a result, not a missing bar: draw it as a stub on the axis; a task without images says n/a
+            for x, v, t in zip(xs, values, TASKS, strict=True):
+                if row[t] is None:
+                    ax.text(x, 0.01, "n/a", ha="center", va="bottom", fontsize=6, rotation=90)
+                elif v == 0.0:
+                    ax.plot([x - width / 2, x + width / 2], [0.004, 0.004], color=colour, linewidth=3)
+            ax.bar_label(bars, labels=["" if row[t] is None else f"{row[t]:.2f}" for t in TASKS], fontsize=6, padding=1)
         ax.set_xticks([x + 0.4 - width / 2 for x in range(len(TASKS))], [TASK_TITLES[t] for t in TASKS], fontsize=8)
         ax.set_ylabel("accuracy (images)")
-        ax.set_ylim(0, 1)
-        ax.legend(fontsize=8)
-        ax.set_title("GenEval accuracy per task")
+        ax.set_ylim(0, 1.1)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2, frameon=False)
+        ax.set_title("GenEval accuracy per task (error bars: 95 % bootstrap CI over prompts)")
         fig.tight_layout()
         fig.savefig(out / "tasks.png", dpi=100)
         plt.close(fig)
@@ -269,7 +290,12 @@ def render_reports(store_path: str | Path, out_dir: str | Path, *, config_name: 
     failure_data = failures.collect(store)
     links = _galleries(data, out)
     # plots are re-drawn only when what they show changed (matplotlib alone costs about a second to import)
-    plot_data = [data["board"], [m for m in data["metrics"] if m["metric"] == "fkea_curve"], failure_data]
+    plot_data = [
+        data["board"],
+        data["task_ci"],
+        [m for m in data["metrics"] if m["metric"] == "fkea_curve"],
+        failure_data,
+    ]
     stamp = hashlib.sha256(json.dumps(plot_data, sort_keys=True, default=str).encode()).hexdigest()
     marker = out / ".plots-rendered-from"
     previous = json.loads(marker.read_text()) if marker.exists() else {}
