@@ -380,8 +380,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     rows = judge_scan(scan, cfg, out=out, device=args.device, show_progress=not args.quiet)
     print(f"wrote {out}", file=sys.stderr)
     summary = summarise(rows)
-    lite = cfg.detector.backend == "opencv-ssd" or cfg.colour.backend == "lite"
-    label = Path(args.imagedir).name + (" (lite evaluator, not comparable with published GenEval)" if lite else "")
+    lite = " (lite evaluator, not comparable with published GenEval)" if cfg.lite else ""
+    label = Path(args.imagedir).name + lite
     print(render_summary(summary, label=label))
     if args.json:
         _write_json(Path(args.json), summary.to_dict())

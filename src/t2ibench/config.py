@@ -343,6 +343,16 @@ class GenEvalConfig(GenEvalParams):
     colour: ColourConfig = field(default_factory=ColourConfig)
 
     @property
+    def lite(self) -> list[str]:
+        """The offline stand-ins among the detector and colour classifier (empty for the reference ones)."""
+        parts = []
+        if self.detector.backend == "opencv-ssd":
+            parts.append("detector: SSD-MobileNet-v2 (OpenCV)")
+        if self.colour.backend == "lite":
+            parts.append("colour: CIELAB rule")
+        return parts
+
+    @property
     def params(self) -> GenEvalParams:
         """The thresholds alone (what the verdict engine reads)."""
         return GenEvalParams(**{f.name: getattr(self, f.name) for f in fields(GenEvalParams)})
@@ -452,11 +462,7 @@ class Evaluators:
     def lite(self) -> list[str]:
         """The offline stand-ins among the evaluators (empty for the reference ones): their numbers are labelled
         "lite evaluator, not comparable with published GenEval"."""
-        parts = []
-        if self.geneval.detector.backend == "opencv-ssd":
-            parts.append("detector: SSD-MobileNet-v2 (OpenCV)")
-        if self.geneval.colour.backend == "lite":
-            parts.append("colour: CIELAB rule")
+        parts = list(self.geneval.lite)
         if self.image_embedder.backend.startswith("mobilenet"):
             parts.append("image features: MobileNet-v2")
         if self.clip.backend == "mobilenet+structure":

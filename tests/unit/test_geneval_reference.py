@@ -313,4 +313,5 @@ def test_position_geometry_is_float32_on_boundary_cases():
         got = set(relations(tuple(float(v) for v in a), tuple(float(v) for v in b), 0.1))
         assert got == want, (a.tolist(), b.tolist(), got, want)
         disagreements += float64_relations(a, b) != want
-    assert disagreements >= 20, f"only {disagreements} boundary pairs where float64 differs: the test lost its edge"
+    # 2,562 of 20,000 (12.8 %) with this seed: docs/geneval.md quotes it; under 10 % the pairs lost their edge
+    assert disagreements >= 2_000, f"only {disagreements} boundary pairs where float64 differs: the test lost its edge"

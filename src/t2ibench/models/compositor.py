@@ -296,14 +296,15 @@ def paste(canvas: NDArray[np.uint8], rgba: NDArray[np.uint8], centre: tuple[floa
     return (cx1, cy1, cx2, cy2)
 
 
-def background(rng: np.random.Generator, *, plain: bool, tint: str | None = None) -> NDArray[np.uint8]:
-    """A canvas: a light plain tone, or a real greyscale texture (scikit-image's grass, gravel or brick) lightened;
-    ``tint`` paints it a light version of that colour (the leaked-colour error)."""
+def background(
+    rng: np.random.Generator, *, plain: bool, tint: str | None = None, tone: int | None = None
+) -> NDArray[np.uint8]:
+    """A canvas: a light plain tone (``tone``, else drawn from ``rng``), or a real greyscale texture (scikit-image's
+    grass, gravel or brick) lightened; ``tint`` paints it a light version of that colour (the leaked-colour error)."""
     import skimage.data as data
 
     if plain:
-        tone = rng.integers(185, 230) if rng is not None else 205
-        canvas = np.full((CANVAS, CANVAS, 3), tone, dtype=np.uint8)
+        canvas = np.full((CANVAS, CANVAS, 3), rng.integers(185, 230) if tone is None else tone, dtype=np.uint8)
     else:
         texture = (data.grass, data.gravel, data.brick)[int(rng.integers(3))]()[:CANVAS, :CANVAS]
         light = 150 + (texture.astype(np.float64) - texture.min()) / max(1, np.ptp(texture)) * 90
@@ -414,14 +415,12 @@ def render(
     by_class: dict[str, list[Cutout]] = {}
     for cut in cutouts:
         by_class.setdefault(cut.label, []).append(cut)
-    canvas = background(rng, plain=the_plan.plain, tint=the_plan.tint)
-    if variant.kind == "collapsed":
-        canvas[:] = 205
+    collapsed = variant.kind == "collapsed"  # always the same grey canvas
+    canvas = background(rng, plain=the_plan.plain, tint=the_plan.tint, tone=205 if collapsed else None)
     for name, colour, centre, size in the_plan.instances:
         options = by_class.get(name)
         if not options:
             raise InputError(f"the compositor has no cut-out of {name!r} (it can draw {', '.join(sorted(by_class))})")
-        collapsed = variant.kind == "collapsed"
         cut = options[0] if collapsed else options[int(rng.integers(len(options)))]
         scale = 1.0 if collapsed else float(rng.uniform(0.85, 1.1))
         sprite = fit(cut.rgba, size * scale, flip=not collapsed and bool(rng.random() < 0.5))
@@ -483,8 +482,10 @@ class CompositorGenerator:
                 folder.write_metadata(index, metadata)
                 for k in range(n):
                     rng = np.random.default_rng([self.spec.seed, index, k])
-                    image, the_plan = render(metadata, rng, self.variant, cutouts)
-                    if (index, k) not in done:
+                    if (index, k) in done:  # its truth is the plan, drawn first from the same stream
+                        the_plan = plan(metadata, rng, self.variant)
+                    else:
+                        image, the_plan = render(metadata, rng, self.variant, cutouts)
                         done[(index, k)] = folder.save(index, k, image, self.spec.seed, str(metadata["prompt"]))
                     records.append(done[(index, k)])
                     truth.append(

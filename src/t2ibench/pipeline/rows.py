@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from t2ibench.config import ModelConfig
+from t2ibench.config import Evaluators, ModelConfig
 from t2ibench.geneval_eval import ResultRow
 from t2ibench.hashing import content_hash, to_plain
 from t2ibench.pipeline.results import Generated, MetricRecord, ModeRecord, Scores
@@ -68,6 +68,7 @@ def version_rows(
     results: Sequence[ResultRow],
     judged_sha256: str,
     scores: Sequence[Scores],
+    evaluators: Evaluators | None = None,
 ) -> VersionRows:
     """Every row of one model/evaluation version, and the content hash that says whether it changed."""
     verdicts, detections = result_rows(results, suite)
@@ -110,4 +111,5 @@ def version_rows(
         metrics=metrics,
         modes=modes,
         geneval_scores=table2_rows((r.tag, r.correct, r.prompt) for r in results),
+        evaluator_settings={"settings": to_plain(evaluators), "lite": evaluators.lite} if evaluators else {},
     )

@@ -357,13 +357,8 @@ def step_store(
         results=results,
         judged_sha256=judged.sha256,
         scores=(diversity, scendi),
+        evaluators=ws.config.evaluators,
     )
-    from dataclasses import replace
-
-    from t2ibench.hashing import to_plain
-
-    settings = {"settings": to_plain(ws.config.evaluators), "lite": ws.config.evaluators.lite}
-    version = replace(version, evaluator_settings=settings)
     unchanged = Store(ws.store).write_version(run_id, version)
     return Stored(
         model=model.name,
