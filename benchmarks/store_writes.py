@@ -29,7 +29,7 @@ from t2ibench.geneval_eval import ResultRow
 from t2ibench.metrics.geneval import COLORS, Detection, evaluate_detections
 from t2ibench.pipeline.rows import result_rows
 from t2ibench.report import failures
-from t2ibench.store import TABLES, Store, _columns, _json
+from t2ibench.store import TABLES, Store, _columns, _json, with_deprecated_copies
 from t2ibench.suites.geneval import generate_suite
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -82,7 +82,7 @@ def executemany_upsert(con: Any, table: str, rows: list[dict[str, Any]]) -> None
         f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)}) "
         f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in updates)}"
     )
-    con.executemany(sql, [[_json(r.get(c)) for c in columns] for r in rows])
+    con.executemany(sql, [[_json(r.get(c)) for c in columns] for r in with_deprecated_copies(table, rows)])
 
 
 def write_version(store: Store, model: str, verdicts: list, detections: list, *, baseline: bool, run: int) -> float:
@@ -125,7 +125,7 @@ def measure(repeats: int) -> dict[str, Any]:
                 con,
                 "prompts",
                 [
-                    {"suite": "geneval", "prompt_index": i, "tag": r["tag"], "prompt": r["prompt"], "metadata": r}
+                    {"suite": "geneval", "prompt_index": i, "task": r["tag"], "prompt": r["prompt"], "metadata": r}
                     for i, r in enumerate(generate_suite())
                 ],
             )

@@ -159,4 +159,6 @@ def report_task(ws: Workspace) -> dict[str, Any]:
     """Render the leaderboard (Markdown + HTML), plots and mode galleries from the store."""
     from t2ibench.report.leaderboard import render_reports
 
-    return render_reports(ws.store, ws.reports, config_name=ws.config.name)
+    return render_reports(
+        ws.store, ws.reports, config_name=ws.config.name, published=ws.config.report.published_paths(ws.root)
+    )

@@ -653,7 +653,7 @@ def _(tmp: Path) -> Any:
 
     store = Store(tmp / "populated.duckdb")
     with store.write() as con:
-        store.upsert(con, "prompts", [{"suite": "g", "prompt_index": 99, "tag": "t", "prompt": "p", "metadata": {}}])
+        store.upsert(con, "prompts", [{"suite": "g", "prompt_index": 99, "task": "t", "prompt": "p", "metadata": {}}])
         store.upsert(con, "prompts", [{"suite": "g", "prompt_index": 98, "colour": "red"}])
 
 
@@ -2296,6 +2296,47 @@ def _(tmp: Path) -> str:
 )
 def _(tmp: Path) -> Any:
     return config_with(tmp, "evaluators: {diversity: {alphas: [.inf, Infinity]}}")
+
+
+@case(
+    "config-bootstrap-negative",
+    "a negative number of bootstrap resamples for the diversity intervals",
+    "error naming the key and the range (0 turns the intervals off)",
+    r"evaluators\.diversity\.bootstrap: must be in \[0, 100000\]; got -5",
+)
+def _(tmp: Path) -> Any:
+    return config_with(tmp, "evaluators: {diversity: {bootstrap: -5}}")
+
+
+@case(
+    "config-published-missing",
+    "a published reference table that does not exist",
+    "error at load (before any model work) naming the key and the file, built-in names listed",
+    r"c\.yaml:report\.published\[1\]: .*paper\.yaml: no such published table \(built in: geneval-table2",
+)
+def _(tmp: Path) -> Any:
+    return config_with(tmp, "report: {published: [geneval-table2, paper.yaml]}")
+
+
+@case(
+    "published-percentages",
+    "a published table with percentages (61) instead of accuracies (0.61)",
+    "error naming the file, the row and the key",
+    r"paper\.yaml: row 1: counting: must be an accuracy in \[0, 1\] \(not a percentage\); got 61",
+)
+def _(tmp: Path) -> Any:
+    (tmp / "paper.yaml").write_text("source: x\ncitation: y\nrows: [{model: M, counting: 61}]\n")
+    return config_with(tmp, "report: {published: [paper.yaml]}")
+
+
+@case(
+    "config-prompt-rewriting-diffusers",
+    "prompt_rewriting declared for a model t2ibench generates",
+    "error: t2ibench never rewrites prompts; only an imported folder can declare it",
+    r"generator\.prompt_rewriting: t2ibench never rewrites prompts",
+)
+def _(tmp: Path) -> Any:
+    return write_config(tmp, "name: x\nmodels: [{name: a, generator: {prompt_rewriting: LLM expansion}}]\n")
 
 
 # Behaviours shown by other tests (rendered into docs/reliability.md with the corpus).

@@ -454,6 +454,9 @@ def _cmd_agreement(args: argparse.Namespace) -> int:
         scores=args.scores,
         folds=args.folds,
         seed=args.seed_cv,
+        resamples=args.resamples,
+        ci_level=args.ci_level,
+        ci_seed=args.seed_ci,
     )
     for load in run.loads:
         print(load.summary(), file=sys.stderr)
@@ -548,8 +551,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
     cfg = load_config(args.config)
     ws = Workspace.for_config(cfg, args.config)
-    out = render_reports(ws.store, Path(args.out) if args.out else ws.reports, config_name=cfg.name)
-    print(f"wrote {out['markdown']} and {out['html']} ({out['models']} models)")
+    out = render_reports(
+        ws.store,
+        Path(args.out) if args.out else ws.reports,
+        config_name=cfg.name,
+        published=cfg.report.published_paths(ws.root),
+    )
+    print(f"wrote {out['markdown']} and {out['html']} ({out['models']} models, {len(out['models_html'])} model pages)")
     return EXIT_OK
 
 
@@ -623,6 +631,7 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every verb (defaults come from the config classes: one place for each)."""
     from t2ibench.config import GeneratorConfig
+    from t2ibench.metrics.geneval import BOOTSTRAP_RESAMPLES, CI_LEVEL
 
     parser = argparse.ArgumentParser(prog="t2ibench", description="Benchmark system for text-to-image models.")
     parser.add_argument("--version", action="version", version=f"t2ibench {__version__}")
@@ -770,6 +779,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--folds", type=_int_from(2, 1000), default=5, help="cross-validation folds for tuned thresholds (5)"
     )
     agree.add_argument("--seed-cv", type=SEED, default=0, help="seed of the fold assignment")
+    agree.add_argument(
+        "--ci-level", type=_float_in(0.0, 1.0, open_low=True, open_high=True), default=CI_LEVEL,
+        help=f"confidence level of the bootstrap intervals (default {CI_LEVEL:g})",
+    )  # fmt: skip
+    agree.add_argument(
+        "--resamples", type=_int_from(1, 100_000), default=BOOTSTRAP_RESAMPLES,
+        help=f"bootstrap resamples over prompts (default {BOOTSTRAP_RESAMPLES})",
+    )  # fmt: skip
+    agree.add_argument("--seed-ci", type=SEED, default=0, help="seed of the bootstrap resampling (default 0)")
     agree.add_argument("--out", help="write agreement.json and agreement.md to this folder")
     agree.set_defaults(func=_cmd_agreement)
 
@@ -821,7 +839,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--dask", type=_int_from(1, 1024), metavar="WORKERS", help="fan tasks out over a local Dask cluster"
     )
-    run.add_argument("--summary", help="write the run's per-task states as JSON")
+    run.add_argument(
+        "--summary", help="also write the run's summary as JSON (computed/cached per model and step, task states)"
+    )
     run.set_defaults(func=_cmd_run)
 
     report = verbs.add_parser("report", help="render the leaderboard (Markdown, HTML, plots, galleries) from the store")

@@ -176,6 +176,10 @@ class GeneratorConfig:
     dtype: str = "auto"
     scheduler: str | None = None
     grid: bool = False  # also save a contact sheet per prompt
+    # how the prompts were rewritten before generation (e.g. "LLM expansion, GPT-4, template v2"): part of the
+    # protocol, shown on the model card and compared across models. t2ibench itself never rewrites prompts, so
+    # only an imported folder (backend: folder) can declare it; None = the prompts were used as written
+    prompt_rewriting: str | None = None
 
     def __post_init__(self) -> None:
         from t2ibench.models.registry import GENERATORS
@@ -186,6 +190,19 @@ class GeneratorConfig:
             raise FieldError("backend", str(exc)) from None
         if self.seeding not in ("prompt", "sample"):
             raise FieldError("seeding", str(unknown_choice("seeding", self.seeding, ("prompt", "sample"))))
+        if self.prompt_rewriting is not None:
+            if self.backend != "folder":
+                raise FieldError(
+                    "prompt_rewriting",
+                    "t2ibench never rewrites prompts; this field records how an imported folder's images were made "
+                    f"(backend: folder), not backend {self.backend!r}",
+                )
+            if (
+                not self.prompt_rewriting.strip()
+                or not visible_text(self.prompt_rewriting)
+                or len(self.prompt_rewriting) > 500
+            ):
+                raise FieldError("prompt_rewriting", "must be a short description (1–500 visible characters) or null")
         _int_at_least(self, "steps", 1, 10_000)
         if not math.isfinite(self.guidance):
             raise FieldError("guidance", f"must be a finite number; got {self.guidance!r}")
@@ -397,6 +414,9 @@ class DiversityConfig:
     n_curve: tuple[int, ...] = ()  # sample sizes for the diversity-vs-n plot (each ≤ number of images)
     modes: int = 6
     top: int = 12
+    bootstrap: int = 200  # resamples of the prompts for the VENDI/RKE intervals (0: no intervals)
+    # above this many images the intervals are not computed: B resamples cost O(B · min(0.63 n, 2 rff_dim)³)
+    bootstrap_max_n: int = 5000
 
     def __post_init__(self) -> None:
         from t2ibench.metrics.checks import check_alphas
@@ -418,6 +438,8 @@ class DiversityConfig:
             raise FieldError("n_curve", f"lists a sample size twice: {list(self.n_curve)}")
         _int_at_least(self, "modes", 1, 1000)
         _int_at_least(self, "top", 1, 1000)
+        _int_at_least(self, "bootstrap", 0, 100_000)
+        _int_at_least(self, "bootstrap_max_n", 2)
 
 
 @dataclass(frozen=True)
@@ -534,6 +556,32 @@ class Outputs:
 
 
 @dataclass(frozen=True)
+class ReportConfig:
+    """What the report shows besides the measured rows: published reference tables (a built-in name such as
+    ``geneval-table2``, or a YAML file of the same shape, relative to the workspace), labelled and never ranked."""
+
+    published: tuple[str, ...] = ("geneval-table2",)
+
+    def __post_init__(self) -> None:
+        from t2ibench.suites.published import BUILTIN
+
+        for i, item in enumerate(self.published):
+            if item not in BUILTIN and not item.endswith((".yaml", ".yml")):
+                raise FieldError(
+                    f"published[{i}]",
+                    f"must be a built-in table ({', '.join(BUILTIN)}) or a .yaml file path; got {item!r}",
+                )
+        if len(set(self.published)) != len(self.published):
+            raise FieldError("published", f"lists a table twice: {list(self.published)}")
+
+    def published_paths(self, root: Path) -> tuple[str, ...]:
+        """The published tables to load: built-in names as they are, file paths resolved against the workspace."""
+        from t2ibench.suites.published import BUILTIN
+
+        return tuple(p if p in BUILTIN else str(root / p) for p in self.published)
+
+
+@dataclass(frozen=True)
 class Config:
     """A whole run."""
 
@@ -543,6 +591,7 @@ class Config:
     evaluators: Evaluators = field(default_factory=Evaluators)
     runtime: Runtime = field(default_factory=Runtime)
     outputs: Outputs = field(default_factory=Outputs)
+    report: ReportConfig = field(default_factory=ReportConfig)
     description: str = ""
 
     def __post_init__(self) -> None:
@@ -597,6 +646,13 @@ def load_config(path: str | Path) -> Config:
         config.outputs.check_inside(workspace_root(p))
     except FieldError as exc:
         raise InputError(f"{p}:outputs.{exc.field}: {exc.message}") from None
+    from t2ibench.suites.published import load_published
+
+    for i, table in enumerate(config.report.published_paths(workspace_root(p))):
+        try:
+            load_published(table)  # a bad reference table fails now, not after the run's model work
+        except InputError as exc:
+            raise InputError(f"{p}:report.published[{i}]: {exc}") from None
     return config
 
 

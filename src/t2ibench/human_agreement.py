@@ -1,5 +1,11 @@
 """GenEval's trust numbers from its released annotations: human verdicts, inter-annotator and auto-vs-human
-agreement per source and task, and tuned baselines — the glue between annotations, suite and results."""
+agreement per source and task, each with a bootstrap interval, and tuned baselines — the glue between annotations,
+suite and results.
+
+Intervals: percentile bootstrap over *prompts* (every annotated image of a prompt, with all its annotations,
+drawn together), stratified by GenEval task; for the pooled source ``all`` a prompt's images of every source are
+one cluster. GenEval annotated all four samples of each of 100 prompts per source, and a prompt's samples share
+its difficulty, so images are not independent draws (``t2ibench.metrics.agreement.bootstrap_agreement``)."""
 
 from __future__ import annotations
 
@@ -13,19 +19,26 @@ from t2ibench.errors import InputError, unknown_choice
 from t2ibench.geneval_eval import ResultRow
 from t2ibench.io import read_jsonl
 from t2ibench.metrics.agreement import (
+    AgreementIntervals,
     AutoAgreement,
+    Estimate,
     HumanAgreement,
     TunedThreshold,
     auto_agreement,
+    bootstrap_agreement,
     human_agreement,
     human_verdict,
     tune_threshold,
 )
-from t2ibench.metrics.geneval import TASKS
+from t2ibench.metrics.geneval import BOOTSTRAP_RESAMPLES, CI_LEVEL, TASKS
 from t2ibench.suites.annotations import Annotation, LoadReport
 
 ALL = "all"
 ImageKey = tuple[str, int, int]
+HUMAN_SCOPE = "human"
+# statistics also reported as the unweighted mean over GenEval's tasks (row '<name>_task_mean', task 'all')
+TASK_MEANS = {HUMAN_SCOPE: ("human_accuracy", "pairwise_agreement"), "auto": ("vs_annotators", "vs_majority")}
+TASK_MEAN_SUFFIX = "_task_mean"
 
 
 @dataclass
@@ -140,6 +153,14 @@ class AgreementReport:
     auto: dict[str, dict[tuple[str, str], AutoAgreement]] = field(default_factory=dict)
     tuned: dict[str, TunedThreshold] = field(default_factory=dict)
     coverage: dict[str, str] = field(default_factory=dict)
+    # (scope, source, task) -> statistic -> estimate with interval; scope 'human' or 'auto:<label>'; task 'all'
+    # also holds the '<statistic>_task_mean' rows
+    intervals: dict[tuple[str, str, str], dict[str, Estimate]] = field(default_factory=dict)
+    ci: dict[str, Any] = field(default_factory=dict)
+
+    def estimate(self, scope: str, source: str, task: str, statistic: str) -> Estimate | None:
+        """The interval estimate of one statistic, or None where none was computed."""
+        return self.intervals.get((scope, source, task), {}).get(statistic)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready nested dict."""
@@ -148,6 +169,11 @@ class AgreementReport:
             "auto": {
                 name: {f"{s}/{t}": v.to_dict() for (s, t), v in table.items()} for name, table in self.auto.items()
             },
+            "intervals": {
+                f"{scope}|{s}/{t}": {k: e.to_dict() for k, e in stats.items()}
+                for (scope, s, t), stats in self.intervals.items()
+            },
+            "ci": self.ci,
             "tuned_thresholds": {t: v.__dict__ for t, v in self.tuned.items()},
             "coverage": self.coverage,
         }
@@ -165,6 +191,15 @@ def _slices(hv: HumanVerdicts) -> list[tuple[str, str, list[ImageKey]]]:
     return slices
 
 
+def _intervals(
+    report: AgreementReport, scope: str, source: str, task: str, boot: AgreementIntervals, means: Sequence[str]
+) -> None:
+    stats = dict(boot.pooled)
+    if task == ALL:
+        stats |= {f"{name}{TASK_MEAN_SUFFIX}": boot.stratum_mean[name] for name in means if name in boot.stratum_mean}
+    report.intervals[(scope, source, task)] = stats
+
+
 def agreement_report(
     hv: HumanVerdicts,
     auto: Mapping[str, Mapping[ImageKey, bool]] | None = None,
@@ -172,15 +207,29 @@ def agreement_report(
     *,
     folds: int = 5,
     seed: int = 0,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    ci_level: float = CI_LEVEL,
+    ci_seed: int = 0,
 ) -> AgreementReport:
-    """Human agreement per (source, task), auto-vs-human for each automatic verdict set, tuned score thresholds."""
+    """Human agreement per (source, task), auto-vs-human for each automatic verdict set, each statistic with a
+    percentile-bootstrap interval at ``ci_level`` (``resamples`` draws over prompts, stratified by task, seeded
+    ``ci_seed``), and tuned score thresholds (``folds``-fold CV, seeded ``seed``)."""
     report = AgreementReport()
+    report.ci = {
+        "level": ci_level,
+        "resamples": resamples,
+        "seed": ci_seed,
+        "method": "percentile bootstrap over prompts (all images of a prompt together), stratified by task",
+    }
+    prompt = {k: k[1] for k in hv.verdicts}  # the cluster: a prompt's images (of every source, for 'all')
     for source, task, keys in _slices(hv):
         subset = {k: hv.verdicts[k] for k in keys}
         if not any(len(v) >= 2 for v in subset.values()):  # agreement needs two annotators of one image
             report.coverage[f"human {source}/{task}"] = f"skipped: none of its {len(keys)} images has 2+ annotations"
             continue
         report.human[(source, task)] = human_agreement(subset)
+        found = bootstrap_agreement(subset, prompt, hv.tasks, resamples=resamples, level=ci_level, seed=ci_seed)
+        _intervals(report, HUMAN_SCOPE, source, task, found, TASK_MEANS[HUMAN_SCOPE])
     if not report.human:
         raise InputError("no image has two or more annotations in any source: agreement is undefined")
     for name, verdicts in (auto or {}).items():
@@ -189,6 +238,10 @@ def agreement_report(
             subset = {k: hv.verdicts[k] for k in keys if k in verdicts}
             if subset:
                 table[(source, task)] = auto_agreement(subset, verdicts)
+                found = bootstrap_agreement(
+                    subset, prompt, hv.tasks, verdicts, resamples=resamples, level=ci_level, seed=ci_seed
+                )
+                _intervals(report, f"auto:{name}", source, task, found, TASK_MEANS["auto"])
         report.auto[name] = table
         annotated = set(hv.verdicts)
         judged = annotated & set(verdicts)
@@ -220,9 +273,13 @@ def run_agreement(
     scores: str | Path | None = None,
     folds: int = 5,
     seed: int = 0,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    ci_level: float = CI_LEVEL,
+    ci_seed: int = 0,
 ) -> AgreementRun:
     """The whole analysis: load annotations (each file once), human verdicts, automatic verdicts from results files
-    (``auto``: ``[SOURCE=]results.jsonl`` each), agreement tables and, with ``scores``, tuned thresholds."""
+    (``auto``: ``[SOURCE=]results.jsonl`` each), agreement tables with bootstrap intervals (``resamples``,
+    ``ci_level``, ``ci_seed``) and, with ``scores``, tuned thresholds (``folds``, ``seed``)."""
     from t2ibench.geneval_eval import read_results
 
     annotations, loads = load_all_annotations(annotation_paths, suite)
@@ -240,22 +297,45 @@ def run_agreement(
         read_scores(scores) if scores else None,
         folds=folds,
         seed=seed,
+        resamples=resamples,
+        ci_level=ci_level,
+        ci_seed=ci_seed,
     )
     return AgreementRun(report=report, verdicts=verdicts, annotations=annotations, loads=loads, suite=suite)
 
 
+def _ci_numbers(report: AgreementReport, key: str, source: str, statistic: str) -> dict[str, Any]:
+    found = report.estimate(HUMAN_SCOPE, source, ALL, statistic)
+    if found is None:
+        return {}
+    return {
+        f"{key}_ci_{side}": None if math.isnan(v) else round(v, 4)
+        for side, v in (("low", found.low), ("high", found.high))
+    }
+
+
 def headline(run: AgreementRun) -> dict[str, Any]:
-    """The numbers DVC tracks (metrics.json): pooled inter-annotator agreement and each source's human score."""
-    pooled = run.report.human[(ALL, ALL)]
+    """The numbers DVC tracks (metrics.json): pooled inter-annotator agreement and each source's human score, with
+    their bootstrap intervals (``*_ci_low`` / ``*_ci_high`` at ``ci_level``)."""
+    report = run.report
+    pooled = report.human[(ALL, ALL)]
     numbers: dict[str, Any] = {
         "inter_annotator_pairwise": round(pooled.pairwise_agreement, 4),
+        **_ci_numbers(report, "inter_annotator_pairwise", ALL, "pairwise_agreement"),
         "fleiss_kappa": round(pooled.fleiss_kappa, 4),
         "annotations": pooled.annotations,
     }
+    if report.ci:
+        numbers["ci_level"] = report.ci["level"]
+    mean = report.estimate(HUMAN_SCOPE, ALL, ALL, f"pairwise_agreement{TASK_MEAN_SUFFIX}")
+    if mean is not None:
+        numbers["inter_annotator_pairwise_task_mean"] = round(mean.value, 4)
     for source in run.verdicts.sources:
         numbers[f"human_score_{source}"] = round(human_score(run.verdicts, source), 4)
-        accuracies = [h.human_accuracy for (s, t), h in run.report.human.items() if s == source and t != ALL]
+        numbers |= _ci_numbers(report, f"human_score_{source}", source, "human_accuracy")
+        accuracies = [h.human_accuracy for (s, t), h in report.human.items() if s == source and t != ALL]
         numbers[f"human_score_task_mean_{source}"] = round(sum(accuracies) / len(accuracies), 4)
+        numbers |= _ci_numbers(report, f"human_score_task_mean_{source}", source, f"human_accuracy{TASK_MEAN_SUFFIX}")
     return numbers
 
 
@@ -268,6 +348,41 @@ def human_score(verdicts: HumanVerdicts, source: str) -> float:
     if not votes:
         raise InputError(f"no annotations of source {source!r}")
     return sum(votes) / len(votes)
+
+
+def _row(scope: str, source: str, task: str, statistic: str, value: float, found: Estimate | None) -> dict[str, Any]:
+    interval = found.to_dict() if found is not None else {}
+    return {
+        "scope": scope,
+        "source": source,
+        "task": task,
+        "statistic": statistic,
+        "value": float(value),
+        "ci_low": interval.get("ci_low"),
+        "ci_high": interval.get("ci_high"),
+        "ci_level": interval.get("ci_level") if interval.get("ci_low") is not None else None,
+        "n": found.n if found is not None else None,
+    }
+
+
+def agreement_rows(report: AgreementReport) -> list[dict[str, Any]]:
+    """The ``agreement`` table's rows (scope, source, task, statistic, value, ci_low, ci_high, ci_level, n): every
+    defined statistic; interval columns where a bootstrap interval exists (None for counts such as ``images``),
+    and the ``<statistic>_task_mean`` rows (unweighted mean over tasks) for task 'all'."""
+    rows: list[dict[str, Any]] = []
+    tables: list[tuple[str, Mapping[tuple[str, str], HumanAgreement | AutoAgreement]]] = [(HUMAN_SCOPE, report.human)]
+    tables += [(f"auto:{label}", table) for label, table in report.auto.items()]
+    for scope, table in tables:
+        for (source, task), result in table.items():
+            for statistic, value in result.to_dict().items():
+                if value is not None:
+                    rows.append(
+                        _row(scope, source, task, statistic, value, report.estimate(scope, source, task, statistic))
+                    )
+            for statistic, found in report.intervals.get((scope, source, task), {}).items():
+                if statistic.endswith(TASK_MEAN_SUFFIX) and not math.isnan(found.value):
+                    rows.append(_row(scope, source, task, statistic, found.value, found))
+    return rows
 
 
 def store_agreement(run: AgreementRun, store_path: str | Path) -> int:
@@ -283,7 +398,7 @@ def store_agreement(run: AgreementRun, store_path: str | Path) -> int:
                 "prompt_index": a.prompt_id,
                 "image_id": a.image_id,
                 "slot": a.slot,
-                "tag": run.suite[a.prompt_id]["tag"],
+                "task": run.suite[a.prompt_id]["tag"],
                 "answers": {
                     "counts": a.counts,
                     "colors": [sorted(c) if c else None for c in a.colors],
@@ -297,20 +412,7 @@ def store_agreement(run: AgreementRun, store_path: str | Path) -> int:
                 "reason": hv.reasons.get((a.image_key, a.slot), ""),
             }
         )
-    stats = []
-    for (source, task_name), h in report.human.items():
-        stats += [
-            {"scope": "human", "source": source, "task": task_name, "statistic": k, "value": float(v)}
-            for k, v in h.to_dict().items()
-            if v is not None
-        ]
-    for label, table in report.auto.items():
-        for (source, task_name), auto_row in table.items():
-            stats += [
-                {"scope": f"auto:{label}", "source": source, "task": task_name, "statistic": k, "value": float(v)}
-                for k, v in auto_row.to_dict().items()
-                if v is not None
-            ]
+    stats = agreement_rows(report)
     store = Store(store_path)
     store.upsert_rows("annotations", ann_rows)
     store.upsert_rows("agreement", stats)

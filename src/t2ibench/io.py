@@ -41,13 +41,18 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
     The target must be a regular file (or not exist yet): a folder, a device or an unwritable place is an
     InputError naming it, and no temporary file is left behind.
     """
+    return write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
+    """Write bytes through a temporary file renamed into place (as ``write_text_atomic``)."""
     target = Path(path)
     if target.exists() and not target.is_file():
         raise InputError(f"{target}: is a folder or a special file; give a file name for the output")
     output_dir(target.parent)
     tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_bytes(data)
         os.replace(tmp, target)
     except OSError as exc:
         raise InputError(f"{target}: cannot write ({exc.strerror or exc})") from None

@@ -1,22 +1,74 @@
-"""Progress reporting for long loops: a live bar on a terminal, a line every 10 s in logs."""
+"""Progress reporting for long loops: a live bar on a terminal, a line every 10 s in logs; and the one progress
+display of a refresh (a live bar on a terminal, one line per finished model elsewhere).
+
+Both write to t2ibench's console (``t2ibench.logs.console``): the terminal even when a run routes everything else to
+its log file.
+"""
 
 from __future__ import annotations
 
-import sys
-from typing import Any
+from typing import Any, TextIO
 
 from tqdm import tqdm
+
+from t2ibench.logs import console
 
 
 def progress(total: int | None, desc: str, *, enabled: bool = True, unit: str = "it") -> tqdm[Any]:
     """A tqdm bar on stderr; redraws at most every 10 s when stderr is not a terminal (CI, cron logs)."""
-    interactive = sys.stderr.isatty()
+    out = console()
+    interactive = out.interactive
     return tqdm(
         total=total,
         desc=desc,
         unit=unit,
         disable=not enabled,
         mininterval=0.1 if interactive else 10.0,
-        file=sys.stderr,
+        file=out.err,
         dynamic_ncols=interactive,
     )
+
+
+class RunProgress:
+    """A refresh's progress: on a terminal, one live bar over every (model, step), labelled with the step being
+    waited for, and gone when the run ends (the summary replaces it); elsewhere (pipes, CI, cron) one line per
+    finished model."""
+
+    def __init__(self, models: int, steps: int, *, label: str, stream: TextIO | None = None) -> None:
+        self.stream = stream if stream is not None else console().err
+        self.label = label
+        self.models = models
+        self.finished_models = 0
+        try:
+            live = self.stream.isatty()
+        except (AttributeError, ValueError):
+            live = False
+        self.bar: tqdm[Any] = tqdm(
+            total=models * steps,
+            desc=label,
+            unit="step",
+            leave=False,
+            disable=not live,
+            file=self.stream,
+            dynamic_ncols=True,
+            mininterval=0.1,
+        )
+
+    def at(self, model: str, step: str) -> None:
+        """Show that the run now waits for ``step`` of ``model``."""
+        self.bar.set_postfix_str(f"{model} {step}")
+
+    def advance(self) -> None:
+        """Count one (model, step) as done."""
+        self.bar.update(1)
+
+    def model_done(self, model: str, seconds: float) -> None:
+        """Count a model as finished; away from a terminal, say so in one line."""
+        self.finished_models += 1
+        if self.bar.disable:
+            done = f"{self.finished_models}/{self.models}"
+            print(f"{self.label}: {model} done in {seconds:.0f} s ({done} models)", file=self.stream, flush=True)
+
+    def close(self) -> None:
+        """Remove the bar (a terminal shows the summary in its place)."""
+        self.bar.close()

@@ -34,9 +34,13 @@ import duckdb
 from t2ibench.errors import InputError
 from t2ibench.metrics.geneval import CI_LEVEL, TASKS, bootstrap_table2, overall_score, table2, tasks_present
 
-SCHEMA_VERSION = 8  # 2: detections.colour, verdicts.relation, failure-pattern views; 3: geneval_scores; 4: per-model
+SCHEMA_VERSION = 9  # 2: detections.colour, verdicts.relation, failure-pattern views; 3: geneval_scores; 4: per-model
 # smoke in leaderboard; 5: modes.mass and sample scores; 6: geneval_scores prompts and bootstrap CIs; 7: diversity view;
-# 8: evaluators table, protocol view
+# 8: evaluators table, protocol view; 9: metrics and agreement intervals, alpha = inf stored as a value (was NULL),
+# diversity columns in the leaderboard view; one spelling per concept: `task` (prompts, verdicts, annotations gain it;
+# `tag` stays as a deprecated copy) and `color` (detections.color; `colour` stays as a deprecated copy), the views
+# say only task/color (colour_attr_outcomes, colour_attr_rates, colour_confusion renamed color_*, their old names
+# dropped), see DEPRECATED_COPIES and RENAMED_VIEWS
 
 TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     # table: (column definitions, primary key)
@@ -58,7 +62,7 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
         ("model", "model_hash", "evaluator_hash"),
     ),
     "prompts": (
-        "suite VARCHAR, prompt_index INTEGER, tag VARCHAR, prompt VARCHAR, metadata JSON",
+        "suite VARCHAR, prompt_index INTEGER, tag VARCHAR, prompt VARCHAR, metadata JSON, task VARCHAR",
         ("suite", "prompt_index"),
     ),
     "images": (
@@ -69,18 +73,18 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     "detections": (
         "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, suite VARCHAR, prompt_index INTEGER, "
         "sample INTEGER, class VARCHAR, rank INTEGER, x1 DOUBLE, y1 DOUBLE, x2 DOUBLE, y2 DOUBLE, score DOUBLE, "
-        "colour VARCHAR",
+        "colour VARCHAR, color VARCHAR",
         ("model", "model_hash", "evaluator_hash", "suite", "prompt_index", "sample", "class", "rank"),
     ),
     "verdicts": (
         "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, suite VARCHAR, prompt_index INTEGER, "
-        "sample INTEGER, tag VARCHAR, correct BOOLEAN, reason VARCHAR, relation VARCHAR",
+        "sample INTEGER, tag VARCHAR, correct BOOLEAN, reason VARCHAR, relation VARCHAR, task VARCHAR",
         ("model", "model_hash", "evaluator_hash", "suite", "prompt_index", "sample"),
     ),
     "metrics": (
         "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, metric VARCHAR, params_key VARCHAR, "
         "kernel VARCHAR, alpha DOUBLE, sigma DOUBLE, rff_dim INTEGER, n INTEGER, seed INTEGER, value DOUBLE, "
-        "error_bound DOUBLE, details JSON",
+        "error_bound DOUBLE, details JSON, ci_low DOUBLE, ci_high DOUBLE, ci_level DOUBLE, ci_method VARCHAR",
         ("model", "model_hash", "evaluator_hash", "metric", "params_key"),
     ),
     "modes": (
@@ -91,11 +95,12 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "annotations": (
         "source VARCHAR, prompt_index INTEGER, image_id INTEGER, slot INTEGER, tag VARCHAR, answers JSON, "
-        "human_correct BOOLEAN, reason VARCHAR",
+        "human_correct BOOLEAN, reason VARCHAR, task VARCHAR",
         ("source", "prompt_index", "image_id", "slot"),
     ),
     "agreement": (
-        "scope VARCHAR, source VARCHAR, task VARCHAR, statistic VARCHAR, value DOUBLE",
+        "scope VARCHAR, source VARCHAR, task VARCHAR, statistic VARCHAR, value DOUBLE, ci_low DOUBLE, ci_high DOUBLE, "
+        "ci_level DOUBLE, n INTEGER",
         ("scope", "source", "task", "statistic"),
     ),
     # what judged a version: every evaluator setting (detector, colour, thresholds, embedders, σ, rff_dim, seeds)
@@ -109,7 +114,37 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
 }
 
+# One spelling per concept in SQL (schema 9): a GenEval task is `task`, a colour `color` (GenEval's own task ids
+# 'colors' and 'color_attr' are data and keep theirs). The older spellings stay in their tables as deprecated copies:
+# every write fills both with the same value (Store.upsert: a row may give either) and the migration fills the new
+# column of older rows, so queries written before keep working; no view exposes them. table: {column: its copy}
+DEPRECATED_COPIES: dict[str, dict[str, str]] = {
+    "prompts": {"task": "tag"},
+    "verdicts": {"task": "tag"},
+    "annotations": {"task": "tag"},
+    "detections": {"color": "colour"},
+}
+# views renamed in schema 9 (old name: new name); the old names are dropped on migration (views hold no data)
+RENAMED_VIEWS = {
+    "colour_attr_outcomes": "color_attr_outcomes",
+    "colour_attr_rates": "color_attr_rates",
+    "colour_confusion": "color_confusion",
+}
+
 TASK = {t: t for t in TASKS}  # views name tasks through this map: a task missing from TASKS fails at import
+# the diversity view's score columns: (column, metric, alpha condition); each with its interval columns
+DIVERSITY_SCORES = (
+    ("vendi_1", "fkea", "m.alpha = 1"),
+    ("vendi_2", "fkea", "m.alpha = 2"),
+    ("vendi_inf", "fkea", "m.alpha = 'inf'::DOUBLE"),
+    ("rke", "rke", "true"),
+    ("scendi", "scendi", "true"),
+)
+DIVERSITY_COLUMNS = ",\n               ".join(
+    f"max(CASE WHEN m.metric = '{metric}' AND {cond} THEN m.{field} END) AS {name}{suffix}"
+    for name, metric, cond in DIVERSITY_SCORES
+    for field, suffix in (("value", ""), ("ci_low", "_ci_low"), ("ci_high", "_ci_high"))
+)
 TASK_COLUMNS = ",\n               ".join(f"max(CASE WHEN t.task = '{t}' THEN t.accuracy END) AS {t}" for t in TASKS)
 
 VIEWS = {
@@ -131,15 +166,37 @@ VIEWS = {
                ci_low AS overall_ci_low, ci_high AS overall_ci_high, ci_level
         FROM geneval_scores WHERE task = 'overall'
     """,
+    # diversity per model (current version): FKEA VENDI at α = 1, 2, ∞ (α = ∞ is stored as the value inf), RKE,
+    # Scendi, their bootstrap intervals (over prompts; NULL where not computed: see ci_method), the kernel they were
+    # measured with (σ, rff_dim, n) and FKEA's Theorem-2 radius
+    "diversity": f"""
+        SELECT c.model, c.model_hash, c.evaluator_hash,
+               {DIVERSITY_COLUMNS},
+               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 1 THEN m.error_bound END) AS fkea_radius,
+               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 1 THEN m.sigma END) AS sigma,
+               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 1 THEN m.rff_dim END) AS rff_dim,
+               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 1 THEN m.n END) AS n,
+               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 1 THEN m.ci_level END) AS ci_level,
+               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 1 THEN m.ci_method END) AS ci_method,
+               max(CASE WHEN m.metric = 'scendi' THEN m.sigma END) AS scendi_image_sigma,
+               max(CASE WHEN m.metric = 'scendi' THEN m.rff_dim END) AS scendi_rff_dim
+        FROM current_models c JOIN metrics m USING (model, model_hash, evaluator_hash)
+        GROUP BY ALL ORDER BY c.model
+    """,
     # the current leaderboard: one row per model, its latest completed version (task columns from TASKS)
     "leaderboard": f"""
         SELECT c.model, m.label, m.smoke, o.overall, o.overall_ci_low, o.overall_ci_high, o.images, o.prompts,
                {TASK_COLUMNS},
+               any_value(d.vendi_1) AS vendi_1, any_value(d.vendi_1_ci_low) AS vendi_1_ci_low,
+               any_value(d.vendi_1_ci_high) AS vendi_1_ci_high, any_value(d.rke) AS rke,
+               any_value(d.scendi) AS scendi, any_value(d.sigma) AS sigma, any_value(d.rff_dim) AS rff_dim,
+               any_value(d.fkea_radius) AS fkea_radius,
                c.model_hash, c.evaluator_hash, c.run_id, c.finished_at
         FROM current_models c
         JOIN models m USING (model, model_hash)
         LEFT JOIN geneval_overall o USING (model, model_hash, evaluator_hash)
         LEFT JOIN geneval_tasks t USING (model, model_hash, evaluator_hash)
+        LEFT JOIN diversity d USING (model, model_hash, evaluator_hash)
         GROUP BY ALL ORDER BY o.overall DESC NULLS LAST, c.model
     """,
     # the protocol of each current model's scores: generation settings, evaluator settings, the run's environment
@@ -153,27 +210,10 @@ VIEWS = {
         LEFT JOIN runs r USING (run_id)
         ORDER BY c.model
     """,
-    # diversity per model (current version): FKEA VENDI at α = 1, 2, ∞ (α = ∞ is stored as NULL alpha), RKE,
-    # Scendi, and the kernel they were measured with (σ, rff_dim, n) and FKEA's Theorem-2 radius
-    "diversity": """
-        SELECT c.model, c.model_hash, c.evaluator_hash,
-               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 1 THEN m.value END) AS vendi_1,
-               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 2 THEN m.value END) AS vendi_2,
-               max(CASE WHEN m.metric = 'fkea' AND m.alpha IS NULL THEN m.value END) AS vendi_inf,
-               max(CASE WHEN m.metric = 'rke' THEN m.value END) AS rke,
-               max(CASE WHEN m.metric = 'scendi' THEN m.value END) AS scendi,
-               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 1 THEN m.error_bound END) AS fkea_radius,
-               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 1 THEN m.sigma END) AS sigma,
-               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 1 THEN m.rff_dim END) AS rff_dim,
-               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 1 THEN m.n END) AS n,
-               max(CASE WHEN m.metric = 'scendi' THEN m.rff_dim END) AS scendi_rff_dim
-        FROM current_models c JOIN metrics m USING (model, model_hash, evaluator_hash)
-        GROUP BY ALL ORDER BY c.model
-    """,
     # -- failure patterns (docs/schema.md#failure-patterns): read off stored verdicts and detections ---------------
     # one row per judged image, with its prompt
     "geneval_images": """
-        SELECT v.model, v.model_hash, v.evaluator_hash, v.suite, v.prompt_index, v.sample, v.tag, v.correct,
+        SELECT v.model, v.model_hash, v.evaluator_hash, v.suite, v.prompt_index, v.sample, v.task, v.correct,
                v.reason, v.relation, p.prompt, p.metadata
         FROM verdicts v JOIN prompts p USING (suite, prompt_index)
     """,
@@ -184,13 +224,13 @@ VIEWS = {
             FROM geneval_images g,
                  unnest(CAST(json_extract(g.metadata, '$.include') AS JSON[])) WITH ORDINALITY AS c(clause, i)
         )
-        SELECT r.model, r.model_hash, r.evaluator_hash, r.suite, r.prompt_index, r.sample, r.tag, r.correct,
+        SELECT r.model, r.model_hash, r.evaluator_hash, r.suite, r.prompt_index, r.sample, r.task, r.correct,
                r.clause_index, json_extract_string(r.clause, '$.class') AS class,
                CAST(json_extract(r.clause, '$.count') AS INTEGER) AS requested_count,
-               json_extract_string(r.clause, '$.color') AS requested_colour,
+               json_extract_string(r.clause, '$.color') AS requested_color,
                json_extract_string(r.clause, '$.position[0]') AS requested_relation,
                count(d.rank) AS found_count,
-               any_value(d.colour) FILTER (WHERE d.rank = 0) AS found_colour,
+               any_value(d.color) FILTER (WHERE d.rank = 0) AS found_color,
                any_value([d.x1, d.y1, d.x2, d.y2]) FILTER (WHERE d.rank = 0) AS box
         FROM requested r LEFT JOIN detections d
           ON d.model = r.model AND d.model_hash = r.model_hash AND d.evaluator_hash = r.evaluator_hash
@@ -209,7 +249,7 @@ VIEWS = {
         FROM geneval_images g
         JOIN geneval_objects a USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
         JOIN geneval_objects b USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
-        WHERE g.tag = '{TASK["position"]}' AND a.requested_relation IS NOT NULL AND b.requested_relation IS NULL
+        WHERE g.task = '{TASK["position"]}' AND a.requested_relation IS NOT NULL AND b.requested_relation IS NULL
     """,
     "position_confusion": """
         SELECT model, model_hash, evaluator_hash, requested, found, count(*) AS images,
@@ -228,15 +268,15 @@ VIEWS = {
     """,
     # colour attribution ("a photo of a red car and a blue bench"): each object's found colour against the
     # two requested colours
-    "colour_attr_outcomes": f"""
+    "color_attr_outcomes": f"""
         WITH pairs AS (
             SELECT a.model, a.model_hash, a.evaluator_hash, a.suite, a.prompt_index, a.sample, a.correct,
-                   a.class AS first_class, a.requested_colour AS first_requested, a.found_colour AS first_found,
-                   b.class AS second_class, b.requested_colour AS second_requested, b.found_colour AS second_found,
+                   a.class AS first_class, a.requested_color AS first_requested, a.found_color AS first_found,
+                   b.class AS second_class, b.requested_color AS second_requested, b.found_color AS second_found,
                    a.found_count > 0 AND b.found_count > 0 AS both_found
             FROM geneval_objects a
             JOIN geneval_objects b USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
-            WHERE a.tag = '{TASK["color_attr"]}' AND a.clause_index = 0 AND b.clause_index = 1
+            WHERE a.task = '{TASK["color_attr"]}' AND a.clause_index = 0 AND b.clause_index = 1
         )
         SELECT *,
                CASE
@@ -250,7 +290,7 @@ VIEWS = {
                END AS outcome
         FROM pairs
     """,
-    "colour_attr_rates": """
+    "color_attr_rates": """
         SELECT model, model_hash, evaluator_hash, count(*) AS images, avg(correct::INTEGER) AS accuracy,
                avg((outcome = 'swap')::INTEGER) AS swap_rate,
                avg((outcome IN ('leak', 'absent'))::INTEGER) AS leakage_rate,
@@ -258,22 +298,22 @@ VIEWS = {
                avg((outcome = 'absent')::INTEGER) AS absent_rate,
                avg((outcome = 'miss')::INTEGER) AS miss_rate,
                avg((outcome = 'object missing')::INTEGER) AS object_missing_rate
-        FROM colour_attr_outcomes WHERE outcome IS NOT NULL GROUP BY ALL
+        FROM color_attr_outcomes WHERE outcome IS NOT NULL GROUP BY ALL
     """,
     # single-object colour prompts: requested colour against the colour found on the top object
-    "colour_confusion": f"""
-        SELECT model, model_hash, evaluator_hash, requested_colour AS requested,
-               CASE WHEN found_count = 0 THEN 'object missing' ELSE found_colour END AS found, count(*) AS images,
-               count(*) / sum(count(*)) OVER (PARTITION BY model, model_hash, evaluator_hash, requested_colour)
+    "color_confusion": f"""
+        SELECT model, model_hash, evaluator_hash, requested_color AS requested,
+               CASE WHEN found_count = 0 THEN 'object missing' ELSE found_color END AS found, count(*) AS images,
+               count(*) / sum(count(*)) OVER (PARTITION BY model, model_hash, evaluator_hash, requested_color)
                  AS share
-        FROM geneval_objects WHERE tag = '{TASK["colors"]}' AND (found_count = 0 OR found_colour IS NOT NULL)
-        GROUP BY model, model_hash, evaluator_hash, requested_colour, 5
+        FROM geneval_objects WHERE task = '{TASK["colors"]}' AND (found_count = 0 OR found_color IS NOT NULL)
+        GROUP BY model, model_hash, evaluator_hash, requested_color, 5
     """,
     # counting prompts: objects found minus objects requested
     "counting_outcomes": f"""
         SELECT model, model_hash, evaluator_hash, suite, prompt_index, sample, correct, class,
                requested_count AS requested, found_count AS found, found_count - requested_count AS delta
-        FROM geneval_objects WHERE tag = '{TASK["counting"]}'
+        FROM geneval_objects WHERE task = '{TASK["counting"]}'
     """,
     "counting_errors": """
         SELECT model, model_hash, evaluator_hash, requested, delta, count(*) AS images,
@@ -289,7 +329,7 @@ VIEWS = {
                    a.found_count > 0 AS first_found, b.found_count > 0 AS second_found, a.box AS a, b.box AS b
             FROM geneval_objects a
             JOIN geneval_objects b USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
-            WHERE a.tag = '{TASK["two_object"]}' AND a.clause_index = 0 AND b.clause_index = 1
+            WHERE a.task = '{TASK["two_object"]}' AND a.clause_index = 0 AND b.clause_index = 1
         ), boxes AS (
             SELECT *,
                    greatest(least(a[3], b[3]) - greatest(a[1], b[1]) + 1, 0)
@@ -321,11 +361,38 @@ VIEWS = {
                avg((found_count = 0)::INTEGER) AS missing_rate, avg((NOT correct)::INTEGER) AS failure_rate
         FROM geneval_objects GROUP BY ALL
     """,
+    # one failure kind per wrong image (NULL when correct), read off the views above: what the report's drill-down
+    # pages filter by (single object: object missing; two objects: first/second/both missing; counting: too few/too
+    # many; colors: object missing/wrong color; position: object missing/no relation/wrong relation; color
+    # attribution: swap/leak/absent/miss/object missing, color unknown when a colour was not stored)
+    "image_failures": f"""
+        SELECT g.model, g.model_hash, g.evaluator_hash, g.suite, g.prompt_index, g.sample, g.task, g.correct,
+               CASE
+                 WHEN g.correct THEN NULL
+                 WHEN g.task = '{TASK["single_object"]}' THEN 'object missing'
+                 WHEN g.task = '{TASK["two_object"]}' THEN coalesce(nullif(t.outcome, 'both found'), 'other')
+                 WHEN g.task = '{TASK["counting"]}' THEN
+                   CASE WHEN k.delta < 0 THEN 'too few' WHEN k.delta > 0 THEN 'too many' ELSE 'other' END
+                 WHEN g.task = '{TASK["colors"]}' THEN
+                   CASE WHEN o.found_count = 0 THEN 'object missing' ELSE 'wrong color' END
+                 WHEN g.task = '{TASK["position"]}' THEN
+                   CASE WHEN g.relation IN ('object missing', 'no relation') THEN g.relation
+                        WHEN g.relation IS NULL THEN 'other' ELSE 'wrong relation' END
+                 WHEN g.task = '{TASK["color_attr"]}' THEN coalesce(nullif(a.outcome, 'correct'), 'color unknown')
+                 ELSE 'other'
+               END AS failure
+        FROM geneval_images g
+        LEFT JOIN two_object_outcomes t USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
+        LEFT JOIN counting_outcomes k USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
+        LEFT JOIN (SELECT * FROM geneval_objects WHERE task = '{TASK["colors"]}' AND clause_index = 0) o
+          USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
+        LEFT JOIN color_attr_outcomes a USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
+    """,
     # the headline of each model's current version (``t2ibench failures``)
     "failure_summary": """
         SELECT c.model, p.first_left_rate, p.requested_left_rate, p.accuracy AS position_accuracy,
-               a.swap_rate, a.leakage_rate, a.miss_rate, a.object_missing_rate AS colour_attr_missing_rate,
-               a.accuracy AS colour_attr_accuracy,
+               a.swap_rate, a.leakage_rate, a.miss_rate, a.object_missing_rate AS color_attr_missing_rate,
+               a.accuracy AS color_attr_accuracy,
                k.under_rate AS counting_under_rate, k.over_rate AS counting_over_rate,
                k.mean_delta AS counting_mean_delta,
                k.accuracy AS counting_accuracy,
@@ -333,7 +400,7 @@ VIEWS = {
                t.accuracy AS two_object_accuracy, c.model_hash, c.evaluator_hash
         FROM current_models c
         LEFT JOIN position_bias p USING (model, model_hash, evaluator_hash)
-        LEFT JOIN colour_attr_rates a USING (model, model_hash, evaluator_hash)
+        LEFT JOIN color_attr_rates a USING (model, model_hash, evaluator_hash)
         LEFT JOIN (
             SELECT model, model_hash, evaluator_hash, avg((delta < 0)::INTEGER) AS under_rate,
                    avg((delta > 0)::INTEGER) AS over_rate, avg(delta) AS mean_delta, avg(correct::INTEGER) AS accuracy
@@ -455,6 +522,59 @@ def _ddl() -> list[str]:
     return statements
 
 
+def _migrate_values(con: duckdb.DuckDBPyConnection) -> None:
+    """Schema 9 stores α = ∞ as the value inf (older stores wrote NULL; the params key always said 'inf')."""
+    con.execute(
+        "UPDATE metrics SET alpha = 'inf'::DOUBLE "
+        "WHERE alpha IS NULL AND json_extract_string(details, '$.alpha') = 'inf'"
+    )
+
+
+def _migrate_names(con: duckdb.DuckDBPyConnection) -> None:
+    """Schema 9's spellings (DEPRECATED_COPIES, RENAMED_VIEWS): rows written before get the new column filled from
+    its deprecated copy, and the renamed views' old names are dropped (a user's own table of that name is left
+    alone). Runs once per migration, before anything reads ``task``; idempotent."""
+    _fill_copies(con)
+    old = ", ".join(f"'{name}'" for name in RENAMED_VIEWS)
+    for (name,) in con.execute(
+        f"SELECT view_name FROM duckdb_views() WHERE NOT internal AND view_name IN ({old})"
+    ).fetchall():
+        con.execute(f"DROP VIEW IF EXISTS {name}")
+
+
+def _fill_copies(con: duckdb.DuckDBPyConnection) -> None:
+    """Fill each column of DEPRECATED_COPIES from its copy where only the copy holds a value, and the copy from the
+    column where only the column does (rows of older versions, or of a user's INSERT naming one spelling)."""
+    for table, pairs in DEPRECATED_COPIES.items():
+        for column, copy in pairs.items():
+            con.execute(f"UPDATE {table} SET {column} = {copy} WHERE {column} IS NULL AND {copy} IS NOT NULL")
+            con.execute(f"UPDATE {table} SET {copy} = {column} WHERE {copy} IS NULL AND {column} IS NOT NULL")
+
+
+def with_deprecated_copies(table: str, rows: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:
+    """``rows`` of ``table`` with each deprecated copy (DEPRECATED_COPIES) and its column holding the same value: a
+    writer may give either spelling; InputError where a row gives both with different values."""
+    pairs = DEPRECATED_COPIES.get(table)
+    if not pairs:
+        return rows
+    filled: list[Mapping[str, Any]] = []
+    for row in rows:
+        out = dict(row)
+        for column, copy in pairs.items():
+            if column in row and copy in row:
+                if row[column] != row[copy]:
+                    raise InputError(
+                        f"{table}: {column} {row[column]!r} and its deprecated copy {copy} {row[copy]!r} disagree; "
+                        f"give {column} only"
+                    )
+            elif column in row:
+                out[copy] = row[column]
+            elif copy in row:
+                out[column] = row[copy]
+        filled.append(out)
+    return filled
+
+
 def _backfill_scores(con: duckdb.DuckDBPyConnection) -> None:
     """Schema 3 stores Table 2 in ``geneval_scores``; a store written before has only verdicts: compute the scores
     of every version that lacks them once, with the same function the pipeline uses (never in SQL)."""
@@ -466,7 +586,8 @@ def _backfill_scores(con: duckdb.DuckDBPyConnection) -> None:
     ).fetchall()
     for model, mh, eh in missing:
         verdicts = con.execute(
-            "SELECT tag, correct, prompt_index FROM verdicts WHERE model = ? AND model_hash = ? AND evaluator_hash = ?",
+            "SELECT task, correct, prompt_index FROM verdicts "
+            "WHERE model = ? AND model_hash = ? AND evaluator_hash = ?",
             [model, mh, eh],
         ).fetchall()
         version = {"model": model, "model_hash": mh, "evaluator_hash": eh}
@@ -601,7 +722,9 @@ class Store:
             if not _schema_current(con):
                 for statement in _ddl():
                     con.execute(statement)
+                _migrate_names(con)  # before the backfill, which reads verdicts.task
                 _backfill_scores(con)
+                _migrate_values(con)
             yield con
             con.execute("COMMIT")
         except BaseException as exc:
@@ -637,6 +760,7 @@ class Store:
         """Insert or update ``rows`` by the table's natural key (inside the caller's transaction)."""
         if not rows:
             return 0
+        rows = with_deprecated_copies(table, rows)
         columns = _columns(table)
         unknown = sorted(set().union(*(r.keys() for r in rows)) - set(columns))
         if unknown:
@@ -719,8 +843,9 @@ class Store:
 
     @staticmethod
     def _protect_schema(con: duckdb.DuckDBPyConnection) -> None:
-        """Refuse (roll back) a user's --write that drops t2ibench's own tables, columns or views; restore views a
-        user replaced (CREATE OR REPLACE VIEW leaderboard ...), so reports never read a redefined view."""
+        """Refuse (roll back) a user's --write that drops t2ibench's own tables, columns (deprecated copies included)
+        or views; restore views a user replaced (CREATE OR REPLACE VIEW leaderboard ...), so reports never read a
+        redefined view; fill the spelling a user's INSERT or UPDATE left empty (DEPRECATED_COPIES)."""
         damage = _schema_damage(con)
         if damage:
             raise InputError(
@@ -730,6 +855,7 @@ class Store:
             )
         for name, sql in VIEWS.items():
             con.execute(f"CREATE OR REPLACE VIEW {name} AS {sql}")
+        _fill_copies(con)  # rows the user's SQL wrote with one spelling only get the other (DEPRECATED_COPIES)
 
     def user_export(self, sql: str, path: str | Path, *, time_limit: float = DEFAULT_QUERY_TIMEOUT) -> int:
         """Write a user's read-only query's rows to CSV or Parquet (by suffix) from Python; returns the row count.

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -82,33 +81,80 @@ def run(config: Path, env: dict[str, str], *extra: str, timeout: float = 900) ->
     return proc.returncode, out
 
 
-def kill_after(proc: subprocess.Popen[str], anchor: str, delay: float, timeout: float = 900) -> tuple[bool, str]:
-    """Stream the process's log; ``delay`` seconds after a line containing ``anchor``, SIGKILL its process group.
+def refresh_log(config: Path) -> Path:
+    """The log file a refresh of a ``make_workspace`` config writes Prefect's and the libraries' output to."""
+    return config.parents[1] / "data" / "logs" / "refresh.log"
 
-    Returns (killed, log). ``killed`` is False when the run finished before the kill landed.
+
+def kill_after(
+    proc: subprocess.Popen[str], anchor: str, delay: float, *, log: Path, timeout: float = 900
+) -> tuple[bool, str]:
+    """Follow the refresh's log file ``log`` (Prefect's lines land there, not on the console); ``delay`` seconds after
+    a line containing ``anchor`` appears, SIGKILL the process group.
+
+    Returns (killed, console output + what the run logged). ``killed`` is False when the run finished before the
+    kill landed.
     """
-    lines: list[str] = []
-    killed = threading.Event()
-    timer: threading.Timer | None = None
-
-    def kill() -> None:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            killed.set()
-
+    offset = log.stat().st_size if log.exists() else 0  # the log is appended run after run: only this run's lines
+    logged = ""
+    kill_at: float | None = None
+    killed = False
     deadline = time.monotonic() + timeout
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        lines.append(line)
-        if timer is None and anchor in line:
-            timer = threading.Timer(delay, kill)
-            timer.start()
-        if time.monotonic() > deadline:
-            kill()
-    proc.wait()
-    if timer is not None:
-        timer.join()
-    return killed.is_set(), "".join(lines)
+    while True:
+        if log.exists():
+            with open(log, "rb") as fh:
+                fh.seek(offset)
+                chunk = fh.read()
+            offset += len(chunk)
+            logged += chunk.decode("utf-8", errors="replace")
+        now = time.monotonic()
+        if kill_at is None and anchor in logged:
+            kill_at = now + delay
+        if proc.poll() is not None:
+            break  # finished before the kill
+        if (kill_at is not None and now >= kill_at) or now > deadline:
+            os.killpg(proc.pid, signal.SIGKILL)
+            killed = True
+            break
+        time.sleep(0.005)
+    out, _ = proc.communicate()
+    return killed, (out or "") + logged
+
+
+STEP_COLUMNS = ("generate", "embed", "geneval", "diversity", "scendi", "store")
+# what must never reach a run's console: warnings, Prefect's log lines and logger names, library progress bars
+CONSOLE_NOISE = ("warn", "prefect", "created task run", "finished in state", "task run '", "flow run '", "it/s]")
+
+
+def summary_table(output: str) -> dict[str, dict[str, str]]:
+    """model → step → cell ('computed (24 new)', 'cached', ...) from the summary table a run prints at its end."""
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.split()[:2] == ["model", "generate"])
+    header = lines[start]
+    names = header.split()
+    bounds = [header.index(name) for name in names] + [None]
+    table = {}
+    for line in lines[start + 1 :]:
+        if line.startswith("cached:"):  # the legend ends the rows
+            break
+        cells = {name: line[bounds[i] : bounds[i + 1]].strip() for i, name in enumerate(names)}
+        table[cells.pop("model")] = cells
+    return table
+
+
+def summary_paths(output: str) -> dict[str, Path]:
+    """The 'report:', 'store:' and 'log:' paths a run's summary ends with."""
+    found = {}
+    for line in output.splitlines():
+        name, _, value = line.partition(":")
+        if name in ("report", "store", "log") and value.strip().startswith("/"):
+            found[name] = Path(value.strip())
+    return found
+
+
+def noise(output: str) -> list[str]:
+    """The console lines that are not t2ibench's own (warnings, Prefect log lines, library progress bars)."""
+    return [line for line in output.splitlines() if any(word in line.lower() for word in CONSOLE_NOISE)]
 
 
 def summary(path: Path) -> dict:

@@ -29,7 +29,7 @@ def populate(path: Path) -> Store:
             con,
             "prompts",
             [
-                {"suite": "g", "prompt_index": i, "tag": "colors", "prompt": f"p{i}", "metadata": {"i": i}}
+                {"suite": "g", "prompt_index": i, "task": "colors", "prompt": f"p{i}", "metadata": {"i": i}}
                 for i in range(3)
             ],
         )
@@ -44,7 +44,7 @@ def populate(path: Path) -> Store:
                     "suite": "g",
                     "prompt_index": 0,
                     "sample": 0,
-                    "tag": "colors",
+                    "task": "colors",
                     "correct": True,
                     "reason": "",
                 }

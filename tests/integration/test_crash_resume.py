@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from t2ibench.store import Store
-from tests.integration._workspace import kill_after, make_workspace, run, start
+from tests.integration._workspace import kill_after, make_workspace, refresh_log, run, start
 
 pytestmark = pytest.mark.slow
 
-# (anchor in the refresh's log, longest random delay after it): together they land in every stage —
-# flow start (run lock, run record), prompts, generation, embedding, GenEval, FKEA shards and merge, Scendi, the store
-# transaction, the second model, and the report
+# (anchor in the refresh's log file, where Prefect's lines go, longest random delay after it): together they land in
+# every stage — flow start (run lock, run record), prompts, generation, embedding, GenEval, FKEA shards and merge,
+# Scendi, the store transaction, the second model, and the report
 ANCHORS = [
     ("Beginning flow run", 1.0),
     ("Task run 'prompts", 1.5),
@@ -75,11 +75,11 @@ def reference(tmp_path_factory, model_cache):
 def crash_trial(trial: int, anchor: str, delay: float, root: Path, model_cache: Path) -> tuple[str, dict, list, list]:
     """Kill a refresh ``delay`` s after ``anchor`` in its log, restart it; (what happened, tables, leftovers, runs)."""
     config, env = make_workspace(root, model_cache, threads=1, per_task=1)
-    killed, log = kill_after(start(config, env), anchor, delay)
+    killed, log = kill_after(start(config, env), anchor, delay, log=refresh_log(config))
     if not killed:  # the rest of the run was quicker than the delay (a fast machine): kill at the anchor itself
         root, delay = root / "again", 0.0
         config, env = make_workspace(root, model_cache, threads=1, per_task=1)
-        killed, log = kill_after(start(config, env), anchor, delay)
+        killed, log = kill_after(start(config, env), anchor, delay, log=refresh_log(config))
     assert killed, f"trial {trial}: the run ended before the kill ({anchor!r} + {delay:.2f} s)\n{log[-2000:]}"
     code, log = run(config, env)
     assert code == 0, f"trial {trial}: restart failed after a kill at {anchor!r} + {delay:.2f} s\n{log[-3000:]}"

@@ -18,6 +18,7 @@ import yaml
 
 from t2ibench.store import Store
 from tests.conftest import GENEVAL_DATA
+from tests.integration._workspace import STEP_COLUMNS, noise, summary_table
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -164,6 +165,9 @@ def test_repro_after_make_run_does_no_model_work(tmp_path, model_cache):
         [str(exe), "run", "--config", params["config"]], cwd=root, env=env, capture_output=True, text=True
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert noise(proc.stdout + proc.stderr) == [], proc.stdout + proc.stderr  # the progress and the summary only
+    (first,) = summary_table(proc.stdout).values()
+    assert first["generate"] == "computed (12 new)", proc.stdout
     data = root / params["data"]
     made = {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in (data / "images").rglob("*.png")}
     made |= {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in (data / "embeddings").rglob("*.npy")}
@@ -173,8 +177,12 @@ def test_repro_after_make_run_does_no_model_work(tmp_path, model_cache):
 
     log = dvc(root, "repro", "leaderboard", env=env)
     assert "Running stage 'leaderboard'" in log
-    states = re.findall(r"Task run '((?:generate|embed|geneval)-[^']*)' - Finished in state (\w+)", log)
-    assert {task.split("-")[0] for task, _ in states} == {"generate", "embed", "geneval"}, log[-3000:]
+    (again,) = summary_table(log).values()  # the stage's `t2ibench run` ends with its summary
+    assert [again[step] for step in STEP_COLUMNS] == ["cached"] * len(STEP_COLUMNS), log[-3000:]
+    # Prefect's account of that run, in the log file (each run appends a section starting with its header)
+    logged = (data / "logs" / "refresh.log").read_text().rsplit("==== leaderboard_refresh", 1)[-1]
+    states = re.findall(r"Task run '((?:generate|embed|geneval)-[^']*)' - Finished in state (\w+)", logged)
+    assert {task.split("-")[0] for task, _ in states} == {"generate", "embed", "geneval"}, logged[-3000:]
     assert {state for _, state in states} == {"Cached"}, states
     assert {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in made} == made, "images or embeddings were remade"
     assert store.rows("SELECT status FROM runs") == [{"status": "completed"}] * 2

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from t2ibench.store import Store
-from tests.integration._workspace import make_workspace
+from tests.integration._workspace import STEP_COLUMNS, make_workspace, noise, summary_paths, summary_table
 
 REPO = Path(__file__).resolve().parents[2]
 MODEL_WORK = ("generate", "embed", "geneval", "sigma", "fkea-shard", "diversity", "scendi")
@@ -38,9 +38,16 @@ def run_flow(workspace: Path, env: dict[str, str], name: str, *extra: str) -> di
         str(summary),
         *extra,
     ]
+    log = workspace / "data" / "logs" / "refresh.log"
+    offset = log.stat().st_size if log.exists() else 0
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return json.loads(summary.read_text())
+    result = json.loads(summary.read_text())
+    result["console"] = proc.stdout + proc.stderr  # what the user sees: progress lines and the summary table
+    with open(log, encoding="utf-8") as fh:  # what this run sent to its log file (appended run after run)
+        fh.seek(offset)
+        result["logged"] = fh.read()
+    return result
 
 
 def states(summary: dict, model: str) -> set[str]:
@@ -101,6 +108,44 @@ def test_cold_run_computes_and_stores_everything(workspace, cold):
         assert (root / "reports" / name).exists(), name
 
 
+def test_the_console_shows_only_the_progress_and_the_summary(workspace, cold, cached):
+    """The console ends with the summary (computed or cached per model and step, then the paths) and holds nothing
+    else of note: no warnings, no Prefect log lines, no library progress bars. They went to the run's log file."""
+    root, _ = workspace
+    console = cold["console"]
+    assert noise(console) == [], console
+    table = summary_table(console)
+    assert set(table) == {"tiny-a", "tiny-b"}, console
+    for model, row in table.items():
+        assert row["generate"] == "computed (24 new)", (model, row)  # 12 prompts × 2 images, none there before
+        assert [row[step] for step in STEP_COLUMNS[1:]] == ["computed"] * 5, (model, row)
+    assert summary_paths(console) == {
+        "report": root / "reports" / "leaderboard.html",
+        "store": root / "data" / "t2ibench.duckdb",
+        "log": root / "data" / "logs" / "refresh.log",
+    }
+    assert (root / "reports" / "leaderboard.html").is_file()
+    # the fully cached second run says so for every step of every model
+    console = cached[0]["console"]
+    assert noise(console) == [], console
+    table = summary_table(console)
+    assert set(table) == {"tiny-a", "tiny-b"}, console
+    for model, row in table.items():
+        assert [row[step] for step in STEP_COLUMNS] == ["cached"] * len(STEP_COLUMNS), (model, row)
+    assert summary_paths(console)["report"].is_file()
+    # what the console did not show is in the log file: Prefect's lines and the libraries' warnings
+    for summary in (cold, cached[0]):
+        assert "Task run 'generate-tiny-a' - Finished in state" in summary["logged"]
+        assert "Flow run '" in summary["logged"]
+    assert "Finished in state Cached" in cached[0]["logged"]
+    # the model libraries' warnings and progress bars (which ones depends on the versions and on what the tiny
+    # models' cache already holds: diffusers' 'Loading pipeline components' bar comes with every pipeline load)
+    third_party = [line for line in cold["logged"].splitlines() if "warn" in line.lower() or "it/s]" in line]
+    assert third_party, cold["logged"][-3000:]
+    generate = {"step": "generate", "status": "computed", "made": 24, "reused": 0}
+    assert cold["summary"]["models"][0]["steps"][0] == generate  # the same summary in --summary's JSON
+
+
 def test_a_run_with_nothing_new_does_no_model_work(cached):
     summary, before, after = cached
     for model in ("tiny-a", "tiny-b"):
@@ -112,6 +157,9 @@ def test_changing_one_model_recomputes_that_model_only(workspace, changed):
     root, _ = workspace
     assert states(changed, "tiny-a") == {"Cached"}
     assert changed["states"]["tiny-b"]["generate"] == "Completed"
+    table = summary_table(changed["console"])
+    assert [table["tiny-a"][step] for step in STEP_COLUMNS] == ["cached"] * len(STEP_COLUMNS)
+    assert table["tiny-b"]["generate"] == "computed (24 new)"  # another step count: another images folder
     store = Store(root / "data" / "t2ibench.duckdb")
     versions = store.rows("SELECT model, count(DISTINCT model_hash) AS n FROM images GROUP BY model ORDER BY model")
     assert versions == [{"model": "tiny-a", "n": 1}, {"model": "tiny-b", "n": 2}]  # history is kept
@@ -128,6 +176,7 @@ def test_deleted_outputs_are_recomputed_not_trusted(workspace, changed):
     shutil.rmtree(images)
     summary = run_flow(root, env, "deleted")
     assert summary["states"]["tiny-a"]["generate"] == "Completed"
+    assert summary_table(summary["console"])["tiny-a"]["generate"] == "computed (24 new)"
     assert sorted(p.read_bytes() for p in images.glob("*/samples/*.png")) == before  # deterministic regeneration
 
 
@@ -152,12 +201,12 @@ def test_report_renders_in_a_headless_browser(workspace, cold):
     dom = subprocess.run([chromium, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]
     html = dom.stdout
-    tables = dict(re.findall(r'<table id="([a-z-]+)">(.*?)</table>', html, flags=re.S))
+    tables = dict(re.findall(r'<table id="([a-z-]+)"[^>]*>(.*?)</table>', html, flags=re.S))
     assert tables["leaderboard"].count("<tr>") == 3  # header + two models
     assert tables["failures"].count("<tr>") == 3  # the failure-pattern section: header + two models
     assert 'id="provenance"' in html
     assert "SMOKE RUN" in html
-    assert 'href="galleries/tiny-a/fkea/summary.png"' in html
+    assert 'href="models/tiny-a.html"' in html  # the drill-down page, with the galleries inline
     shot = root / "leaderboard.png"
     subprocess.run(
         [chromium, *flags, f"--screenshot={shot}", "--window-size=1200,900", page.as_uri()],
@@ -257,7 +306,7 @@ def test_failure_views_agree_with_the_engines_verdicts(workspace, cold, capsys):
     two = store.rows(f"SELECT outcome, correct FROM two_object_outcomes {current}")
     assert two
     assert all(r["correct"] == (r["outcome"] == "both found") for r in two)
-    attr = store.rows(f"SELECT outcome, correct FROM colour_attr_outcomes {current}")
+    attr = store.rows(f"SELECT outcome, correct FROM color_attr_outcomes {current}")
     assert attr
     assert all(r["outcome"] is not None for r in attr)
     assert all(r["correct"] == (r["outcome"] == "correct") for r in attr)
@@ -285,6 +334,9 @@ def test_a_failing_run_ends_with_its_real_cause(tmp_path, model_cache):
     last = (proc.stdout + proc.stderr).strip().splitlines()[-1]
     assert last.startswith("leaderboard_refresh: error: cannot load pipeline"), last
     assert "prefect.exceptions.UnfinishedRun" not in proc.stdout + proc.stderr
+    assert noise(proc.stdout + proc.stderr) == [], proc.stdout + proc.stderr  # the traceback is in the log
+    assert f"the full log is {tmp_path / 'data' / 'logs' / 'refresh.log'}" in proc.stderr
+    assert "Traceback" in (tmp_path / "data" / "logs" / "refresh.log").read_text()
     (run,) = Store(tmp_path / "data" / "t2ibench.duckdb").rows("SELECT status, details FROM runs")
     assert run["status"] == "failed"
     assert "cannot load pipeline" in json.loads(run["details"])["error"]

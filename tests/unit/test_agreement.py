@@ -1,4 +1,5 @@
-"""Human verdicts, agreement statistics and threshold tuning, on hand-built annotations and synthetic scores."""
+"""Human verdicts, agreement statistics, their bootstrap intervals and threshold tuning, on hand-built annotations
+and synthetic data."""
 
 import math
 from itertools import combinations
@@ -8,9 +9,18 @@ import pytest
 
 from t2ibench.errors import InputError
 from t2ibench.metrics.agreement import (
+    AUTO_N,
+    HUMAN_N,
     auto_agreement,
+    auto_features,
+    auto_statistics,
+    bootstrap_agreement,
     human_agreement,
+    human_features,
+    human_statistics,
     human_verdict,
+    percentile_interval,
+    stratified_cluster_totals,
     tune_threshold,
 )
 from t2ibench.suites.annotations import Annotation
@@ -191,3 +201,158 @@ def test_tuned_threshold_recovers_a_separating_cut_and_cv_is_honest():
     for result in noisy.values():
         assert result.in_sample_agreement > result.cv_agreement  # selection on the same data flatters
         assert result.cv_agreement < 0.62
+
+
+# -- bootstrap intervals --------------------------------------------------------------------------------------------
+
+
+def _random_study(seed=3, prompts=24, images=4, raters=5):
+    """Synthetic annotations: prompts with a latent difficulty, `images` per prompt, `raters` votes per image."""
+    gen = np.random.default_rng(seed)
+    votes, cluster, stratum, auto = {}, {}, {}, {}
+    for p in range(prompts):
+        difficulty = gen.random()
+        for i in range(images):
+            truth = gen.random() < difficulty
+            key = ("m", p, i)
+            votes[key] = [bool(truth) if gen.random() < 0.85 else not truth for _ in range(raters)]
+            cluster[key] = p
+            stratum[key] = ("colors", "position", "counting")[p % 3]
+            auto[key] = bool(truth) if gen.random() < 0.8 else not truth
+    return votes, cluster, stratum, auto
+
+
+def test_features_reproduce_the_point_estimates_of_the_library_statistics():
+    votes, cluster, stratum, auto = _random_study()
+    boot = bootstrap_agreement(votes, cluster, stratum, resamples=5)
+    h = human_agreement(votes)
+    for name in HUMAN_N:
+        assert boot.pooled[name].value == pytest.approx(getattr(h, name), abs=1e-12), name
+    assert boot.pooled["human_accuracy"].n == h.annotations
+    assert boot.pooled["pairwise_agreement"].n == h.images
+    assert boot.pooled["vs_majority_of_others"].n == h.annotations - h.ties_excluded
+    a = auto_agreement(votes, auto)
+    auto_boot = bootstrap_agreement(votes, cluster, stratum, auto, resamples=5)
+    for name in AUTO_N:
+        assert auto_boot.pooled[name].value == pytest.approx(getattr(a, name), abs=1e-12), name
+    assert auto_boot.pooled["vs_unanimous"].n == a.unanimous_images
+
+
+def test_fleiss_needs_equal_raters_and_kappas_are_undefined_with_one_class():
+    ragged = {"a": [True, False], "b": [True, True, False], "c": [False, False]}
+    same = dict.fromkeys(ragged, "x")
+    boot = bootstrap_agreement(ragged, {k: k for k in ragged}, same, resamples=20)
+    assert math.isnan(boot.pooled["fleiss_kappa"].value)
+    assert math.isnan(human_agreement(ragged).fleiss_kappa)
+    unanimous = {k: [True] * 3 for k in "abcd"}
+    boot = bootstrap_agreement(unanimous, {k: k for k in unanimous}, dict.fromkeys(unanimous, "x"), resamples=20)
+    assert math.isnan(boot.pooled["cohen_kappa"].value)
+    assert math.isnan(boot.pooled["cohen_kappa"].low)  # undefined in every resample: no interval
+    assert boot.pooled["pairwise_agreement"].value == 1.0
+    assert (boot.pooled["pairwise_agreement"].low, boot.pooled["pairwise_agreement"].high) == (1.0, 1.0)
+
+
+def test_bootstrap_replicates_match_a_brute_force_resample_of_the_images():
+    """Recompute each resample from scratch — draw prompts per stratum with the documented generator, duplicate
+    their images, run human_agreement / auto_agreement — and compare with the feature-sum replicates."""
+    votes, cluster, stratum, auto = _random_study(prompts=9)
+    b = 40
+    strata_order, _, totals = stratified_cluster_totals(
+        np.stack([human_features(votes[k]) for k in votes]),
+        [cluster[k] for k in votes],
+        [stratum[k] for k in votes],
+        resamples=b,
+        seed=11,
+    )
+    fast = human_statistics(totals.sum(axis=1))
+    auto_totals = stratified_cluster_totals(
+        np.stack([auto_features(votes[k], auto[k]) for k in votes]),
+        [cluster[k] for k in votes],
+        [stratum[k] for k in votes],
+        resamples=b,
+        seed=11,
+    )[2]
+    fast_auto = auto_statistics(auto_totals.sum(axis=1))
+    rng = np.random.default_rng(11)
+    members = {
+        s: sorted({cluster[k] for k in votes if stratum[k] == s}, key=repr)
+        for s in sorted(set(stratum.values()), key=repr)
+    }
+    assert strata_order == list(members)
+    draws = {s: rng.integers(0, len(c), size=(b, len(c))) for s, c in members.items()}
+    for r in range(b):
+        chosen = [members[s][j] for s in members for j in draws[s][r]]
+        sample_votes, sample_auto = {}, {}
+        for copy, prompt in enumerate(chosen):
+            for k in votes:
+                if cluster[k] == prompt:
+                    sample_votes[(copy, k)] = votes[k]
+                    sample_auto[(copy, k)] = auto[k]
+        h = human_agreement(sample_votes)
+        a = auto_agreement(sample_votes, sample_auto)
+        for name in HUMAN_N:
+            assert fast[name][r] == pytest.approx(getattr(h, name), abs=1e-12, nan_ok=True), (r, name)
+        for name in AUTO_N:
+            assert fast_auto[name][r] == pytest.approx(getattr(a, name), abs=1e-12, nan_ok=True), (r, name)
+
+
+def test_interval_width_matches_the_binomial_standard_error_for_independent_images():
+    """One vote per cluster-image pair, clusters iid: the 95 % interval of an accuracy is about p ± 1.96 √(p(1−p)/n)."""
+    gen = np.random.default_rng(5)
+    n = 2000
+    votes = {i: [bool(gen.random() < 0.3)] * 2 for i in range(n)}
+    boot = bootstrap_agreement(votes, {i: i for i in votes}, dict.fromkeys(votes, "t"), resamples=2000, seed=1)
+    acc = boot.pooled["human_accuracy"]
+    half = 1.96 * math.sqrt(acc.value * (1 - acc.value) / n)
+    assert acc.low == pytest.approx(acc.value - half, abs=0.004)
+    assert acc.high == pytest.approx(acc.value + half, abs=0.004)
+
+
+def test_clusters_widen_the_interval_and_the_seed_and_level_are_honoured():
+    votes, cluster, stratum, _ = _random_study(prompts=30)
+    by_prompt = bootstrap_agreement(votes, cluster, stratum, resamples=500, seed=0).pooled["human_accuracy"]
+    by_image = bootstrap_agreement(votes, {k: k for k in votes}, stratum, resamples=500, seed=0).pooled[
+        "human_accuracy"
+    ]
+    assert by_prompt.high - by_prompt.low > 1.3 * (by_image.high - by_image.low)  # images of a prompt correlate
+    again = bootstrap_agreement(votes, cluster, stratum, resamples=500, seed=0).pooled["human_accuracy"]
+    assert again == by_prompt
+    other = bootstrap_agreement(votes, cluster, stratum, resamples=500, seed=1).pooled["human_accuracy"]
+    assert (other.low, other.high) != (by_prompt.low, by_prompt.high)
+    narrow = bootstrap_agreement(votes, cluster, stratum, resamples=500, level=0.5).pooled["human_accuracy"]
+    assert by_prompt.low < narrow.low <= narrow.high < by_prompt.high
+    assert narrow.level == 0.5
+    shuffled = dict(reversed(list(votes.items())))  # the draws do not depend on the order images come in
+    assert bootstrap_agreement(shuffled, cluster, stratum, resamples=500).pooled["human_accuracy"] == by_prompt
+
+
+def test_stratum_means_are_unweighted_means_of_the_per_stratum_statistics():
+    votes, cluster, stratum, _ = _random_study(prompts=12)
+    boot = bootstrap_agreement(votes, cluster, stratum, resamples=50)
+    per = [
+        human_agreement({k: v for k, v in votes.items() if stratum[k] == s}).human_accuracy
+        for s in set(stratum.values())
+    ]
+    mean = boot.stratum_mean["human_accuracy"]
+    assert mean.value == pytest.approx(np.mean(per))
+    assert mean.n == 3
+    assert mean.low <= mean.value <= mean.high
+    one = bootstrap_agreement(votes, cluster, dict.fromkeys(votes, "x"), resamples=50)
+    assert one.stratum_mean == {}
+
+
+def test_bootstrap_rejects_bad_input():
+    votes, cluster, stratum, _ = _random_study(prompts=3)
+    with pytest.raises(InputError, match="confidence level"):
+        bootstrap_agreement(votes, cluster, stratum, level=1.0)
+    with pytest.raises(InputError, match="resamples"):
+        bootstrap_agreement(votes, cluster, stratum, resamples=0)
+    with pytest.raises(InputError, match="seed"):
+        bootstrap_agreement(votes, cluster, stratum, seed=-1)
+    with pytest.raises(InputError, match="two strata"):
+        bootstrap_agreement(votes, dict.fromkeys(votes, 0), stratum)
+    with pytest.raises(InputError, match="no cluster or stratum"):
+        bootstrap_agreement(votes, {}, stratum)
+    with pytest.raises(InputError, match="two or more annotations"):
+        bootstrap_agreement({"a": [True]}, {"a": 0}, {"a": "x"})
+    assert percentile_interval(np.array([np.nan, np.nan, 1.0])) == (pytest.approx(math.nan, nan_ok=True),) * 2

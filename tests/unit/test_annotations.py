@@ -231,26 +231,198 @@ def test_agreement_cli_on_the_released_files(tmp_path, capsys):
     assert (tmp_path / "agr" / "agreement.md").read_text().startswith(str(CSVS[0]))
 
 
+def _released():
+    from t2ibench.human_agreement import human_verdicts
+
+    suite = [json.loads(line) for line in (GENEVAL_DATA / "evaluation_metadata.jsonl").read_text().splitlines()]
+    anns = [a for path in CSVS for a in load_annotations(path, suite)[0]]
+    return suite, anns, human_verdicts(anns, suite)
+
+
+def _brute_force(verdicts, tasks, keys):
+    """The inter-annotator definitions of docs/agreement.md's table, straight from the votes (percent)."""
+    from itertools import combinations
+
+    def pairwise(ks):
+        return sum(sum(a == b for a, b in combinations(verdicts[k], 2)) / 10 for k in ks) / len(ks)
+
+    hits = half = 0.0
+    voters = 0
+    for k in keys:
+        g = verdicts[k]
+        for v in g:
+            others = sum(g) - v
+            if others == 2:
+                half += 0.5
+            else:
+                hits += v == (others > 2)
+                voters += 1
+    task_names = sorted({tasks[k] for k in keys})
+    return {
+        "pairwise": 100 * pairwise(keys),
+        "task mean": 100 * sum(pairwise([k for k in keys if tasks[k] == t]) for t in task_names) / len(task_names),
+        "others": 100 * hits / voters,
+        "half": 100 * (hits + half) / (5 * len(keys)),
+        "all five": 100 * sum(max(sum(verdicts[k]), 5 - sum(verdicts[k])) / 5 for k in keys) / len(keys),
+        "4 of 5": 100 * sum(max(sum(verdicts[k]), 5 - sum(verdicts[k])) >= 4 for k in keys) / len(keys),
+        "unanimous": 100 * sum(len(set(verdicts[k])) == 1 for k in keys) / len(keys),
+    }
+
+
+TABLE_ROWS = {  # docs/agreement.md's rows of the 88 % table, by their first words
+    "pairwise": "pairwise agreement, averaged",
+    "task mean": "pairwise agreement, unweighted",
+    "others": "annotator vs majority of the other four",
+    "half": "the same, a 2–2 tie",
+    "all five": "annotator vs majority of all five",
+    "4 of 5": "images on which at least 4",
+    "unanimous": "unanimous images",
+}
+
+
+def _docs_table():
+    from tests.conftest import REPO
+
+    text = (REPO / "docs" / "agreement.md").read_text()
+    rows = {}
+    for name, start in TABLE_ROWS.items():
+        line = next(line for line in text.splitlines() if line.startswith(f"| {start}"))
+        rows[name] = [float(cell) for cell in line.strip("|").split("|")[1:]]
+    return text, rows  # columns: clip, sdv2, IF-XL, clip + sdv2, all three
+
+
 @needs_shared
 def test_numbers_quoted_in_the_docs_are_computed():
     import re
 
-    from t2ibench.human_agreement import agreement_report, human_verdicts
-    from tests.conftest import REPO
+    from t2ibench.human_agreement import ALL, agreement_report
+
+    _, _, hv = _released()
+    report = agreement_report(hv)
+    text, table = _docs_table()
+    number = r"([\d.]+)"
+    interval = rf"\[{number}, {number}\]"
+    pattern = (
+        rf"agreement {number} % {interval} over all 800\s+images \(the paper reports 88 %\), Fleiss' κ {number}; "
+        rf"human score {number}\s+{interval} for clip and {number} {interval} for sdv2 \(Table 2: 0\.42 and 0\.57\); "
+        rf"task means {number} {interval} and\s+{number} {interval}\."
+    )
+    found = re.search(pattern, text)
+    assert found, "the 'On the released files' paragraph changed shape"
+    q = list(map(float, found.groups()))
+    pairwise, p_low, p_high, fleiss = q[:4]
+    pooled = report.human[(ALL, ALL)]
+    assert 100 * pooled.pairwise_agreement == pytest.approx(pairwise, abs=0.05)
+    ci = report.estimate("human", ALL, ALL, "pairwise_agreement")
+    assert (100 * ci.low, 100 * ci.high) == (pytest.approx(p_low, abs=0.05), pytest.approx(p_high, abs=0.05))
+    assert pooled.fleiss_kappa == pytest.approx(fleiss, abs=5e-4)
+    for source, (score, low, high), (mean, m_low, m_high), paper in (
+        ("clip", q[4:7], q[10:13], 0.42),
+        ("sdv2", q[7:10], q[13:16], 0.57),
+    ):
+        pooled_source = report.human[(source, ALL)].human_accuracy
+        assert 100 * pooled_source == pytest.approx(score, abs=0.05)
+        assert round(pooled_source, 2) == paper  # GenEval Table 2's Human column, at two decimals
+        est = report.estimate("human", source, ALL, "human_accuracy")
+        assert (100 * est.low, 100 * est.high) == (pytest.approx(low, abs=0.05), pytest.approx(high, abs=0.05))
+        task_mean = report.estimate("human", source, ALL, "human_accuracy_task_mean")
+        expected = (pytest.approx(mean, abs=0.05), pytest.approx(m_low, abs=0.05), pytest.approx(m_high, abs=0.05))
+        assert (100 * task_mean.value, 100 * task_mean.low, 100 * task_mean.high) == expected
+    # the 88 % table: every shared-files column recomputed from the votes, and the library's named statistics
+    for column, source in ((0, "clip"), (1, "sdv2"), (3, None)):
+        keys = [k for k in hv.verdicts if source is None or k[0] == source]
+        brute = _brute_force(hv.verdicts, hv.tasks, keys)
+        for name, values in table.items():
+            assert brute[name] == pytest.approx(values[column], abs=0.0501), (source, name)
+        label = source or ALL
+        assert 100 * report.human[(label, ALL)].pairwise_agreement == pytest.approx(brute["pairwise"])
+        assert 100 * report.human[(label, ALL)].vs_majority_of_others == pytest.approx(brute["others"])
+        mean = report.estimate("human", label, ALL, "pairwise_agreement_task_mean")
+        assert 100 * mean.value == pytest.approx(brute["task mean"])
+    assert all(round(values[3]) != 88 for values in table.values())  # no definition gives the paper's 88 %
+
+
+IF_XL = GENEVAL_DATA / "annotations_if-xl.csv"
+
+
+@pytest.mark.skipif(
+    not (IF_XL.exists() and all(p.exists() for p in CSVS)),
+    reason=f"GenEval's IF-XL annotations (annotations_if-xl.csv, in GenEval's repository) not in {GENEVAL_DATA}",
+)
+def test_the_three_source_columns_of_the_88_percent_table():
+    """With the IF-XL file beside the shared ones, the table's IF-XL and all-three columns and Table 2's 0.72."""
+    from t2ibench.human_agreement import human_verdicts
 
     suite = [json.loads(line) for line in (GENEVAL_DATA / "evaluation_metadata.jsonl").read_text().splitlines()]
-    anns = [a for path in CSVS for a in load_annotations(path, suite)[0]]
-    report = agreement_report(human_verdicts(anns, suite))
-    text = (REPO / "docs" / "agreement.md").read_text()
-    pattern = (
-        r"agreement ([\d.]+) % over all 800\nimages \(the paper reports 88 %\), Fleiss' κ ([\d.]+); "
-        r"human score ([\d.]+) for clip and ([\d.]+) for sdv2"
+    anns = [a for path in [*CSVS, IF_XL] for a in load_annotations(path, suite)[0]]
+    hv = human_verdicts(anns, suite)
+    _, table = _docs_table()
+    ifxl = [k for k in hv.verdicts if k[0] == "if-xl"]
+    assert len(ifxl) == 400
+    assert round(sum(v for k in ifxl for v in hv.verdicts[k]) / 2000, 2) == 0.72  # Table 2's IF-XL Human
+    for column, keys in ((2, ifxl), (4, list(hv.verdicts))):
+        brute = _brute_force(hv.verdicts, hv.tasks, keys)
+        for name, values in table.items():
+            assert brute[name] == pytest.approx(values[column], abs=0.0501), (column, name)
+
+
+@needs_shared
+def test_intervals_on_the_released_files_are_seeded_nested_and_complete():
+    from t2ibench.human_agreement import ALL, agreement_report, agreement_rows
+
+    _, _, hv = _released()
+    report = agreement_report(hv, resamples=300, ci_seed=4)
+    rows = agreement_rows(report)
+    assert report.ci["level"] == 0.95
+    shares = {"human_accuracy", "pairwise_agreement", "vs_majority_of_others", "fleiss_kappa", "cohen_kappa"}
+    for r in rows:
+        assert set(r) == {"scope", "source", "task", "statistic", "value", "ci_low", "ci_high", "ci_level", "n"}
+        if r["statistic"] in shares | {"human_accuracy_task_mean", "pairwise_agreement_task_mean"}:
+            assert r["n"] is not None
+            if r["ci_low"] is not None:
+                assert r["ci_low"] - 1e-12 <= r["value"] <= r["ci_high"] + 1e-12, r
+                assert r["ci_level"] == 0.95
+        elif r["statistic"] in {"images", "annotations", "ties_excluded", "unanimous_images"}:
+            assert (r["ci_low"], r["ci_high"], r["ci_level"], r["n"]) == (None, None, None, None)
+    covered = {(r["source"], r["task"]) for r in rows if r["statistic"] == "human_accuracy" and r["ci_low"] is not None}
+    assert covered == {(s, t) for s in ("clip", "sdv2", ALL) for t in (*TASKS_ORDER, ALL)}
+    by = {(r["source"], r["task"], r["statistic"]): r for r in rows}
+    assert by[("clip", ALL, "human_accuracy")]["n"] == 2000
+    assert by[("clip", ALL, "pairwise_agreement")]["n"] == 400
+    assert by[("clip", ALL, "human_accuracy_task_mean")]["n"] == 6
+    again = agreement_rows(agreement_report(hv, resamples=300, ci_seed=4))
+    assert again == rows
+    narrow = agreement_report(hv, resamples=300, ci_seed=4, ci_level=0.5).estimate(
+        "human", "clip", ALL, "human_accuracy"
     )
-    pairwise, fleiss, clip, sdv2 = map(float, re.search(pattern, text).groups())
-    pooled = report.human[("all", "all")]
-    assert 100 * pooled.pairwise_agreement == pytest.approx(pairwise, abs=0.05)
-    assert pooled.fleiss_kappa == pytest.approx(fleiss, abs=5e-4)
-    for source, quoted, paper in (("clip", clip, 0.42), ("sdv2", sdv2, 0.57)):
-        pooled_source = report.human[(source, "all")].human_accuracy
-        assert 100 * pooled_source == pytest.approx(quoted, abs=0.05)
-        assert round(pooled_source, 2) == paper  # GenEval Table 2's Human column, at two decimals
+    wide = report.estimate("human", "clip", ALL, "human_accuracy")
+    assert wide.low < narrow.low < narrow.high < wide.high
+    assert narrow.level == 0.5
+
+
+TASKS_ORDER = ("single_object", "two_object", "counting", "colors", "position", "color_attr")
+
+
+def test_store_agreement_writes_interval_columns(tmp_path):
+    from t2ibench.human_agreement import run_agreement, store_agreement
+    from t2ibench.store import Store
+
+    rows = [record(p, i, count0=str(c)) for p in (0, 1, 2) for i in (0, 1) for c in (1, 1, 0)]
+    path = write(tmp_path, rows)
+    run = run_agreement([path], SUITE, resamples=50, ci_seed=2)
+    assert store_agreement(run, tmp_path / "s.duckdb") == len(rows)
+    stored = Store(tmp_path / "s.duckdb").rows("SELECT * FROM agreement ORDER BY scope, source, task, statistic")
+    by = {(r["source"], r["task"], r["statistic"]): r for r in stored}
+    accuracy = by[("toy", "all", "human_accuracy")]
+    assert accuracy["value"] == pytest.approx(12 / 18)
+    assert accuracy["n"] == 18
+    assert accuracy["ci_level"] == pytest.approx(0.95)
+    assert accuracy["ci_low"] <= accuracy["value"] <= accuracy["ci_high"]
+    assert by[("toy", "all", "images")]["ci_low"] is None
+    assert by[("toy", "all", "images")]["n"] is None
+    assert ("toy", "all", "pairwise_agreement_task_mean") not in by  # one task only: no task mean
+    from t2ibench.report.agreement import html_page
+
+    page = html_page(stored, nav="<nav>n</nav>")  # the stored rows, as DuckDB returns them, render
+    assert 'id="agreement-human"' in page
+    assert "66.7" in page

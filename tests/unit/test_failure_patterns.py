@@ -178,7 +178,7 @@ def write_model(store: Store, name: str, policy: Policy, run: int) -> None:
             con,
             "prompts",
             [
-                {"suite": "geneval", "prompt_index": i, "tag": r["tag"], "prompt": r["prompt"], "metadata": r}
+                {"suite": "geneval", "prompt_index": i, "task": r["tag"], "prompt": r["prompt"], "metadata": r}
                 for i, r in SUITE
             ],
         )
@@ -242,7 +242,7 @@ def test_a_model_that_obeys_has_no_failures(store):
 
 def test_always_swapping_colours_scores_swap_rate_one(store):
     s = summary(store, "swapper")
-    assert (s["swap_rate"], s["leakage_rate"], s["miss_rate"], s["colour_attr_accuracy"]) == (1.0, 0.0, 0.0, 0.0)
+    assert (s["swap_rate"], s["leakage_rate"], s["miss_rate"], s["color_attr_accuracy"]) == (1.0, 0.0, 0.0, 0.0)
 
 
 def test_always_placing_the_first_object_left_scores_one_against_the_requested_rate(store):
@@ -300,12 +300,12 @@ def test_each_colour_outcome_appears_exactly_as_often_as_drawn(store):
     got = dict(
         (r["outcome"], r["images"])
         for r in store.rows(
-            "SELECT outcome, count(*) AS images FROM colour_attr_outcomes WHERE model = 'colour-cycler' GROUP BY ALL"
+            "SELECT outcome, count(*) AS images FROM color_attr_outcomes WHERE model = 'colour-cycler' GROUP BY ALL"
         )
     )
     expected = Counter(COLOUR_CASES[k % len(COLOUR_CASES)] for k in range(len(COLOUR_PROMPTS)))
     assert got == dict(expected)
-    s = store.rows("SELECT * FROM colour_attr_rates WHERE model = 'colour-cycler'")[0]
+    s = store.rows("SELECT * FROM color_attr_rates WHERE model = 'colour-cycler'")[0]
     n = len(COLOUR_PROMPTS)
     assert s["swap_rate"] == pytest.approx(expected["swap"] / n)
     assert s["leakage_rate"] == pytest.approx((expected["leak"] + expected["absent"]) / n)
@@ -334,7 +334,7 @@ def test_the_sql_iou_is_genevals_box_iou(tmp_path):
     version = {"model": "m", "model_hash": "h", "evaluator_hash": "e", "suite": "s"}
     with store.write() as con:
         store.upsert(
-            con, "prompts", [{"suite": "s", "prompt_index": 0, "tag": "two_object", "prompt": "p", "metadata": meta}]
+            con, "prompts", [{"suite": "s", "prompt_index": 0, "task": "two_object", "prompt": "p", "metadata": meta}]
         )
         store.replace(con, "verdicts", version, verdicts)
         store.replace(con, "detections", version, detections)
@@ -352,14 +352,17 @@ def test_an_old_store_gains_the_new_columns_without_losing_rows(tmp_path):
     with store.write() as con:  # make it look like a version-1 store
         con.execute("DROP VIEW IF EXISTS failure_summary")
         con.execute("ALTER TABLE detections DROP COLUMN colour")
+        con.execute("ALTER TABLE detections DROP COLUMN color")
         con.execute("UPDATE store_meta SET value = '1' WHERE key = 'schema_version'")
     with store.read() as con:
-        assert "colour" not in [c[0] for c in con.execute("DESCRIBE detections").fetchall()]
+        assert not {"colour", "color"} & {c[0] for c in con.execute("DESCRIBE detections").fetchall()}
     store.initialise()
     assert store.rows("SELECT count(*) AS n FROM detections") == before
-    assert store.rows("SELECT count(*) AS n FROM detections WHERE colour IS NOT NULL") == [{"n": 0}]
+    assert store.rows("SELECT count(*) AS n FROM detections WHERE color IS NOT NULL OR colour IS NOT NULL") == [
+        {"n": 0}
+    ]
     # colours unknown: colour outcomes are left out, not counted as misses
-    assert store.rows("SELECT count(*) AS n FROM colour_attr_rates") == [{"n": 0}]
+    assert store.rows("SELECT count(*) AS n FROM color_attr_rates") == [{"n": 0}]
     assert summary(store, "obeys")["first_left_rate"] is not None
 
 

@@ -27,7 +27,7 @@ def store(tmp_path):
     s = Store(tmp_path / "store.duckdb", timeout=5)
     with s.write() as con:
         s.upsert(
-            con, "prompts", [{"suite": "g", "prompt_index": i, "tag": "colors", "prompt": f"p{i}"} for i in range(3)]
+            con, "prompts", [{"suite": "g", "prompt_index": i, "task": "colors", "prompt": f"p{i}"} for i in range(3)]
         )
     return s
 
@@ -180,7 +180,7 @@ def test_statements_the_filter_cannot_name_are_refused(store):
         store.user_query("UPDATE EXTENSIONS", write=True)
     with pytest.raises(InputError, match="PRAGMA statements"):
         store.user_query("PRAGMA database_size")
-    assert store.user_query("SELECT count(*) FROM pragma_table_info('prompts')").rows == [(5,)]
+    assert store.user_query("SELECT count(*) FROM pragma_table_info('prompts')").rows == [(6,)]  # task, tag, ...
 
 
 def test_transaction_control_is_refused(store):
@@ -262,7 +262,7 @@ def test_a_long_query_is_stopped_and_the_store_released(store):
         store.user_query(LONG_QUERY, time_limit=0.5)
     assert time.monotonic() - start < 10
     with store.write() as con:  # released: a writer gets the file at once
-        store.upsert(con, "prompts", [{"suite": "g", "prompt_index": 7, "tag": "colors", "prompt": "p7"}])
+        store.upsert(con, "prompts", [{"suite": "g", "prompt_index": 7, "task": "colors", "prompt": "p7"}])
 
 
 def test_a_refresh_waiting_behind_a_long_query_gets_the_store(store, tmp_path):
@@ -282,7 +282,7 @@ def test_a_refresh_waiting_behind_a_long_query_gets_the_store(store, tmp_path):
     waited = time.monotonic()
     writer = Store(store.path, timeout=60)
     with writer.write() as con:
-        writer.upsert(con, "prompts", [{"suite": "g", "prompt_index": 8, "tag": "colors", "prompt": "p8"}])
+        writer.upsert(con, "prompts", [{"suite": "g", "prompt_index": 8, "task": "colors", "prompt": "p8"}])
     waited = time.monotonic() - waited
     _, err = query.communicate(timeout=30)
     assert query.returncode == 1

@@ -15,7 +15,7 @@ def store(tmp_path):
     return s
 
 
-ROW = {"suite": "geneval", "prompt_index": 0, "tag": "colors", "prompt": "a photo of a red car", "metadata": {"a": 1}}
+ROW = {"suite": "geneval", "prompt_index": 0, "task": "colors", "prompt": "a photo of a red car", "metadata": {"a": 1}}
 
 
 def count(store, table):
@@ -57,9 +57,10 @@ def test_a_failed_write_leaves_nothing_half_written(store):
 
 
 def test_queries_are_read_only_unless_asked(store):
+    insert = "INSERT INTO prompts (suite, prompt_index, task, prompt, metadata) VALUES ('s', 1, 't', 'p', '{}')"
     with pytest.raises(InputError, match="SQL error"):
-        store.query("INSERT INTO prompts VALUES ('s', 1, 't', 'p', '{}')")
-    store.query("INSERT INTO prompts VALUES ('s', 1, 't', 'p', '{}')", write=True)
+        store.query(insert)
+    store.query(insert, write=True)
     assert count(store, "prompts") == 1
 
 
@@ -115,7 +116,7 @@ def test_leaderboard_view_uses_the_latest_completed_run(store):
         store.upsert(con, "models", [{"model": "m", "model_hash": h, "label": "M"} for h in ("h1", "h2")])
         store.upsert(con, "run_models", [{"run_id": "r1", "model": "m", "model_hash": "h1", "evaluator_hash": "e"}])
         store.upsert(con, "run_models", [{"run_id": "r2", "model": "m", "model_hash": "h2", "evaluator_hash": "e"}])
-        for i, (tag, ok) in enumerate([("colors", True), ("colors", False), ("counting", True)]):
+        for i, (task, ok) in enumerate([("colors", True), ("colors", False), ("counting", True)]):
             store.upsert(
                 con,
                 "verdicts",
@@ -127,7 +128,7 @@ def test_leaderboard_view_uses_the_latest_completed_run(store):
                         "suite": "g",
                         "prompt_index": i,
                         "sample": 0,
-                        "tag": tag,
+                        "task": task,
                         "correct": ok,
                     }
                 ],
@@ -160,3 +161,31 @@ def test_schema_doc_lists_every_table_and_view():
     doc = (Path(__file__).resolve().parents[2] / "docs" / "schema.md").read_text()
     for name in [*TABLES, *VIEWS]:
         assert f"| `{name}` |" in doc, name
+
+
+def test_alpha_infinity_round_trips_and_older_nulls_are_migrated(tmp_path):
+    """α = ∞ is stored as the DOUBLE inf (it reads back as inf); a schema-8 store's NULL alpha (with 'inf' in its
+    details) becomes inf on the first write, and the diversity view finds it either way."""
+    import duckdb
+
+    s = Store(tmp_path / "s.duckdb")
+    version = {"model": "m", "model_hash": "h", "evaluator_hash": "e"}
+    row = {**version, "metric": "fkea", "kernel": "gaussian", "sigma": 1.0, "rff_dim": 8, "n": 4, "seed": 0}
+    s.upsert_rows(
+        "metrics",
+        [
+            {**row, "params_key": "a", "alpha": float("inf"), "value": 1.5, "details": {"alpha": "inf"}},
+            {**row, "params_key": "b", "alpha": 1.0, "value": 2.5, "details": {"alpha": 1.0},
+             "ci_low": 2.0, "ci_high": 3.0, "ci_level": 0.95, "ci_method": "percentile bootstrap over prompts"},
+        ],
+    )  # fmt: skip
+    stored = {r["params_key"]: r for r in s.rows("SELECT params_key, alpha, ci_low, ci_method FROM metrics")}
+    assert stored["a"]["alpha"] == float("inf")
+    assert (stored["b"]["ci_low"], stored["b"]["ci_method"]) == (2.0, "percentile bootstrap over prompts")
+    # an older store wrote NULL for α = ∞
+    con = duckdb.connect(str(s.path))
+    con.execute("UPDATE metrics SET alpha = NULL WHERE params_key = 'a'")
+    con.execute("UPDATE store_meta SET value = '8' WHERE key = 'schema_version'")
+    con.close()
+    s.initialise()
+    assert s.rows("SELECT alpha FROM metrics WHERE params_key = 'a'")[0]["alpha"] == float("inf")

@@ -1,5 +1,12 @@
 """Metric core (numpy/scipy only): kernels, kernel-entropy diversity (exact VENDI/RKE, FKEA), Scendi, modes."""
 
+from t2ibench.metrics.bootstrap import EntropyBootstrap, ScoreInterval, bootstrap_entropy, cluster_draws
+from t2ibench.metrics.conditional import (
+    ConditionalVendiEstimator,
+    ConditionalVendiResult,
+    conditional_vendi,
+    conditional_vendi_features,
+)
 from t2ibench.metrics.covariance import CovarianceAccumulator
 from t2ibench.metrics.entropy import (
     DEFAULT_ALPHAS,
@@ -22,6 +29,7 @@ from t2ibench.metrics.kernels import (
     median_heuristic_sigma,
 )
 from t2ibench.metrics.modes import Mode, ModeSet, kernel_modes, scendi_modes
+from t2ibench.metrics.nystrom import NystromEntropy, NystromFeatures, NystromResult, choose_landmarks
 from t2ibench.metrics.scendi import Scendi, ScendiResult, check_aligned, gather_by_id, scendi_score
 from t2ibench.metrics.spectrum import (
     InvariantError,
@@ -31,26 +39,39 @@ from t2ibench.metrics.spectrum import (
     renyi_vendi,
     vendi_spectrum_scores,
 )
+from t2ibench.metrics.truncated import truncate_spectrum, truncated_vendi
 
 __all__ = [
     "DEFAULT_ALPHAS",
     "FKEA",
+    "ConditionalVendiEstimator",
+    "ConditionalVendiResult",
     "CosineEntropy",
     "CovarianceAccumulator",
+    "EntropyBootstrap",
     "EntropyResult",
     "FeatureMap",
     "InvariantError",
     "Mode",
     "ModeSet",
     "NormalizedLinearFeatures",
+    "NystromEntropy",
+    "NystromFeatures",
+    "NystromResult",
     "RandomFourierFeatures",
     "Scendi",
     "ScendiResult",
+    "ScoreInterval",
     "SpectrumClippingWarning",
     "StreamingKernelEntropy",
+    "bootstrap_entropy",
     "check_aligned",
     "check_vendi_invariants",
+    "choose_landmarks",
     "clean_spectrum",
+    "cluster_draws",
+    "conditional_vendi",
+    "conditional_vendi_features",
     "cosine_kernel",
     "exact_entropy",
     "fkea_error_radius",
@@ -63,6 +84,8 @@ __all__ = [
     "rke_score",
     "scendi_modes",
     "scendi_score",
+    "truncate_spectrum",
+    "truncated_vendi",
     "vendi_score",
     "vendi_spectrum_scores",
 ]

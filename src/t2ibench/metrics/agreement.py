@@ -11,21 +11,32 @@ include clause k of the prompt):
   relation — left of ↔ x = left, right of ↔ x = right, above ↔ y = above, below ↔ y = below (missing fails).
 
 Statistics use scikit-learn (Cohen's κ) and statsmodels (Fleiss' κ); everything else is counting.
+
+Confidence intervals (``bootstrap_agreement``): a stratified cluster bootstrap. The unit of resampling is the
+*cluster* the caller names — for GenEval's annotations the prompt, all its annotated images (and their five
+annotations each) together, because the images of one prompt share its difficulty and are not independent; the
+strata (GenEval's tasks) keep their number of clusters in every resample, as GenEval's fixed task mix does. Each
+statistic is a function of per-image additive features (counts of votes, agreeing pairs, ...), so a resample only
+re-sums the drawn clusters' feature totals; the sample's own totals reproduce the point estimates of
+``human_agreement`` / ``auto_agreement`` exactly (tested). Intervals are percentiles of the resampled statistic.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import combinations
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from t2ibench.errors import InputError
 from t2ibench.metrics.checks import check_positive_int, check_seed
+from t2ibench.metrics.geneval import BOOTSTRAP_RESAMPLES, CI_LEVEL
 
 K = TypeVar("K", bound=Hashable)  # an image key, e.g. (source, prompt_id, image_id)
 RELATION_ANSWER = {
@@ -207,6 +218,302 @@ def auto_agreement(human: Mapping[K, Sequence[bool]], auto: Mapping[K, bool]) ->
         vs_unanimous=float(np.mean([auto[k] == human[k][0] for k in unanimous])) if unanimous else math.nan,
         auto_accuracy=float(np.mean([auto[k] for k in keys])),
         human_majority_accuracy=float(np.mean(maj)) if maj else math.nan,
+    )
+
+
+# -- confidence intervals -------------------------------------------------------------------------------------
+
+HUMAN_FEATURES = (
+    "images",
+    "annotations",
+    "correct",
+    "pair_rate",
+    "pairs",
+    "agree_pairs",
+    "yes_in_pairs",
+    "in_pairs",
+    "others_hits",
+    "others_n",
+    "fleiss_p",
+)
+AUTO_FEATURES = (
+    "images",
+    "annotations",
+    "auto_hits",
+    "has_majority",
+    "majority_hits",
+    "majority_true",
+    "auto_true_majority",
+    "unanimous",
+    "unanimous_hits",
+    "auto_true",
+)
+_H = {name: i for i, name in enumerate(HUMAN_FEATURES)}
+_A = {name: i for i, name in enumerate(AUTO_FEATURES)}
+
+# statistic -> the feature whose total is its n (the count the statistic is a share or average of)
+HUMAN_N = {
+    "human_accuracy": "annotations",
+    "pairwise_agreement": "images",
+    "vs_majority_of_others": "others_n",
+    "cohen_kappa": "images",
+    "fleiss_kappa": "images",
+}
+AUTO_N = {
+    "vs_annotators": "annotations",
+    "vs_majority": "has_majority",
+    "kappa_vs_majority": "has_majority",
+    "vs_unanimous": "unanimous",
+    "auto_accuracy": "images",
+    "human_majority_accuracy": "has_majority",
+}
+
+
+def human_features(votes: Sequence[bool]) -> NDArray[np.float64]:
+    """The additive features (len(HUMAN_FEATURES),) of one image's human verdicts (≥ 2 votes), in that order."""
+    n = len(votes)
+    if n < 2:
+        raise InputError(f"an image needs two or more human verdicts for agreement features; got {n}")
+    y = int(sum(bool(v) for v in votes))
+    pairs = n * (n - 1) / 2
+    agree = (y * (y - 1) + (n - y) * (n - y - 1)) / 2
+    hits = others = 0
+    for vote, others_yes in ((True, y - 1), (False, y)):  # each voter against the other n - 1 votes
+        voters = y if vote else n - y
+        if 2 * others_yes != n - 1:  # no tie among the others
+            others += voters
+            hits += voters * (vote == (2 * others_yes > n - 1))
+    fleiss = (y * y + (n - y) * (n - y) - n) / (n * (n - 1))
+    values = [1, n, y, agree / pairs, pairs, agree, y * (n - 1), n * (n - 1), hits, others, fleiss]
+    return np.array(values, dtype=np.float64)
+
+
+def auto_features(votes: Sequence[bool], auto: bool) -> NDArray[np.float64]:
+    """The additive features (len(AUTO_FEATURES),) of one image's human verdicts (≥ 1) and its automatic one."""
+    n = len(votes)
+    if n < 1:
+        raise InputError("an image needs a human verdict to compare an automatic one with")
+    y = int(sum(bool(v) for v in votes))
+    a = bool(auto)
+    has_majority = 2 * y != n
+    majority = 2 * y > n
+    unanimous = y in (0, n)
+    values = [
+        1,
+        n,
+        y if a else n - y,
+        has_majority,
+        has_majority and a == majority,
+        has_majority and majority,
+        has_majority and a,
+        unanimous,
+        unanimous and a == bool(votes[0]),
+        a,
+    ]
+    return np.array(values, dtype=np.float64)
+
+
+def _ratio(num: NDArray[np.float64], den: NDArray[np.float64]) -> NDArray[np.float64]:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: NDArray[np.float64] = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+    return out
+
+
+def _kappa(observed: NDArray[np.float64], expected: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(p_o − p_e) / (1 − p_e); NaN where p_e = 1 (one class only: κ undefined, as scikit-learn's)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: NDArray[np.float64] = np.where(expected < 1.0, (observed - expected) / (1.0 - expected), np.nan)
+    return out
+
+
+def human_statistics(totals: NDArray[np.float64], *, fleiss: bool = True) -> dict[str, NDArray[np.float64]]:
+    """Inter-annotator statistics from summed ``human_features`` (..., len(HUMAN_FEATURES)); shape (...) each.
+
+    Same definitions as ``human_agreement``: pooled accuracy, per-image pairwise agreement averaged over images,
+    each annotator vs the majority of the others (ties left out), Cohen's κ over all annotator pairs in both
+    orders, Fleiss' κ (``fleiss=False``: NaN, for images with unequal numbers of annotators).
+    """
+    t = np.asarray(totals, dtype=np.float64)
+    f = {name: t[..., i] for name, i in _H.items()}
+    p_pairs = _ratio(f["yes_in_pairs"], f["in_pairs"])
+    p_votes = _ratio(f["correct"], f["annotations"])
+    out = {
+        "human_accuracy": p_votes,
+        "pairwise_agreement": _ratio(f["pair_rate"], f["images"]),
+        "vs_majority_of_others": _ratio(f["others_hits"], f["others_n"]),
+        "cohen_kappa": _kappa(_ratio(f["agree_pairs"], f["pairs"]), p_pairs**2 + (1 - p_pairs) ** 2),
+        "fleiss_kappa": _kappa(_ratio(f["fleiss_p"], f["images"]), p_votes**2 + (1 - p_votes) ** 2),
+    }
+    if not fleiss:
+        out["fleiss_kappa"] = np.full_like(p_votes, np.nan)
+    return out
+
+
+def auto_statistics(totals: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+    """Automatic-vs-human statistics from summed ``auto_features`` (..., len(AUTO_FEATURES)); shape (...) each,
+    with ``auto_agreement``'s definitions (κ against the majority over the images that have one)."""
+    t = np.asarray(totals, dtype=np.float64)
+    f = {name: t[..., i] for name, i in _A.items()}
+    p_auto = _ratio(f["auto_true_majority"], f["has_majority"])
+    p_major = _ratio(f["majority_true"], f["has_majority"])
+    observed = _ratio(f["majority_hits"], f["has_majority"])
+    return {
+        "vs_annotators": _ratio(f["auto_hits"], f["annotations"]),
+        "vs_majority": observed,
+        "kappa_vs_majority": _kappa(observed, p_auto * p_major + (1 - p_auto) * (1 - p_major)),
+        "vs_unanimous": _ratio(f["unanimous_hits"], f["unanimous"]),
+        "auto_accuracy": _ratio(f["auto_true"], f["images"]),
+        "human_majority_accuracy": p_major,
+    }
+
+
+def stratified_cluster_totals(
+    features: NDArray[np.float64],
+    clusters: Sequence[Hashable],
+    strata: Sequence[Hashable],
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = 0,
+) -> tuple[list[Hashable], NDArray[np.float64], NDArray[np.float64]]:
+    """(strata, sample totals (S, d), resample totals (resamples, S, d)) of additive unit features (n, d).
+
+    Within each stratum its m clusters are drawn m times with replacement, every unit of a drawn cluster with it
+    (``numpy.random.default_rng(seed)``; strata and clusters in sorted-repr order, so the draws do not depend on the
+    order units come in). A cluster must lie in one stratum.
+    """
+    x = np.asarray(features, dtype=np.float64)
+    if x.ndim != 2 or len(clusters) != x.shape[0] or len(strata) != x.shape[0]:
+        raise InputError(f"features {x.shape} need one cluster and one stratum per row")
+    if x.shape[0] == 0:
+        raise InputError("no units to bootstrap")
+    b = check_positive_int(resamples, name="resamples")
+    rng = np.random.default_rng(check_seed(seed))
+    home: dict[Hashable, Hashable] = {}
+    for c, s in zip(clusters, strata, strict=True):
+        if home.setdefault(c, s) != s:
+            raise InputError(f"cluster {c!r} lies in two strata ({home[c]!r}, {s!r}); clusters must nest in strata")
+    order = sorted(set(strata), key=repr)
+    sample = np.zeros((len(order), x.shape[1]))
+    replicates = np.zeros((b, len(order), x.shape[1]))
+    for j, stratum in enumerate(order):
+        names = sorted({c for c, s in home.items() if s == stratum}, key=repr)
+        index = {c: i for i, c in enumerate(names)}
+        sums = np.zeros((len(names), x.shape[1]))
+        for row, c in zip(x, clusters, strict=True):
+            if home[c] == stratum:
+                sums[index[c]] += row
+        draw = rng.integers(0, len(names), size=(b, len(names)))
+        sample[j] = sums.sum(axis=0)
+        replicates[:, j] = sums[draw].sum(axis=1)
+    return order, sample, replicates
+
+
+def percentile_interval(replicates: NDArray[np.float64], level: float = CI_LEVEL) -> tuple[float, float]:
+    """Percentile interval (low, high) at ``level`` of bootstrap replicates; resamples in which the statistic is
+    undefined (NaN) are left out, and with more than half of them undefined there is no interval (NaN, NaN)."""
+    if not 0.0 < level < 1.0:
+        raise InputError(f"the confidence level must be in (0, 1); got {level!r}")
+    r = np.asarray(replicates, dtype=np.float64).ravel()
+    finite = r[np.isfinite(r)]
+    if finite.size == 0 or 2 * finite.size < r.size:
+        return math.nan, math.nan
+    tail = 100 * (1 - level) / 2
+    low, high = np.percentile(finite, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A statistic's value on the sample, its bootstrap interval [low, high] at ``level`` (NaN where it has none)
+    and n, the count it is a share or mean of (annotations, images, ..., or strata for a mean over strata)."""
+
+    value: float
+    low: float
+    high: float
+    level: float
+    n: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready with the store's column names (NaN as null)."""
+        clean = {"value": self.value, "ci_low": self.low, "ci_high": self.high, "ci_level": self.level}
+        return {k: None if math.isnan(v) else v for k, v in clean.items()} | {"n": self.n}
+
+
+@dataclass(frozen=True)
+class AgreementIntervals:
+    """Bootstrap estimates of one slice: ``pooled`` (the statistics over all its images) and ``stratum_mean``
+    (the unweighted mean over strata of each statistic, as GenEval averages its tasks; only with ≥ 2 strata)."""
+
+    pooled: dict[str, Estimate]
+    stratum_mean: dict[str, Estimate]
+    clusters: int
+    strata: int
+    resamples: int
+    level: float
+    seed: int
+
+
+def bootstrap_agreement(
+    human: Mapping[K, Sequence[bool]],
+    clusters: Mapping[K, Hashable],
+    strata: Mapping[K, Hashable],
+    auto: Mapping[K, bool] | None = None,
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    level: float = CI_LEVEL,
+    seed: int = 0,
+) -> AgreementIntervals:
+    """Stratified cluster-bootstrap intervals of the ``human_agreement`` statistics (``auto`` None: images with
+    ≥ 2 verdicts) or of the ``auto_agreement`` statistics (images with human and automatic verdicts).
+
+    ``clusters[k]`` is the resampling unit of image k (e.g. its prompt), ``strata[k]`` its stratum (e.g. its task);
+    percentile intervals at ``level`` from ``resamples`` draws of ``numpy.random.default_rng(seed)``.
+    """
+    percentile_interval(np.zeros(1), level)  # validates the level before any work
+    if auto is None:
+        keys = [k for k, v in human.items() if len(v) >= 2]
+        if not keys:
+            raise InputError("no image has two or more annotations: agreement is undefined")
+        rows = [human_features(human[k]) for k in keys]
+    else:
+        keys = [k for k in human if k in auto and human[k]]
+        if not keys:
+            raise InputError("no image has both human and automatic verdicts")
+        rows = [auto_features(human[k], auto[k]) for k in keys]
+    missing = [k for k in keys if k not in clusters or k not in strata]
+    if missing:
+        raise InputError(f"image {missing[0]!r} has no cluster or stratum for the bootstrap")
+    names, sample, replicates = stratified_cluster_totals(
+        np.stack(rows), [clusters[k] for k in keys], [strata[k] for k in keys], resamples=resamples, seed=seed
+    )
+    stats: Callable[[NDArray[np.float64]], dict[str, NDArray[np.float64]]]
+    if auto is None:
+        stats = partial(human_statistics, fleiss=len({len(human[k]) for k in keys}) == 1)
+        n_of, index = HUMAN_N, _H
+    else:
+        stats, n_of, index = auto_statistics, AUTO_N, _A
+    total = sample.sum(axis=0)
+    point, draws = stats(total), stats(replicates.sum(axis=1))
+    pooled = {
+        name: Estimate(float(point[name]), *percentile_interval(draws[name], level), level, int(total[index[n]]))
+        for name, n in n_of.items()
+    }
+    means: dict[str, Estimate] = {}
+    if len(names) >= 2:
+        per_point, per_draw = stats(sample), stats(replicates)  # (S,) and (resamples, S)
+        for name in n_of:
+            with np.errstate(invalid="ignore"):
+                value = float(np.mean(per_point[name]))
+                draw_means = np.mean(per_draw[name], axis=1)
+            means[name] = Estimate(value, *percentile_interval(draw_means, level), level, len(names))
+    return AgreementIntervals(
+        pooled=pooled,
+        stratum_mean=means,
+        clusters=len(set(clusters[k] for k in keys)),
+        strata=len(names),
+        resamples=resamples,
+        level=level,
+        seed=seed,
     )
 
 

@@ -209,6 +209,27 @@ class StreamingKernelEntropy(ABC):
             self._acc.add(self._map.transform(chunk, self.compute_dtype))
         return self
 
+    def features(self, X: ArrayLike) -> NDArray[np.floating]:
+        """Features φ(X) (n, D), compute dtype, of rows X (n, d): validated, mapped as ``update`` does, not added."""
+        arr = X if isinstance(X, np.ndarray) else np.asarray(X)
+        if arr.ndim != 2:
+            raise InputError(f"X must be a 2-D array of shape (n, d); got shape {arr.shape}")
+        if self._map is None:
+            self._initialise(check_positive_int(arr.shape[1], name="dim"))
+        assert self._map is not None
+        out = np.empty((arr.shape[0], self._map.feature_dim), dtype=self.compute_dtype)
+        for start in range(0, max(arr.shape[0], 1), self.batch_size):
+            chunk = as_matrix(
+                arr[start : start + self.batch_size],
+                name="X",
+                dtype=self._input_dtype(),
+                dim=self._map.dim,
+                row_offset=start,
+            )
+            self._prepare(chunk, start)
+            out[start : start + chunk.shape[0]] = self._map.transform(chunk, self.compute_dtype)
+        return out
+
     def merge(self, other: StreamingKernelEntropy) -> Self:
         """Add another estimator's state (a shard) into this one, in place; both must have the same spec."""
         if type(other) is not type(self) or other._params() != self._params():

@@ -158,3 +158,29 @@ def _mobilenet_structure(cfg: Any, *, device: str, show_progress: bool) -> Any:
     from t2ibench.models.ssd import MobileNetPromptStructure
 
     return MobileNetPromptStructure(cfg.model, normalize=cfg.normalize, show_progress=show_progress)
+
+
+def device_name(setting: str) -> str:
+    """What ``runtime.device`` resolves to here, by name: 'cuda:0 NVIDIA H200', 'mps', or 'cpu: <CPU model>' (torch
+    is imported only when it is installed and the setting may pick an accelerator)."""
+    import importlib.util
+    import platform
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            cpu = next((line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    if setting == "cpu" or importlib.util.find_spec("torch") is None:
+        return f"cpu: {cpu}"
+    import torch
+
+    if setting.startswith("cuda") or (setting == "auto" and torch.cuda.is_available()):
+        if not torch.cuda.is_available():
+            return f"{setting} requested, none available (cpu: {cpu})"
+        index = int(setting.split(":")[1]) if ":" in setting else 0
+        return f"cuda:{index} {torch.cuda.get_device_name(index)}"
+    if setting in ("mps", "auto") and torch.backends.mps.is_available():
+        return "mps"
+    return f"cpu: {cpu}"

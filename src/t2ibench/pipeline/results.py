@@ -95,6 +95,10 @@ class MetricRecord:
     value: float
     error_bound: float | None
     details: dict[str, Any] = field(default_factory=dict)
+    ci_low: float | None = None  # bootstrap interval (None where not computed; ci_method says which)
+    ci_high: float | None = None
+    ci_level: float | None = None
+    ci_method: str | None = None
 
 
 @dataclass(frozen=True)

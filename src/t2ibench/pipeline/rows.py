@@ -19,7 +19,7 @@ def result_rows(results: Sequence[ResultRow], suite: str) -> tuple[list[dict[str
     for row in results:
         key = {"suite": suite, "prompt_index": int(row.prompt_index or 0), "sample": int(row.sample)}
         verdict_rows.append(
-            {**key, "tag": row.tag, "correct": row.correct, "reason": row.reason, "relation": row.relation}
+            {**key, "task": row.tag, "correct": row.correct, "reason": row.reason, "relation": row.relation}
         )
         for cls, boxes in row.details.items():
             colours = list(row.colours.get(cls) or [])
@@ -34,15 +34,15 @@ def result_rows(results: Sequence[ResultRow], suite: str) -> tuple[list[dict[str
                         "x2": box[2],
                         "y2": box[3],
                         "score": box[4],
-                        "colour": colours[rank] if rank < len(colours) else None,
+                        "color": colours[rank] if rank < len(colours) else None,
                     }
                 )
     return verdict_rows, detection_rows
 
 
 def metric_row(record: MetricRecord) -> dict[str, Any]:
-    """A ``metrics`` row (without the version columns)."""
-    return to_plain(record)  # type: ignore[no-any-return]
+    """A ``metrics`` row (without the version columns); α = ∞ stays the float inf (a DOUBLE that round-trips)."""
+    return {**to_plain(record), "alpha": record.alpha}
 
 
 def mode_row(record: ModeRecord) -> dict[str, Any]:
@@ -99,7 +99,7 @@ def version_rows(
         content_hash=content,
         model_row=model_row,
         prompts=[
-            {"prompt_index": i, "tag": r["tag"], "prompt": r["prompt"], "metadata": json.loads(json.dumps(dict(r)))}
+            {"prompt_index": i, "task": r["tag"], "prompt": r["prompt"], "metadata": json.loads(json.dumps(dict(r)))}
             for i, r in prompts
         ],
         images=[

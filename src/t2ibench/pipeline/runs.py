@@ -8,6 +8,7 @@ from typing import Any
 
 from t2ibench.errors import InputError
 from t2ibench.hashing import code_version, section_hash
+from t2ibench.models.registry import device_name
 from t2ibench.store import Store
 from t2ibench.workspace import Workspace
 
@@ -22,7 +23,15 @@ def start_run(ws: Workspace, run_id: str, flow: str) -> int:
         "code_version": code_version(),
         "finished_at": None,
         "smoke": ws.config.smoke,
-        "details": {"flow": flow, "lite": ws.config.evaluators.lite, "environment": environment(ws.root)},
+        "details": {
+            "flow": flow,
+            "lite": ws.config.evaluators.lite,
+            "environment": {
+                **environment(ws.root),
+                "device": device_name(ws.config.runtime.device),  # what the model registries will run on
+                "device_setting": ws.config.runtime.device,
+            },
+        },
     }
     return Store(ws.store).start_run(run)
 
@@ -58,6 +67,12 @@ def environment(root: Path) -> dict[str, Any]:
         "machine": platform.machine(),
         "packages": packages,
     }
+
+
+def log_file(ws: Workspace) -> Path:
+    """The refresh log of a config, ``<data>/logs/refresh.log``: what Prefect and the model libraries print during a
+    run (``t2ibench.logs.route_to_log``), appended run after run."""
+    return ws.data / "logs" / "refresh.log"
 
 
 def finish_run(ws: Workspace, run_id: str, status: str, details: Mapping[str, Any] | None = None) -> None:

@@ -189,7 +189,18 @@ def step_fkea_shard(
     return ShardState(shard=shard, shards=shards, n=est.n, state=state if est.n else None)
 
 
-def _metric(metric: str, alpha: float, value: float, result: Any, sigma: float, cfg: DiversityConfig) -> MetricRecord:
+def _metric(
+    metric: str,
+    alpha: float,
+    value: float,
+    result: Any,
+    sigma: float,
+    cfg: DiversityConfig,
+    interval: Any = None,
+    ci_method: str | None = None,
+    ci_level: float | None = None,
+) -> MetricRecord:
+    """One diversity score as a stored row; ``interval`` (a ``ScoreInterval`` or None) fills ci_low/ci_high."""
     key_alpha: float | str = "inf" if math.isinf(alpha) else alpha
     params = {
         "alpha": key_alpha,
@@ -203,14 +214,21 @@ def _metric(metric: str, alpha: float, value: float, result: Any, sigma: float, 
         metric=metric,
         params_key=json.dumps(params, sort_keys=True),
         kernel=cfg.kernel,
-        alpha=None if math.isinf(alpha) else alpha,
+        alpha=alpha,  # ∞ is stored as the value inf
         sigma=sigma,
         rff_dim=cfg.rff_dim if cfg.kernel == "gaussian" else None,
         n=int(result.n),
         seed=cfg.seed,
         value=float(value),
         error_bound=getattr(result, "error_radius", None),
-        details={"alpha": key_alpha},
+        # the bootstrap's shift (mean resample score − score) and standard error, in the score's units
+        details={"alpha": key_alpha}
+        if interval is None
+        else {"alpha": key_alpha, "ci_bias": float(interval.bias), "ci_se": float(interval.se)},
+        ci_low=None if interval is None else float(interval.low),
+        ci_high=None if interval is None else float(interval.high),
+        ci_level=None if interval is None else ci_level,
+        ci_method=ci_method,
     )
 
 
@@ -230,8 +248,10 @@ def _mode(mode: Any, positions: np.ndarray, source: str) -> ModeRecord:
 
 
 def step_diversity(ws: Workspace, model: str, embedded: Embedded, shards: Sequence[ShardState], sigma: float) -> Scores:
-    """Merge shard states into the model's FKEA scores, the diversity-vs-n curve and the FKEA modes."""
-    from t2ibench.metrics import FKEA, CosineEntropy
+    """Merge shard states into the model's FKEA scores (with cluster-bootstrap intervals over prompts where
+    n ≤ ``bootstrap_max_n``), the diversity-vs-n curve and the FKEA modes."""
+    from t2ibench.metrics import FKEA, CosineEntropy, bootstrap_entropy
+    from t2ibench.metrics.geneval import CI_LEVEL
     from t2ibench.metrics.modes import kernel_modes
 
     cfg = ws.config.evaluators.diversity
@@ -246,8 +266,32 @@ def step_diversity(ws: Workspace, model: str, embedded: Embedded, shards: Sequen
     result = merged.compute(cfg.alphas)
     X = np.load(embedded.files.image, allow_pickle=False)
     name = "fkea" if cfg.kernel == "gaussian" else "cosine_vendi"
-    records = [_metric(name, a, v, result, sigma, cfg) for a, v in result.vendi.items()]
-    records.append(_metric("rke", 2.0, result.rke, result, sigma, cfg))
+    # intervals: prompts resampled with all their images; the resample spectra come from the same features φ(x)
+    # the state accumulated (the k × k weighted Gram or the D × D covariance, whichever is smaller)
+    boot = None
+    if cfg.bootstrap == 0:
+        ci_method = "not computed: bootstrap: 0"
+    elif len(X) > cfg.bootstrap_max_n:
+        ci_method = f"not computed: n > {cfg.bootstrap_max_n} (bootstrap_max_n)"
+    elif len(set(embedded.image_prompt_ids)) < 2:
+        ci_method = "not computed: fewer than 2 prompts"
+    else:
+        boot = bootstrap_entropy(
+            merged.features(X),
+            embedded.image_prompt_ids,
+            alphas=tuple(result.vendi),
+            resamples=cfg.bootstrap,
+            level=CI_LEVEL,
+            seed=cfg.seed,
+        )
+        ci_method = boot.describe()
+    records = [
+        _metric(name, a, v, result, sigma, cfg, None if boot is None else boot.vendi[a], ci_method, CI_LEVEL)
+        for a, v in result.vendi.items()
+    ]
+    records.append(
+        _metric("rke", 2.0, result.rke, result, sigma, cfg, None if boot is None else boot.rke, ci_method, CI_LEVEL)
+    )
     order = np.random.default_rng(cfg.seed).permutation(len(X))
     for n in sorted({n for n in cfg.n_curve if 0 < n <= len(X)}):
         curve = _estimator(cfg, sigma, X).update(X[order[:n]]).compute([1.0])
@@ -306,6 +350,9 @@ def step_scendi(ws: Workspace, model: str, embedded: Embedded) -> Scores:
             value=float(value),
             error_bound=None,
             details=params,
+            # each resample would refit the (4r)² joint image–text covariance and its Schur complement: at the
+            # default r = 1000 that is B × Scendi's own cost (docs/performance.md), so no interval is computed
+            ci_method="not computed: B refits of the joint image-text covariance (cost)",
         )
         for metric, value in (
             ("scendi", res.scendi),

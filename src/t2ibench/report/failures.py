@@ -40,10 +40,10 @@ def collect(store: Store, models: Sequence[str] | None = None) -> dict[str, list
             f"SELECT model, requested, found, images, share FROM position_confusion {CURRENT} ORDER BY ALL"
         ),
         "colour_attr": store.rows(
-            f"SELECT model, outcome, count(*) AS images FROM colour_attr_outcomes {CURRENT} "
+            f"SELECT model, outcome, count(*) AS images FROM color_attr_outcomes {CURRENT} "
             "WHERE outcome IS NOT NULL GROUP BY ALL ORDER BY ALL"
         ),
-        "colour_attr_rates": store.rows(f"SELECT * FROM colour_attr_rates {CURRENT}"),
+        "colour_attr_rates": store.rows(f"SELECT * FROM color_attr_rates {CURRENT}"),
         "counting": store.rows(
             f"SELECT model, requested, delta, images, share FROM counting_errors {CURRENT} ORDER BY ALL"
         ),

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
 from t2ibench.errors import InputError
 from t2ibench.metrics.modes import ModeSet
@@ -76,13 +76,14 @@ def write_image_gallery(
         raise InputError(f"{len(images)} images given for modes scored over {modes.n} samples")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    font = ImageFont.load_default()
+    from t2ibench.report.thumbs import font as load_font
+
+    font = load_font(11)  # DejaVu Sans (matplotlib's copy): every glyph of the titles exists offline
     entries = []
     summary_rows = []
     for mode in modes.modes:
         label = f"mode {mode.index}  share {100 * mode.share:.1f}%  entropy share {100 * mode.entropy_share:.1f}%"
-        # plain ASCII: the bundled bitmap font has no glyph for dashes or other typography (a box would show)
-        parts = [(f"{title + ': ' if title else ''}{label} - top {len(mode.top)}", mode.top)]
+        parts = [(f"{title + ': ' if title else ''}{label} – top {len(mode.top)}", mode.top)]
         if mode.bottom:
             parts.append((f"bottom {len(mode.bottom)} of this mode", mode.bottom))
         grids = [(text, _grid([to_pil(images[j], size=thumb) for j in rows], cols, thumb)) for text, rows in parts]

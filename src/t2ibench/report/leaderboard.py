@@ -1,11 +1,13 @@
 """The leaderboard report, rendered from stored rows only (nothing is recomputed here).
 
-Writes ``leaderboard.md`` and ``leaderboard.html`` (GenEval Table 2 layout plus diversity columns, human
-agreement when stored, and the failure-pattern section of ``report/failures.py``), ``tasks.png`` (per-task
-accuracy bars), ``diversity_vs_n.png`` (FKEA VENDI-1 against the number of images), ``failures/`` (position
-confusion matrices, per-class bars) and mode galleries under ``galleries/<model>/<fkea|scendi>/`` linked from
-the tables, with a provenance footer (config hash, code version, date, and a smoke label when random-weight
-models were used).
+Writes ``leaderboard.html`` (self-contained: inline style and script; a sortable, filterable table of GenEval
+Table 2 with bootstrap intervals, ties marked, diversity columns with σ, protocol groups flagged, published
+reference rows apart), ``leaderboard.md`` (the same numbers), ``models.html`` and the drill-down pages of
+``report/pages.py`` (model cards, inline galleries, prompts with their images and detections), ``agreement.html``,
+``tasks.png`` (per-task accuracy bars), ``diversity_vs_n.png``, ``failures/`` (position confusion matrices,
+per-class bars) and mode galleries under ``galleries/<model>/<fkea|scendi>/`` (PNG sheets and ``modes.json`` with
+the stored values), with a provenance footer (config hash, git commit, code version, date, smoke/lite labels).
+Models are named by their config name everywhere; a label is shown beside it as a description.
 """
 
 from __future__ import annotations
@@ -15,16 +17,21 @@ import html
 import itertools
 import json
 import math
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from t2ibench.errors import InputError
 from t2ibench.io import remove_stale_tmp, write_text_atomic
 from t2ibench.metrics.geneval import TASKS
 from t2ibench.report import failures
 from t2ibench.report.geneval import TASK_TITLES
 from t2ibench.report.markdown import markdown_table
+from t2ibench.report.pages import write_model_pages
+from t2ibench.report.site import Cell, page, table
 from t2ibench.store import Store
+from t2ibench.suites.published import PublishedTable, load_published
 
 LITE_NOTE = "LITE EVALUATOR, not comparable with published GenEval scores"
 SMOKE_NOTE = (
@@ -42,7 +49,8 @@ def collect(store: Store) -> dict[str, Any]:
     """Every row the report needs, read from the store (read-only)."""
     board = store.rows("SELECT * FROM leaderboard")
     metrics = store.rows(
-        """SELECT c.model, m.metric, m.alpha, m.value, m.error_bound, m.n, m.sigma, m.rff_dim
+        """SELECT c.model, m.metric, m.alpha, m.value, m.error_bound, m.n, m.sigma, m.rff_dim, m.ci_low, m.ci_high,
+                  m.ci_level, m.ci_method
            FROM current_models c JOIN metrics m USING (model, model_hash, evaluator_hash)"""
     )
     modes = store.rows(
@@ -52,22 +60,40 @@ def collect(store: Store) -> dict[str, Any]:
            ORDER BY c.model, o.source, o.mode_index"""
     )
     images = store.rows(
-        """SELECT c.model, i.prompt_index, i.sample, i.path
-           FROM current_models c JOIN images i USING (model, model_hash) ORDER BY c.model, i.prompt_index, i.sample"""
+        """SELECT c.model, i.prompt_index, i.sample, i.path, p.prompt, p.task
+           FROM current_models c JOIN images i USING (model, model_hash)
+           LEFT JOIN prompts p USING (suite, prompt_index)
+           ORDER BY c.model, i.prompt_index, i.sample"""
     )
     task_ci = store.rows(
-        """SELECT c.model, t.task, t.ci_low, t.ci_high
+        """SELECT c.model, t.task, t.ci_low, t.ci_high, t.images, t.prompts
            FROM current_models c JOIN geneval_tasks t USING (model, model_hash, evaluator_hash)
            ORDER BY c.model, t.task"""
     )
+    verdicts = store.rows(
+        """SELECT g.model, g.suite, g.prompt_index, g.sample, g.task, g.correct, g.reason, g.prompt, g.metadata,
+                  f.failure
+           FROM geneval_images g JOIN current_models USING (model, model_hash, evaluator_hash)
+           LEFT JOIN image_failures f USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
+           ORDER BY g.model, g.prompt_index, g.sample"""
+    )
+    detections = store.rows(
+        """SELECT d.model, d.prompt_index, d.sample, d.class, d.rank, d.x1, d.y1, d.x2, d.y2, d.score, d.color
+           FROM detections d JOIN current_models USING (model, model_hash, evaluator_hash)
+           ORDER BY d.model, d.prompt_index, d.sample, d.class, d.rank"""
+    )
     runs = store.rows("SELECT * FROM runs WHERE status = 'completed' ORDER BY finished_at DESC LIMIT 1")
-    agreement = store.rows("SELECT * FROM agreement WHERE task = 'all' ORDER BY scope, source, statistic")
+    agreement = store.rows("SELECT * FROM agreement ORDER BY scope, source, task, statistic")
     return {
         "board": board,
         "metrics": metrics,
         "modes": modes,
         "images": images,
         "task_ci": task_ci,
+        "verdicts": verdicts,
+        "detections": detections,
+        "diversity": store.rows("SELECT * FROM diversity"),
+        "protocol": store.rows("SELECT * FROM protocol"),
         "run": runs[0] if runs else None,
         "agreement": agreement,
     }
@@ -159,7 +185,7 @@ def _plots(data: dict[str, Any], out: Path) -> dict[str, str]:
                 [v - lo if lo is not None else 0.0 for v, (lo, _) in zip(values, intervals, strict=True)],
                 [hi - v if hi is not None else 0.0 for v, (_, hi) in zip(values, intervals, strict=True)],
             ]
-            bars = ax.bar(xs, values, width=width, label=row["label"] or row["model"], yerr=yerr, capsize=2)
+            bars = ax.bar(xs, values, width=width, label=row["model"], yerr=yerr, capsize=2)
             colour = bars.patches[0].get_facecolor() if bars.patches else None
             # a zero is a result, not a missing bar: draw it as a stub on the axis; a task without images says n/a
             for x, v, t in zip(xs, values, TASKS, strict=True):
@@ -197,50 +223,6 @@ def _plots(data: dict[str, Any], out: Path) -> dict[str, str]:
     return files
 
 
-def _rows(data: dict[str, Any], links: dict[tuple[str, str], str]) -> tuple[list[str], list[list[str]]]:
-    headers = [
-        "model",
-        "Overall",
-        "95 % CI",
-        *TASK_TITLES.values(),
-        "images (prompts)",
-        "FKEA VENDI-1",
-        "RKE",
-        "Scendi",
-        "FKEA radius",
-        "modes",
-    ]
-    rows = []
-    ties = tied_with_next(data["board"])
-    for row in data["board"]:
-        model = row["model"]
-        fkea = _metric(data["metrics"], model, "fkea", 1.0)
-        rke = _metric(data["metrics"], model, "rke", 2.0)
-        scendi = _metric(data["metrics"], model, "scendi", 1.0)
-        mode_links = " ".join(
-            f"[{source}]({links[(model, source)]})" for source in ("fkea", "scendi") if (model, source) in links
-        )
-        rows.append(
-            [
-                f"{row['label'] or model}{' (smoke)' if row['smoke'] else ''}",
-                _fmt(row["overall"]) + (" ≈" if model in ties else ""),
-                _interval(row.get("overall_ci_low"), row.get("overall_ci_high")),
-                *(_fmt(row[t]) for t in TASKS),
-                f"{row['images']} ({row['prompts']})" if row.get("images") is not None else "—",
-                _fmt(fkea["value"] if fkea else None),
-                _fmt(rke["value"] if rke else None),
-                _fmt(scendi["value"] if scendi else None),
-                _fmt(fkea["error_bound"] if fkea else None, 3),
-                mode_links or "—",
-            ]
-        )
-    return headers, rows
-
-
-def _interval(low: float | None, high: float | None) -> str:
-    return "—" if low is None or high is None else f"[{low:.2f}, {high:.2f}]"
-
-
 def tied_with_next(board: list[dict[str, Any]]) -> set[str]:
     """Models (in the board's overall order) whose overall bootstrap interval overlaps the next model's: the report
     does not rank them as different (marked ≈)."""
@@ -255,6 +237,194 @@ def tied_with_next(board: list[dict[str, Any]]) -> set[str]:
     return tied
 
 
+def ranks(board: list[dict[str, Any]]) -> dict[str, str]:
+    """Rank labels in overall order: models whose intervals overlap in a chain share the first one's rank ('2='),
+    a model without an overall score has none."""
+    out: dict[str, str] = {}
+    rank, previous = 0, None
+    shared: dict[int, int] = {}
+    for i, row in enumerate(board):
+        if row.get("overall") is None:
+            out[row["model"]] = "—"
+            continue
+        if previous is not None and row["model"] in tied_with_next([previous, row]):
+            shared[rank] = shared.get(rank, 1) + 1
+        else:
+            rank = i + 1
+        out[row["model"]] = str(rank)
+        previous = row
+    return {m: (f"{r}=" if r.isdigit() and shared.get(int(r), 1) > 1 else r) for m, r in out.items()}
+
+
+# -- protocol ----------------------------------------------------------------------------------------------------------
+
+PROTOCOL_FIELDS = ("suite", "images_per_prompt", "seeding", "prompt_rewriting", "evaluator")
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flatten(v, f"{prefix}{k}."))
+        return out
+    return {prefix.rstrip("."): json.dumps(value, sort_keys=True)}
+
+
+def protocols(data: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
+    """Each current model's protocol group ('A', 'B', …: models sharing suite, images per prompt, seeding, prompt
+    rewriting and every evaluator setting) and the settings that differ between groups (empty: one protocol)."""
+    suites: dict[str, set[str]] = {}
+    for v in data["verdicts"]:
+        suites.setdefault(v["model"], set()).add(str(v["suite"]))
+    keys: dict[str, dict[str, Any]] = {}
+    for p in data["protocol"]:
+        gen = json.loads(p["generation"]) if isinstance(p["generation"], str) else (p["generation"] or {})
+        evaluator = json.loads(p["evaluator"]) if isinstance(p["evaluator"], str) else (p["evaluator"] or {})
+        keys[p["model"]] = _flatten(
+            {
+                "suite": sorted(suites.get(p["model"], set())),
+                "images_per_prompt": gen.get("images_per_prompt"),
+                "seeding": gen.get("seeding"),
+                "prompt_rewriting": gen.get("prompt_rewriting"),
+                "evaluator": evaluator,
+            }
+        )
+    groups: dict[str, str] = {}
+    seen: list[dict[str, Any]] = []
+    for model in [b["model"] for b in data["board"]]:
+        key = keys.get(model)
+        if key is None:
+            groups[model] = "—"
+            continue
+        if key not in seen:
+            seen.append(key)
+        groups[model] = chr(ord("A") + seen.index(key)) if seen.index(key) < 26 else str(seen.index(key) + 1)
+    differing = sorted({k for a in seen for b in seen for k in set(a) | set(b) if a.get(k) != b.get(k)})
+    return groups, differing
+
+
+# -- pages -----------------------------------------------------------------------------------------------------------
+
+
+def _diversity(data: dict[str, Any], model: str) -> dict[str, Any]:
+    return next((d for d in data["diversity"] if d["model"] == model), {})
+
+
+def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict[str, str]) -> str:
+    ties = tied_with_next(data["board"])
+    rank = ranks(data["board"])
+    ci = {(r["model"], r["task"]): r for r in data["task_ci"]}
+    headers = ["rank", "model", "Overall [95 % CI]", *TASK_TITLES.values(), "images (prompts)", "FKEA VENDI-1",
+               "RKE", "Scendi", "σ", "rff_dim", "FKEA radius", "protocol"]  # fmt: skip
+    rows = []
+    for row in data["board"]:
+        model = row["model"]
+        page_link = links.get(model, "")
+        div = _diversity(data, model)
+        name = f'<a href="{html.escape(page_link)}">{html.escape(model)}</a>' if page_link else html.escape(model)
+        label = f'<br><span class="label">{html.escape(row["label"])}</span>' if row.get("label") else ""
+        smoke = ' <span class="label">(smoke)</span>' if row.get("smoke") else ""
+        cells = [
+            Cell.text(rank[model], sort=rank[model].rstrip("=") if rank[model] != "—" else "", css=""),
+            Cell(name + smoke + label, model, "text"),
+            Cell.number(row["overall"], low=row.get("overall_ci_low"), high=row.get("overall_ci_high"),
+                        mark="≈" if model in ties else ""),
+        ]  # fmt: skip
+        for t in TASKS:
+            c = ci.get((model, t), {})
+            cell = Cell.number(row[t], low=c.get("ci_low"), high=c.get("ci_high"))
+            if page_link and row[t] is not None:
+                cell = Cell(f'<a href="{html.escape(page_link)}#task={t}">{cell.html}</a>', cell.sort, cell.css)
+            cells.append(cell)
+        cells += [
+            Cell(f"{row['images']} ({row['prompts']})" if row.get("images") is not None else "—",
+                 str(row.get("images") or ""), ""),
+            Cell.number(div.get("vendi_1"), low=div.get("vendi_1_ci_low"), high=div.get("vendi_1_ci_high")),
+            Cell.number(div.get("rke"), low=div.get("rke_ci_low"), high=div.get("rke_ci_high")),
+            Cell.number(div.get("scendi"), low=div.get("scendi_ci_low"), high=div.get("scendi_ci_high")),
+            Cell.number(div.get("sigma"), digits=3),
+            Cell.number(div.get("rff_dim"), digits=0),
+            Cell.number(div.get("fkea_radius"), digits=3),
+            Cell.text(groups.get(model, "—"), css=""),
+        ]  # fmt: skip
+        rows.append(cells)
+    return table("leaderboard", headers, rows, filterable=True, text_columns=(1,))
+
+
+def _published_table(tables: list[PublishedTable]) -> str:
+    if not tables:
+        return ""
+    headers = ["model", "Overall", *TASK_TITLES.values(), "Human", "source"]
+    rows = []
+    for t in tables:
+        for r in t.rows:
+            rows.append(
+                [
+                    Cell(f'{html.escape(r.model)} <span class="label">published</span>', r.model, "text"),
+                    Cell.number(r.overall),
+                    *(Cell.number(r.tasks[k]) for k in TASKS),
+                    Cell.number(r.human),
+                    Cell.text(t.citation),
+                ]
+            )
+    notes = "".join(
+        f"<li>{html.escape(t.citation)}"
+        + (f' (<a href="{html.escape(t.url)}">{html.escape(t.url)}</a>)' if t.url else "")
+        + (f": {html.escape(t.protocol)}" if t.protocol else "")
+        + "</li>"
+        for t in tables
+    )
+    return (
+        '<section id="published-rows"><h2>Published reference rows</h2><p>Numbers as their papers printed them, '
+        "under their papers' protocols: shown for orientation, not measured here and never ranked with the rows "
+        f"above.</p>{table('published', headers, rows, css='published', text_columns=(0, len(headers) - 1))}"
+        f"<ul>{notes}</ul></section>"
+    )
+
+
+def _agreement_page(rows: list[dict[str, Any]], banners: list[str], footer: str) -> str:
+    from t2ibench.report import agreement as agreement_report
+
+    render = getattr(agreement_report, "html_page", None)
+    nav = (
+        '<nav><a href="leaderboard.html">Leaderboard</a><a href="models.html">Models</a>'
+        '<a href="agreement.html">Human agreement</a></nav>'
+    )
+    if render is not None:
+        return str(render(rows, nav=nav))
+    body_rows = [[Cell.text(r["scope"]), Cell.text(r["source"]), Cell.text(r["task"]), Cell.text(r["statistic"]),
+                  Cell.number(r["value"], digits=3)] for r in rows]  # fmt: skip
+    body = (
+        table("agreement", ["scope", "source", "task", "statistic", "value"], body_rows, text_columns=(0, 1, 2, 3))
+        if rows
+        else "<p>No human agreement stored: run <code>t2ibench agreement</code>.</p>"
+    )
+    return page("Human agreement", body, banners=banners, footer=footer)
+
+
+def _models_index(
+    data: dict[str, Any], groups: dict[str, str], links: dict[str, str], banners: list[str], footer: str
+) -> str:
+    rows = []
+    for row in data["board"]:
+        model = row["model"]
+        link = links.get(model)
+        name = f'<a href="{html.escape(link)}">{html.escape(model)}</a>' if link else html.escape(model)
+        rows.append(
+            [
+                Cell(name, model, "text"),
+                Cell.text(row.get("label") or ""),
+                Cell.number(row.get("overall"), low=row.get("overall_ci_low"), high=row.get("overall_ci_high")),
+                Cell.text(groups.get(model, "—"), css=""),
+                Cell.text(row.get("model_hash") or ""),
+                Cell.text(row.get("evaluator_hash") or ""),
+            ]
+        )
+    body = table("models", ["model", "label", "Overall", "protocol", "model version", "evaluator version"], rows,
+                 text_columns=(0, 1, 4, 5))  # fmt: skip
+    return page("Models", body, banners=banners, footer=footer)
+
+
 def _provenance(data: dict[str, Any], config_name: str) -> str:
     run = data["run"]
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -262,9 +432,11 @@ def _provenance(data: dict[str, Any], config_name: str) -> str:
         return f"Config {config_name}; no completed run yet; rendered {now}."
     board = data["board"]
     smoke = (all(r["smoke"] for r in board) if board else False) or bool(run.get("smoke"))
+    details = run["details"] if isinstance(run.get("details"), dict) else json.loads(run.get("details") or "{}")
+    commit = (details.get("environment") or {}).get("git_commit")
     text = (
-        f"Config {run['config_name']} (hash {run['config_hash']}), code {run['code_version']}, run {run['run_id']} "
-        f"finished {run['finished_at']}; rendered {now}."
+        f"Config {run['config_name']} (hash {run['config_hash']}), git commit {commit or 'none (not a git checkout)'}, "
+        f"code version {run['code_version']}, run {run['run_id']} finished {run['finished_at']}; rendered {now}."
     )
     lite = lite_parts(run)
     if lite:
@@ -280,12 +452,112 @@ def lite_parts(run: dict[str, Any] | None) -> list[str]:
     return [str(p) for p in details.get("lite", [])]
 
 
-def render_reports(store_path: str | Path, out_dir: str | Path, *, config_name: str = "") -> dict[str, Any]:
-    """Write leaderboard.md/.html, plots and galleries for the current models in the store; returns their paths."""
+def _markdown(
+    data: dict[str, Any],
+    links: dict[tuple[str, str], str],
+    plots: dict[str, str],
+    failure_md: list[str],
+    published: list[PublishedTable],
+    banners: list[str],
+    provenance: str,
+) -> str:
+    ties = tied_with_next(data["board"])
+    rank = ranks(data["board"])
+    headers = ["rank", "model", "Overall", "95 % CI", *TASK_TITLES.values(), "images (prompts)", "FKEA VENDI-1",
+               "VENDI-1 interval", "RKE", "Scendi", "σ", "rff_dim", "FKEA radius", "modes"]  # fmt: skip
+    rows = []
+    for row in data["board"]:
+        model = row["model"]
+        div = _diversity(data, model)
+        mode_links = " ".join(
+            f"[{source}]({links[(model, source)]})" for source in ("fkea", "scendi") if (model, source) in links
+        )
+        rows.append(
+            [
+                rank[model],
+                f"{model}{' (smoke)' if row['smoke'] else ''}",
+                _fmt(row["overall"]) + (" ≈" if model in ties else ""),
+                _interval(row.get("overall_ci_low"), row.get("overall_ci_high")),
+                *(_fmt(row[t]) for t in TASKS),
+                f"{row['images']} ({row['prompts']})" if row.get("images") is not None else "—",
+                _fmt(div.get("vendi_1")),
+                _interval(div.get("vendi_1_ci_low"), div.get("vendi_1_ci_high")),
+                _fmt(div.get("rke")),
+                _fmt(div.get("scendi")),
+                _fmt(div.get("sigma"), 3),
+                _fmt(div.get("rff_dim"), 0),
+                _fmt(div.get("fkea_radius"), 3),
+                mode_links or "—",
+            ]
+        )
+    md = ["# Leaderboard", ""]
+    md += [f"> **{b}**" for b in banners] + ([""] if banners else [])
+    md += [
+        "GenEval accuracy (Table 2 layout: overall = mean of the six tasks; 95 % CI = percentile bootstrap over "
+        "prompts, 1,000 resamples, all images of a prompt together; ≈ marks a model whose interval overlaps the "
+        "next one's: not ranked as different, rank shared as '2=') and diversity (FKEA VENDI-1 and RKE on the image "
+        "embedder with its bootstrap interval, Scendi on image–prompt pairs; FKEA radius = Theorem-2 bound, "
+        "δ = 0.05).",
+        "",
+        markdown_table(headers, rows) if rows else "No completed model yet.",
+    ]
+    for t in published:
+        md += [
+            "",
+            f"## Published: {t.source}",
+            "",
+            f"{t.citation}; not measured here, never ranked with the rows above."
+            + (f" Protocol: {t.protocol}" if t.protocol else ""),
+            "",
+            markdown_table(
+                ["model", "Overall", *TASK_TITLES.values(), "Human"],
+                [[f"{r.model} (published)", _fmt(r.overall), *(_fmt(r.tasks[k]) for k in TASKS), _fmt(r.human)]
+                 for r in t.rows],
+            ),
+        ]  # fmt: skip
+    if plots:
+        md += ["", *(f"![{name}]({path})" for name, path in plots.items())]
+    agreement = [a for a in data["agreement"] if a["task"] == "all"]
+    if agreement:
+        md += [
+            "",
+            "## Human agreement",
+            "",
+            markdown_table(
+                ["scope", "source", "statistic", "value", "interval"],
+                [[a["scope"], a["source"], a["statistic"], _fmt(a["value"], 3),
+                  _interval(a.get("ci_low"), a.get("ci_high"))] for a in agreement],
+            ),
+            "",
+            "Per task, with definitions: agreement.html.",
+        ]  # fmt: skip
+    if failure_md:
+        md += ["", *failure_md]
+    md += ["", "---", provenance, ""]
+    return "\n".join(md)
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    return "—" if low is None or high is None else f"[{low:.2f}, {high:.2f}]"
+
+
+def render_reports(
+    store_path: str | Path,
+    out_dir: str | Path,
+    *,
+    config_name: str = "",
+    published: Sequence[str | Path] = ("geneval-table2",),
+) -> dict[str, Any]:
+    """Write the report for the current models in the store: leaderboard.md/.html, models.html, a page per model and
+    per prompt, agreement.html, plots, thumbnails and galleries; returns their paths."""
     store = Store(store_path)
+    if not Path(store_path).exists():
+        raise InputError(f"{store_path}: no results store yet (run a benchmark first)")
+    store.initialise()  # a store written by an older version gains the current schema first (additive migration)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     remove_stale_tmp(out)  # a killed render's temporary files
+    tables = [load_published(p) for p in published]
     data = collect(store)
     failure_data = failures.collect(store)
     links = _galleries(data, out)
@@ -308,99 +580,55 @@ def render_reports(store_path: str | Path, out_dir: str | Path, *, config_name: 
     else:
         plots, failure_plots = _plots(data, out), failures.plots(failure_data, out)
         write_text_atomic(marker, json.dumps({"stamp": stamp, "plots": plots, "failures": failure_plots}))
-    headers, rows = _rows(data, links)
+    data["failure_plots"] = failure_plots
     provenance = _provenance(data, config_name)
-    smoke = SMOKE_NOTE in provenance
+    banners: list[str] = []
+    if SMOKE_NOTE in provenance:
+        banners.append(SMOKE_NOTE)
     lite = lite_parts(data["run"])
-    agreement_rows = [[a["scope"], a["source"], a["statistic"], _fmt(a["value"], 3)] for a in data["agreement"]]
-    md = ["# Leaderboard", ""]
-    if smoke:
-        md += [f"> **{SMOKE_NOTE}**", ""]
     if lite:
-        md += [f"> **{LITE_NOTE}**: {'; '.join(lite)}.", ""]
-    md += [
-        "GenEval accuracy (Table 2 layout: overall = mean of the six tasks; 95 % CI = percentile bootstrap over "
-        "prompts, 1,000 resamples, all images of a prompt together; ≈ marks a model whose interval overlaps the "
-        "next one's: not ranked as different) and diversity (FKEA VENDI-1 and RKE on the image embedder, Scendi on "
-        "CLIP image–prompt pairs; FKEA radius = Theorem-2 bound, δ = 0.05).",
-        "",
-        markdown_table(headers, rows) if rows else "No completed model yet.",
-    ]
-    if plots:
-        md += ["", *(f"![{name}]({path})" for name, path in plots.items())]
-    if agreement_rows:
-        md += ["", "## Human agreement", "", markdown_table(["scope", "source", "statistic", "value"], agreement_rows)]
-    failure_md = failures.markdown_section(failure_data, failure_plots)
-    if failure_md:
-        md += ["", *failure_md]
-    md += ["", "---", provenance, ""]
-    # each report file is replaced atomically: a refresh killed while rendering leaves the previous report
-    write_text_atomic(out / "leaderboard.md", "\n".join(md))
-    write_text_atomic(
-        out / "leaderboard.html",
-        _html(
-            headers, rows, plots, agreement_rows, provenance, smoke, failures.html_section(failure_data, failure_plots)
-        ),
+        banners.append(f"{LITE_NOTE}: {'; '.join(lite)}.")
+    groups, differing = protocols(data)
+    flag = ""
+    if differing:
+        shown = ", ".join(differing[:8]) + (f" and {len(differing) - 8} more" if len(differing) > 8 else "")
+        flag = (
+            f'<p class="flag" id="protocol-flag">These models were measured under {len(set(groups.values()))} '
+            f"different protocols (column 'protocol'); scores of different groups are not comparable. They differ "
+            f"in: {html.escape(shown)}. See each model card.</p>"
+        )
+    pages = write_model_pages(data, out, groups=groups, banners=banners, footer=provenance)
+    figures = "".join(f'<figure><img src="{html.escape(p)}" alt="{html.escape(n)}"></figure>' for n, p in plots.items())
+    body = (
+        f"{flag}<p>GenEval accuracy per task and overall (mean of the six tasks) with 95 % percentile-bootstrap "
+        "intervals over prompts (all images of a prompt together); ≈ and a shared rank ('2=') mark models whose "
+        "intervals overlap. Click a header to sort, a model for its card and images, a task score for the images "
+        "behind it. Diversity: FKEA VENDI-1 and RKE on the image embedder (σ, rff_dim), Scendi on image–prompt "
+        "pairs; their brackets are bootstrap intervals over prompts for the score at this number of prompts (centred "
+        "percentile; how each was obtained, or why none was, is on the model page and in docs/metrics.md).</p>"
+        + (_leaderboard_table(data, groups, pages) if data["board"] else "<p>No completed model yet.</p>")
+        + _published_table(tables)
+        + figures
+        + '<p><a href="agreement.html">Human agreement</a> (per source and task, with intervals).</p>'
+        + failures.html_section(failure_data, failure_plots)
     )
+    write_text_atomic(out / "leaderboard.html", page("Leaderboard", body, banners=banners, footer=provenance))
+    write_text_atomic(out / "models.html", _models_index(data, groups, pages, banners, provenance))
+    write_text_atomic(out / "agreement.html", _agreement_page(data["agreement"], banners, provenance))
+    write_text_atomic(
+        out / "leaderboard.md",
+        _markdown(data, links, plots, failures.markdown_section(failure_data, failure_plots), tables, banners,
+                  provenance),
+    )  # fmt: skip
     return {
         "markdown": str(out / "leaderboard.md"),
         "html": str(out / "leaderboard.html"),
+        "models_html": {m: str(out / p) for m, p in pages.items()},
+        "agreement_html": str(out / "agreement.html"),
         "plots": plots,
         "failure_plots": failure_plots,
         "galleries": {f"{m}/{s}": p for (m, s), p in links.items()},
-        "models": len(rows),
+        "published": [t.path for t in tables],
+        "models": len(data["board"]),
+        "protocols": len(set(groups.values())),
     }
-
-
-def _cell(text: str) -> str:
-    """Markdown links [a](b) in a cell become HTML links; everything else is escaped."""
-    import re
-
-    parts = []
-    last = 0
-    for m in re.finditer(r"\[([^\]]+)\]\(([^)]+)\)", text):
-        parts.append(html.escape(text[last : m.start()]))
-        parts.append(f'<a href="{html.escape(m.group(2))}">{html.escape(m.group(1))}</a>')
-        last = m.end()
-    parts.append(html.escape(text[last:]))
-    return "".join(parts)
-
-
-def _html(
-    headers: list[str],
-    rows: list[list[str]],
-    plots: dict[str, str],
-    agreement: list[list[str]],
-    provenance: str,
-    smoke: bool,
-    failure_section: str = "",
-) -> str:
-    def table(hs: list[str], rs: list[list[str]], ident: str) -> str:
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in hs)
-        body = "".join("<tr>" + "".join(f"<td>{_cell(str(c))}</td>" for c in r) + "</tr>" for r in rs)
-        return f'<table id="{ident}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-
-    banner = f'<p class="smoke">{html.escape(SMOKE_NOTE)}</p>' if smoke else ""
-    if LITE_NOTE in provenance:
-        banner += f'<p class="smoke">{html.escape(LITE_NOTE)}: see the provenance line below.</p>'
-
-    images = "".join(f'<figure><img src="{html.escape(p)}" alt="{html.escape(n)}"></figure>' for n, p in plots.items())
-    agree = (
-        f"<h2>Human agreement</h2>{table(['scope', 'source', 'statistic', 'value'], agreement, 'agreement')}"
-        if agreement
-        else ""
-    )
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>t2ibench leaderboard</title>
-<style>
-body {{ font-family: sans-serif; margin: 2em; }} table {{ border-collapse: collapse; }}
-th, td {{ border: 1px solid #ccc; padding: 4px 8px; text-align: right; }} td:first-child {{ text-align: left; }}
-.smoke {{ background: #fff3cd; border: 1px solid #e0a800; padding: 8px; font-weight: bold; }}
-figure {{ display: inline-block; margin: 1em; }} footer {{ margin-top: 2em; color: #555; font-size: 90%; }}
-</style></head>
-<body><h1>Leaderboard</h1>{banner}
-{table(headers, rows, "leaderboard") if rows else "<p>No completed model yet.</p>"}
-{images}{agree}{failure_section}
-<footer id="provenance">{html.escape(provenance)}</footer>
-</body></html>
-"""

@@ -33,7 +33,7 @@ def write_tables(store_path: str | Path, out_dir: str | Path) -> dict[str, Any]:
     note = "Smoke run (random-weight models): numbers test the pipeline only.\n\n" if smoke else ""
     table2 = markdown_table(
         ["Model", "Overall", *TASK_TITLES.values()],
-        [[r["label"] or r["model"], _f(r["overall"]), *(_f(r[t]) for t in TASKS)] for r in board],
+        [[r["model"], _f(r["overall"]), *(_f(r[t]) for t in TASKS)] for r in board],
     )
     write_text_atomic(out / "table2.md", f"# GenEval (Table 2 layout)\n\n{note}{table2}\n")
 
@@ -53,7 +53,7 @@ def write_tables(store_path: str | Path, out_dir: str | Path) -> dict[str, Any]:
         scendi, share = value(r["model"], "scendi", None), value(r["model"], "scendi_model_share", None)
         rows.append(
             [
-                r["label"] or r["model"],
+                r["model"],
                 fkea["n"] if fkea else "—",
                 _f(fkea["value"] if fkea else None),
                 _f(fkea["error_bound"] if fkea else None, 3),

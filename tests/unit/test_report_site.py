@@ -1,0 +1,126 @@
+"""The HTML report's parts: published reference rows as validated data, ranks with ties, protocol groups, escaping,
+and the drill-down pages and failure kinds of a synthetic store (tests/unit/test_failure_patterns.py's models)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from t2ibench.config import ReportConfig
+from t2ibench.errors import FieldError, InputError
+from t2ibench.metrics.geneval import TASKS
+from t2ibench.report import leaderboard
+from t2ibench.report.site import Cell, table
+from t2ibench.suites.published import load_published
+from tests.unit.test_failure_patterns import store  # noqa: F401  (the module-scoped synthetic store fixture)
+
+ROW = (
+    "{model: A, overall: 0.5, single_object: 0.5, two_object: 0.5, counting: 0.5, colors: 0.5, position: 0.5, "
+    "color_attr: 0.5}"
+)
+
+
+def test_geneval_table2_ships_as_data_and_its_overall_is_the_task_mean():
+    t = load_published("geneval-table2")
+    assert [r.model for r in t.rows] == ["CLIP retrieval", "minDALL-E", "SD v1.5", "SD v2.1", "SD-XL", "IF-XL"]
+    if_xl = t.rows[-1]
+    assert (if_xl.overall, if_xl.tasks["counting"], if_xl.human) == (0.61, 0.66, 0.72)
+    for r in t.rows:  # the published overall is the mean of the published tasks, to the table's rounding
+        assert abs(sum(r.tasks[k] for k in TASKS) / 6 - r.overall) <= 0.0101
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("source: x\ncitation: y\nrows: [{model: A, countng: 0.5}]", "unknown key 'countng'; did you mean 'counting'"),
+        ("source: x\ncitation: y\nrows: [{model: A, counting: 61}]", "row 1: counting: must be an accuracy in [0, 1]"),
+        ("source: x\ncitation: y\nrows: [{model: A}, {model: a}]", "row 2: model 'a' is also row 1"),
+        ("source: x\ncitation: y\nrows: [{model: A, counting: true}]", "counting: must be a number"),
+        ("source: x\nrows: [{model: A}]", "citation must be a non-empty string"),
+        ("source: x\ncitation: y\nrows: []", "rows must be a non-empty list"),
+        ("source: x\ncitation: y\nrows: [" + ROW.replace("overall: 0.5", "overall: 0.6") + "]", "is not the mean"),
+        ("source: x\ncitation: y\nrows: [{model: A}]\nrows: [{model: B}]", "given twice"),
+    ],
+)
+def test_a_malformed_published_table_is_refused_with_file_row_and_key(tmp_path, text, message):
+    path = tmp_path / "paper.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError, match=r"paper\.yaml") as err:
+        load_published(path)
+    assert message in str(err.value)
+
+
+def test_a_missing_published_table_suggests_the_built_in_name(tmp_path):
+    with pytest.raises(InputError, match="did you mean 'geneval-table2'"):
+        load_published("geneval-tabel2")
+    with pytest.raises(FieldError, match="published"):
+        ReportConfig(published=("notes.txt",))
+
+
+def test_ranks_share_a_place_while_intervals_overlap():
+    board = [
+        {"model": "a", "overall": 0.9, "overall_ci_low": 0.85, "overall_ci_high": 0.95},
+        {"model": "b", "overall": 0.88, "overall_ci_low": 0.80, "overall_ci_high": 0.93},
+        {"model": "c", "overall": 0.5, "overall_ci_low": 0.4, "overall_ci_high": 0.6},
+        {"model": "d", "overall": None, "overall_ci_low": None, "overall_ci_high": None},
+    ]
+    assert leaderboard.ranks(board) == {"a": "1=", "b": "1=", "c": "3", "d": "—"}
+    assert leaderboard.tied_with_next(board) == {"a", "b"}
+
+
+def test_protocol_groups_name_what_differs():
+    evaluator = {"geneval": {"threshold": 0.3}, "diversity": {"sigma": 0.5}}
+    other = {"geneval": {"threshold": 0.1}, "diversity": {"sigma": 0.5}}
+    gen = json.dumps({"images_per_prompt": 4, "seeding": "prompt"})
+    data = {
+        "board": [{"model": m} for m in ("a", "b", "c")],
+        "verdicts": [{"model": m, "suite": "geneval-s43-n100"} for m in ("a", "b", "c")],
+        "protocol": [
+            {"model": "a", "generation": gen, "evaluator": json.dumps(evaluator)},
+            {"model": "b", "generation": gen, "evaluator": json.dumps(evaluator)},
+            {"model": "c", "generation": gen, "evaluator": json.dumps(other)},
+        ],
+    }
+    groups, differing = leaderboard.protocols(data)
+    assert groups == {"a": "A", "b": "A", "c": "B"}
+    assert differing == ["evaluator.geneval.threshold"]
+    data["protocol"][2]["evaluator"] = json.dumps(evaluator)
+    assert leaderboard.protocols(data) == ({"a": "A", "b": "A", "c": "A"}, [])
+
+
+def test_cells_escape_hostile_text_and_keep_the_value_as_sort_key():
+    html = table("t", ["<h>"], [[Cell.text("<script>alert(1)</script>")], [Cell.number(0.0)], [Cell.number(None)]])
+    assert "<script>alert" not in html
+    assert "&lt;script&gt;" in html
+    assert "&lt;h&gt;" in html
+    assert 'data-sort="0.0"' in html
+    assert 'class="zero"' in html
+    assert 'data-sort=""' in html
+    assert "—" in html
+
+
+def test_the_report_writes_drill_down_pages_and_keeps_published_rows_apart(store, tmp_path):  # noqa: F811
+    out = leaderboard.render_reports(store.path, tmp_path / "r")
+    html = (tmp_path / "r" / "leaderboard.html").read_text()
+    main_table = html.split('id="leaderboard"')[1].split("</table>")[0]
+    published = html.split('id="published"')[1].split("</table>")[0]
+    assert "IF-XL" in published
+    assert "IF-XL" not in main_table
+    assert "swapper" in main_table
+    assert set(out["models_html"]) == {r["model"] for r in store.rows("SELECT model FROM leaderboard")}
+    page = (tmp_path / "r" / "models" / "swapper.html").read_text()
+    assert 'id="model-card"' in page
+    assert 'id="prompts"' in page
+    # every failed color-attribution image of the swapper is a swap, as its policy does and the view says
+    kinds = store.rows(
+        "SELECT failure, count(*) AS n FROM image_failures JOIN current_models USING (model, model_hash, "
+        "evaluator_hash) WHERE model = 'swapper' AND task = 'color_attr' AND NOT correct GROUP BY ALL"
+    )
+    assert [k["failure"] for k in kinds] == ["swap"]
+    assert 'data-failure="swap"' in page
+    prompt_pages = list((tmp_path / "r" / "models" / "swapper").glob("p*.html"))
+    prompts = store.rows("SELECT count(DISTINCT prompt_index) AS n FROM verdicts WHERE model = 'swapper'")[0]["n"]
+    assert len(prompt_pages) == prompts
+    assert "agreement.html" in html
+    assert (tmp_path / "r" / "agreement.html").is_file()
