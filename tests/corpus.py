@@ -2339,6 +2339,16 @@ def _(tmp: Path) -> Any:
     return write_config(tmp, "name: x\nmodels: [{name: a, generator: {prompt_rewriting: LLM expansion}}]\n")
 
 
+@case(
+    "config-truncation-zero",
+    "truncated VENDI with t = 0 eigenvalues",
+    "error naming the key and the range (null turns it off)",
+    r"evaluators\.diversity\.truncation: must be in \[1, 1000000\]; got 0",
+)
+def _(tmp: Path) -> Any:
+    return config_with(tmp, "evaluators: {diversity: {truncation: 0}}")
+
+
 # Behaviours shown by other tests (rendered into docs/reliability.md with the corpus).
 OTHER_GUARANTEES = [
     (

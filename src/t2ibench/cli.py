@@ -224,6 +224,7 @@ def _diversity_pairs(args: argparse.Namespace) -> int:
         seed=args.seed,
         modes=args.modes,
         top=args.top,
+        inverse=args.inverse,
     )
     print(render_scendi_results([(found.images.path.name, found.result)], note=found.note))
     payload: dict[str, Any] = {
@@ -690,6 +691,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=_float_in(0.0, 1.0, open_low=True, open_high=True),
         default=1e-6,
         help="Scendi: ridge on C_TT, relative to its trace",
+    )
+    div.add_argument(
+        "--inverse",
+        choices=["ridge", "pinv"],
+        default="ridge",
+        help="Scendi: C_TT⁻¹ as a ridge (default) or as the reference repository's pinv cut-off (epsilon unused)",
     )
     div.add_argument(
         "--modes",

@@ -417,6 +417,9 @@ class DiversityConfig:
     bootstrap: int = 200  # resamples of the prompts for the VENDI/RKE intervals (0: no intervals)
     # above this many images the intervals are not computed: B resamples cost O(B · min(0.63 n, 2 rff_dim)³)
     bootstrap_max_n: int = 5000
+    # truncated VENDI (Ospanov & Farnia 2025): the top t eigenvalues of FKEA's spectrum with the leftover mass
+    # spread over them; it converges at n = O(t), so t = 100 settles on GenEval's 2,212 images per model (None: off)
+    truncation: int | None = 100
 
     def __post_init__(self) -> None:
         from t2ibench.metrics.checks import check_alphas
@@ -440,6 +443,7 @@ class DiversityConfig:
         _int_at_least(self, "top", 1, 1000)
         _int_at_least(self, "bootstrap", 0, 100_000)
         _int_at_least(self, "bootstrap_max_n", 2)
+        _int_at_least(self, "truncation", 1, 1_000_000)
 
 
 @dataclass(frozen=True)
@@ -454,6 +458,9 @@ class ScendiConfig:
     seed: int = 0
     modes: int = 6
     top: int = 12
+    # how C_TT⁻¹ is regularised: "ridge" (C_TT + ε·Tr C_TT·I)⁻¹, or "pinv", the reference repository's choice
+    # (torch.linalg.pinv's default cut-off on a float32 C_TT; ε unused). It decides the number: docs/metrics.md
+    inverse: Literal["ridge", "pinv"] = "ridge"
 
     def __post_init__(self) -> None:
         _bandwidth(self, "image_sigma")
@@ -461,6 +468,8 @@ class ScendiConfig:
         _rff_memory(self)
         if not (math.isfinite(self.epsilon) and 0 < self.epsilon < 1):
             raise FieldError("epsilon", f"must be in (0, 1) (a ridge relative to Tr C_TT); got {self.epsilon!r}")
+        if self.inverse not in ("ridge", "pinv"):
+            raise FieldError("inverse", str(unknown_choice("inverse", self.inverse, ("ridge", "pinv"))))
         _seed(self)
         _int_at_least(self, "modes", 1, 1000)
         _int_at_least(self, "top", 1, 1000)
@@ -479,6 +488,12 @@ class Evaluators:
     )
     diversity: DiversityConfig = field(default_factory=DiversityConfig)
     scendi: ScendiConfig = field(default_factory=ScendiConfig)
+    # confidence level of every bootstrap interval a run stores (GenEval task/overall scores, diversity scores)
+    ci_level: float = 0.95
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.ci_level, float) and 0.5 <= self.ci_level < 1.0):
+            raise FieldError("ci_level", f"must be a confidence level in [0.5, 1); got {self.ci_level!r}")
 
     @property
     def lite(self) -> list[str]:

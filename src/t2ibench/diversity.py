@@ -136,6 +136,7 @@ def diversity_of_pairs(
     seed: int = 0,
     modes: int | None = None,
     top: int = 16,
+    inverse: Literal["ridge", "pinv"] = "ridge",
 ) -> PairsDiversity:
     """Scendi of image embeddings (.npz with 'ids': each image's prompt id) paired by id with prompt embeddings."""
     image_table = load_embedding_table(images)
@@ -155,7 +156,7 @@ def diversity_of_pairs(
         image_sigma = text_sigma = None
     est = Scendi(kernel=kernel, image_sigma=image_sigma, text_sigma=text_sigma, rff_dim=rff_dim, seed=seed)
     est.update(image_table.embeddings, texts, image_ids=image_ids, text_ids=image_ids)
-    result = est.compute(epsilon=epsilon)
+    result = est.compute(epsilon=epsilon, inverse=inverse)
     if not modes:
         return PairsDiversity(image_table, prompt_table, result, note)
     if kernel == "gaussian":
@@ -169,7 +170,9 @@ def diversity_of_pairs(
         result,
         note,
         image_modes=kernel_modes(plain, image_table.embeddings, k=modes, top=top),
-        scendi_modes=scendi_modes(est, image_table.embeddings, k=modes, top=top, bottom=top, epsilon=epsilon),
+        scendi_modes=scendi_modes(
+            est, image_table.embeddings, k=modes, top=top, bottom=top, epsilon=epsilon, inverse=inverse
+        ),
     )
 
 

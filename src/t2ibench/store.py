@@ -37,7 +37,8 @@ from t2ibench.metrics.geneval import CI_LEVEL, TASKS, bootstrap_table2, overall_
 SCHEMA_VERSION = 9  # 2: detections.colour, verdicts.relation, failure-pattern views; 3: geneval_scores; 4: per-model
 # smoke in leaderboard; 5: modes.mass and sample scores; 6: geneval_scores prompts and bootstrap CIs; 7: diversity view;
 # 8: evaluators table, protocol view; 9: metrics and agreement intervals, alpha = inf stored as a value (was NULL),
-# diversity columns in the leaderboard view; one spelling per concept: `task` (prompts, verdicts, annotations gain it;
+# diversity columns in the leaderboard view; truncated, conditional and information VENDI in the diversity view;
+# one spelling per concept: `task` (prompts, verdicts, annotations gain it;
 # `tag` stays as a deprecated copy) and `color` (detections.color; `colour` stays as a deprecated copy), the views
 # say only task/color (colour_attr_outcomes, colour_attr_rates, colour_confusion renamed color_*, their old names
 # dropped), see DEPRECATED_COPIES and RENAMED_VIEWS
@@ -58,7 +59,8 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     # the content a stored (model, model_hash, evaluator_hash) version was written from: an identical re-run
     # skips rewriting its rows
     "model_versions": (
-        "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, content_hash VARCHAR, stored_at TIMESTAMP",
+        "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, content_hash VARCHAR, stored_at TIMESTAMP, "
+        "run_id VARCHAR",
         ("model", "model_hash", "evaluator_hash"),
     ),
     "prompts": (
@@ -132,17 +134,22 @@ RENAMED_VIEWS = {
 }
 
 TASK = {t: t for t in TASKS}  # views name tasks through this map: a task missing from TASKS fails at import
-# the diversity view's score columns: (column, metric, alpha condition); each with its interval columns
+# the diversity view's score columns: (column, which metrics rows); each with its interval columns. VENDI is the
+# FKEA row for the Gaussian kernel, the exact cosine row for the cosine kernel
+VENDI_METRIC = "m.metric IN ('fkea', 'cosine_vendi')"
 DIVERSITY_SCORES = (
-    ("vendi_1", "fkea", "m.alpha = 1"),
-    ("vendi_2", "fkea", "m.alpha = 2"),
-    ("vendi_inf", "fkea", "m.alpha = 'inf'::DOUBLE"),
-    ("rke", "rke", "true"),
-    ("scendi", "scendi", "true"),
+    ("vendi_1", f"{VENDI_METRIC} AND m.alpha = 1"),
+    ("vendi_2", f"{VENDI_METRIC} AND m.alpha = 2"),
+    ("vendi_inf", f"{VENDI_METRIC} AND m.alpha = 'inf'::DOUBLE"),
+    ("rke", "m.metric = 'rke'"),
+    ("scendi", "m.metric = 'scendi'"),
+    ("truncated_vendi_1", "m.metric = 'fkea_truncated' AND m.alpha = 1"),
+    ("cond_vendi", "m.metric = 'cond_vendi'"),
+    ("info_vendi", "m.metric = 'info_vendi'"),
 )
 DIVERSITY_COLUMNS = ",\n               ".join(
-    f"max(CASE WHEN m.metric = '{metric}' AND {cond} THEN m.{field} END) AS {name}{suffix}"
-    for name, metric, cond in DIVERSITY_SCORES
+    f"max(CASE WHEN {where} THEN m.{field} END) AS {name}{suffix}"
+    for name, where in DIVERSITY_SCORES
     for field, suffix in (("value", ""), ("ci_low", "_ci_low"), ("ci_high", "_ci_high"))
 )
 TASK_COLUMNS = ",\n               ".join(f"max(CASE WHEN t.task = '{t}' THEN t.accuracy END) AS {t}" for t in TASKS)
@@ -172,20 +179,25 @@ VIEWS = {
     "diversity": f"""
         SELECT c.model, c.model_hash, c.evaluator_hash,
                {DIVERSITY_COLUMNS},
-               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 1 THEN m.error_bound END) AS fkea_radius,
-               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 1 THEN m.sigma END) AS sigma,
-               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 1 THEN m.rff_dim END) AS rff_dim,
-               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 1 THEN m.n END) AS n,
-               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 1 THEN m.ci_level END) AS ci_level,
-               max(CASE WHEN m.metric = 'fkea' AND m.alpha = 1 THEN m.ci_method END) AS ci_method,
+               max(CASE WHEN {VENDI_METRIC} AND m.alpha = 1 THEN m.error_bound END) AS fkea_radius,
+               max(CASE WHEN {VENDI_METRIC} AND m.alpha = 1 THEN m.sigma END) AS sigma,
+               max(CASE WHEN {VENDI_METRIC} AND m.alpha = 1 THEN m.rff_dim END) AS rff_dim,
+               max(CASE WHEN {VENDI_METRIC} AND m.alpha = 1 THEN m.n END) AS n,
+               max(CASE WHEN {VENDI_METRIC} AND m.alpha = 1 THEN m.ci_level END) AS ci_level,
+               max(CASE WHEN {VENDI_METRIC} AND m.alpha = 1 THEN m.ci_method END) AS ci_method,
+               max(CASE WHEN m.metric = 'fkea_truncated' AND m.alpha = 1
+                        THEN CAST(json_extract(m.details, '$.t') AS INTEGER) END) AS truncation,
                max(CASE WHEN m.metric = 'scendi' THEN m.sigma END) AS scendi_image_sigma,
-               max(CASE WHEN m.metric = 'scendi' THEN m.rff_dim END) AS scendi_rff_dim
+               max(CASE WHEN m.metric = 'scendi' THEN m.rff_dim END) AS scendi_rff_dim,
+               max(CASE WHEN m.metric = 'scendi' THEN json_extract_string(m.details, '$.regularisation') END)
+                 AS scendi_regularisation
         FROM current_models c JOIN metrics m USING (model, model_hash, evaluator_hash)
         GROUP BY ALL ORDER BY c.model
     """,
     # the current leaderboard: one row per model, its latest completed version (task columns from TASKS)
     "leaderboard": f"""
-        SELECT c.model, m.label, m.smoke, o.overall, o.overall_ci_low, o.overall_ci_high, o.images, o.prompts,
+        SELECT c.model, m.label, m.smoke, o.overall, o.overall_ci_low, o.overall_ci_high, o.ci_level, o.images,
+               o.prompts,
                {TASK_COLUMNS},
                any_value(d.vendi_1) AS vendi_1, any_value(d.vendi_1_ci_low) AS vendi_1_ci_low,
                any_value(d.vendi_1_ci_high) AS vendi_1_ci_high, any_value(d.rke) AS rke,
@@ -201,13 +213,18 @@ VIEWS = {
     """,
     # the protocol of each current model's scores: generation settings, evaluator settings, the run's environment
     "protocol": """
-        SELECT c.model, m.label, m.backend, m.model_id, m.sampling AS generation, e.settings AS evaluator,
-               e.lite, r.details->'environment' AS environment, c.model_hash, c.evaluator_hash, c.run_id,
+        SELECT c.model, m.label, m.backend, m.model_id, s.suite, m.sampling AS generation, e.settings AS evaluator,
+               e.lite, coalesce(w.details, r.details)->'environment' AS environment,
+               coalesce(v.run_id, c.run_id) AS computed_in_run, c.model_hash, c.evaluator_hash, c.run_id,
                c.finished_at
         FROM current_models c
         JOIN models m USING (model, model_hash)
         LEFT JOIN evaluators e USING (evaluator_hash)
         LEFT JOIN runs r USING (run_id)
+        LEFT JOIN model_versions v USING (model, model_hash, evaluator_hash)
+        LEFT JOIN runs w ON w.run_id = v.run_id
+        LEFT JOIN (SELECT model, model_hash, string_agg(DISTINCT suite, ', ' ORDER BY suite) AS suite
+                   FROM images GROUP BY ALL) s USING (model, model_hash)
         ORDER BY c.model
     """,
     # -- failure patterns (docs/schema.md#failure-patterns): read off stored verdicts and detections ---------------
@@ -378,7 +395,9 @@ VIEWS = {
                  WHEN g.task = '{TASK["position"]}' THEN
                    CASE WHEN g.relation IN ('object missing', 'no relation') THEN g.relation
                         WHEN g.relation IS NULL THEN 'other' ELSE 'wrong relation' END
-                 WHEN g.task = '{TASK["color_attr"]}' THEN coalesce(nullif(a.outcome, 'correct'), 'color unknown')
+                 WHEN g.task = '{TASK["color_attr"]}' THEN
+                   CASE WHEN a.outcome IS NULL THEN 'color unknown' WHEN a.outcome = 'correct' THEN 'other'
+                        ELSE a.outcome END
                  ELSE 'other'
                END AS failure
         FROM geneval_images g
@@ -595,14 +614,14 @@ def _backfill_scores(con: duckdb.DuckDBPyConnection) -> None:
         Store.upsert(con, "geneval_scores", [{**version, **r} for r in rows])
 
 
-def table2_rows(verdicts: Iterable[tuple[str, bool, Any]]) -> list[dict[str, Any]]:
+def table2_rows(verdicts: Iterable[tuple[str, bool, Any]], *, level: float = CI_LEVEL) -> list[dict[str, Any]]:
     """``geneval_scores`` rows (task, accuracy, correct, images, tasks, prompts, bootstrap CI) of (task, correct,
     prompt) image verdicts, from ``t2ibench.metrics.geneval`` (the one place Table 2's arithmetic lives); the
     overall score as task 'overall'."""
     items = list(verdicts)
     scores = table2((t, ok) for t, ok, _ in items)
     overall = overall_score(scores)
-    intervals = bootstrap_table2(items)
+    intervals = bootstrap_table2(items, level=level)
     prompts = {t: len({p for task, _, p in items if task == t}) for t in TASKS}
     rows: list[dict[str, Any]] = []
     for t in scores:
@@ -617,7 +636,7 @@ def table2_rows(verdicts: Iterable[tuple[str, bool, Any]]) -> list[dict[str, Any
                 "prompts": prompts[t.task],
                 "ci_low": low,
                 "ci_high": high,
-                "ci_level": CI_LEVEL,
+                "ci_level": level,
             }
         )
     low, high = intervals.get("overall", (None, None))
@@ -631,7 +650,7 @@ def table2_rows(verdicts: Iterable[tuple[str, bool, Any]]) -> list[dict[str, Any
             "prompts": sum(prompts.values()),
             "ci_low": low,
             "ci_high": high,
-            "ci_level": CI_LEVEL,
+            "ci_level": level,
         }
     )
     return rows
@@ -928,7 +947,8 @@ class Store:
                 self.replace(con, "metrics", judged, version.metrics)
                 self.replace(con, "modes", judged, version.modes)
                 self.replace(con, "geneval_scores", judged, version.geneval_scores)
-                stamp = {"content_hash": version.content_hash, "stored_at": datetime.now(UTC)}
+                # run_id: the run whose computation these rows are (a later cached run does not replace it)
+                stamp = {"content_hash": version.content_hash, "stored_at": datetime.now(UTC), "run_id": run_id}
                 self.upsert(con, "model_versions", [{**judged, **stamp}])
             if version.evaluator_settings:
                 self.upsert(

@@ -177,10 +177,14 @@ def test_step_diversity_stores_the_intervals(tmp_path):
     want = bootstrap_entropy(est.features(X.astype(np.float32)), ids, resamples=25, seed=0)
     for a in ALPHAS:
         row = by_key[("fkea", a)]
+        assert json.loads(row.params_key)["alpha"] == ("inf" if math.isinf(a) else a)
+        if math.isinf(a):  # a maximum: the bootstrap is unreliable for it, and the row says so
+            assert (row.ci_low, row.ci_high, row.ci_level) == (None, None, None)
+            assert row.ci_method == "not computed: the bootstrap is unreliable for VENDI-∞ (a maximum)"
+            continue
         assert (row.ci_low, row.ci_high) == pytest.approx((want.vendi[a].low, want.vendi[a].high), rel=1e-6)
         assert row.ci_level == 0.95
         assert row.ci_method == "centred percentile bootstrap over prompts, B=25"
-        assert json.loads(row.params_key)["alpha"] == ("inf" if math.isinf(a) else a)
     rke = by_key[("rke", 2.0)]
     assert (rke.ci_low, rke.ci_high) == pytest.approx((want.rke.low, want.rke.high), rel=1e-6)
     curve = by_key[("fkea_curve", 1.0)]
@@ -201,3 +205,25 @@ def test_step_diversity_says_why_an_interval_is_missing(tmp_path, extra, method)
         assert row.ci_level is None
         assert row.ci_method is not None
         assert row.ci_method.startswith(method)
+
+
+def test_step_diversity_stores_truncated_vendi_from_the_same_spectrum(tmp_path):
+    """The fkea_truncated rows are truncated_vendi of the merged FKEA spectrum (one spectrum, no recomputation),
+    carry t in their key, and say why they have no interval."""
+    from t2ibench.metrics import truncated_vendi
+
+    diversity = {"sigma": 1.5, "rff_dim": 16, "shards": 2, "modes": 2, "top": 3, "bootstrap": 5, "truncation": 4}
+    scores, X, _ = run_diversity(tmp_path, diversity)
+    by_key = {(m.metric, m.alpha): m for m in scores.metrics}
+    est = FKEA(sigma=1.5, rff_dim=16, seed=0, center=X.astype(np.float32).astype(np.float64).mean(axis=0))
+    spectrum = est.update(X.astype(np.float32)).compute(ALPHAS).eigenvalues
+    want = truncated_vendi(spectrum, ALPHAS, 4)
+    for a in ALPHAS:
+        row = by_key[("fkea_truncated", a)]
+        assert row.value == pytest.approx(want[a], rel=1e-5)
+        assert 1.0 <= row.value <= 4.0
+        assert json.loads(row.params_key)["t"] == 4
+        assert row.ci_method == "not computed: no bootstrap for truncated VENDI yet"
+    (tmp_path / "off").mkdir()
+    off, _, _ = run_diversity(tmp_path / "off", {**diversity, "truncation": None})
+    assert not [m for m in off.metrics if m.metric == "fkea_truncated"]

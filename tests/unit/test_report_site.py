@@ -67,6 +67,11 @@ def test_ranks_share_a_place_while_intervals_overlap():
     ]
     assert leaderboard.ranks(board) == {"a": "1=", "b": "1=", "c": "3", "d": "—"}
     assert leaderboard.tied_with_next(board) == {"a", "b"}
+    # a smoke (random-weight) model measures nothing: it is not ranked, and it breaks no tie between the others
+    smoke = {"model": "s", "overall": 0.86, "overall_ci_low": 0.8, "overall_ci_high": 0.9, "smoke": True}
+    board.insert(1, smoke)
+    assert leaderboard.ranks(board) == {"a": "1=", "s": "smoke", "b": "1=", "c": "3", "d": "—"}
+    assert leaderboard.tied_with_next(board) == {"a", "b"}
 
 
 def test_protocol_groups_name_what_differs():
@@ -122,5 +127,6 @@ def test_the_report_writes_drill_down_pages_and_keeps_published_rows_apart(store
     prompt_pages = list((tmp_path / "r" / "models" / "swapper").glob("p*.html"))
     prompts = store.rows("SELECT count(DISTINCT prompt_index) AS n FROM verdicts WHERE model = 'swapper'")[0]["n"]
     assert len(prompt_pages) == prompts
-    assert "agreement.html" in html
-    assert (tmp_path / "r" / "agreement.html").is_file()
+    agreement = (tmp_path / "r" / "agreement.html").read_text()
+    assert "No agreement stored" in agreement  # this store has none: the page says so, never an empty table
+    assert 'id="provenance"' in agreement

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from t2ibench.errors import InputError, StateMismatchError
-from t2ibench.metrics.scendi import Scendi, check_aligned, gather_by_id, scendi_score, text_seed
+from t2ibench.metrics.scendi import Scendi, check_aligned, gather_by_id, pinv_rtol, scendi_score, text_seed
 
 
 def orthonormal(k: int, dim: int, seed: int) -> np.ndarray:
@@ -141,6 +141,118 @@ def test_scendi_formula_matches_its_definition(rng):
     lam = lam[lam > 1e-12]
     expected = math.exp(np.sum(lam * np.log(lam.sum() / lam)))
     assert est.compute().scendi == pytest.approx(expected, rel=1e-6)
+
+
+# -- how C_TT is inverted: the project's ridge and the reference repository's pseudo-inverse -------------------
+
+
+def paraphrase_pairs(kernel: str, delta: float, *, prompts: int = 4, per: int = 12, text_dim: int = 32):
+    """Each prompt has two paraphrases c_p ± δ·u_p; paraphrase a's images are modes {0, 1}, b's modes {2, 3}.
+
+    C_TT has `prompts` strong directions and `prompts` weak ones (variance ∝ δ², the paraphrase axes), the rest
+    zero. Whether the weak axes count decides the number: if they explain nothing, prompt p's images are four
+    equal orthonormal modes (3 centred eigenvalues 1/(4·prompts) each) and Scendi = (3·prompts)^{3/4} = 12^{3/4};
+    if they are fully inverted the paraphrase also explains a vs b and Scendi = (2·prompts)^{1/2} = 8^{1/2}.
+    """
+    base = orthonormal(2 * prompts, text_dim, 0)
+    centres, axes = base[:prompts] * (3 if kernel == "gaussian" else 1), base[prompts:]
+    modes = orthonormal(4 * prompts, 64, 1) * (6 if kernel == "gaussian" else 1)
+    images, texts, ids = [], [], []
+    for p in range(prompts):
+        for side, sign in enumerate((1, -1)):
+            for j in range(per):
+                t = centres[p] + sign * delta * axes[p]
+                texts.append(t / np.linalg.norm(t) if kernel == "cosine" else t)
+                images.append(modes[4 * p + 2 * side + j % 2])
+                ids.append(f"p{p}")
+    if kernel == "gaussian":
+        est = Scendi(kernel="gaussian", image_sigma=1.0, text_sigma=1.0, rff_dim=100, seed=0)
+    else:
+        est = Scendi(kernel="cosine")
+    return est.update(np.array(images), np.array(texts), image_ids=ids, text_ids=ids)
+
+
+def reference_inverse(C_TT: np.ndarray) -> tuple[np.ndarray, int]:
+    """aziksh-ospanov/scendi-score's inverse, transcribed independently: (C_TT + 1e-12·I) held in float32, then
+    the Moore–Penrose inverse with torch.linalg.pinv's default cut-off rtol = max(rows, cols)·eps(float32)."""
+    D = C_TT.shape[0]
+    held = (C_TT.astype(np.float32) + np.float32(1e-12) * np.eye(D, dtype=np.float32)).astype(np.float64)
+    rtol = max(held.shape) * float(np.finfo(np.float32).eps)
+    rank = int(np.linalg.matrix_rank(held, tol=rtol * np.linalg.norm(held, 2)))
+    return np.linalg.pinv(held, rcond=rtol), rank
+
+
+def scendi_by_definition(Lam: np.ndarray, floor: float = 1e-12) -> float:
+    lam = np.linalg.eigvalsh(Lam)
+    lam = lam[lam > floor]
+    return math.exp(np.sum(lam * np.log(lam.sum() / lam)))
+
+
+def test_pinv_rtol_is_torchs_float32_default():
+    assert pinv_rtol(2000) == 2000 * 2.0**-23 == pytest.approx(2.384e-4, rel=1e-3)
+
+
+def test_pinv_reproduces_the_reference_where_the_ridge_differs():
+    """Weak paraphrase axes (C_TT eigenvalues 2.2e-6, between the ridge 1e-6·Tr and the cut-off 512·eps32·σ_max
+    = 1.5e-5): the ridge inverts them (weight s/(s+ε) ≈ 0.7) and explains part of a-vs-b; the pinv drops them."""
+    est = paraphrase_pairs("cosine", 3e-3, text_dim=512)
+    C_II, C_IT, C_TT = est.blocks()
+    A, rank = reference_inverse(C_TT)
+    expected = scendi_by_definition(C_II - C_IT @ A @ C_IT.T)
+    pinv = est.compute(inverse="pinv")
+    assert pinv.scendi == pytest.approx(expected, rel=1e-6)
+    assert pinv.scendi == pytest.approx(12**0.75, rel=1e-6)  # the weak axes explain nothing
+    assert pinv.pinv_kept == rank == 4
+    ridge = est.compute()
+    assert 8**0.5 < ridge.scendi < 0.7 * pinv.scendi  # 3.95 vs 6.45: the inverse alone moves Scendi by 39 %
+    assert pinv.inverse == "pinv"
+    assert "rtol = 512·eps(float32)" in pinv.regularisation
+    assert "kept 4/512 text directions" in pinv.regularisation
+    assert ridge.inverse == "ridge"
+    assert "ε = 1e-06·Tr C_TT" in ridge.regularisation
+    assert ridge.pinv_kept is None
+    assert {"inverse", "regularisation", "pinv_kept"} <= pinv.to_dict().keys()
+
+
+def test_pinv_on_gaussian_features_matches_the_transcription():
+    """The reference's kernel: random Fourier features (2r = 200 text features, float32-accumulated state)."""
+    est = paraphrase_pairs("gaussian", 3e-3)
+    C_II, C_IT, C_TT = est.blocks()
+    A, rank = reference_inverse(C_TT)
+    P = C_IT @ A @ C_IT.T
+    _, P_pinv, _ = est.decompose(inverse="pinv")
+    np.testing.assert_allclose(P_pinv, P, rtol=0, atol=1e-9 * np.abs(P).max())
+    pinv, ridge = est.compute(inverse="pinv"), est.compute()
+    assert pinv.pinv_kept == rank == 4
+    # the state's float32 round-off leaves ±1e-9 eigenvalues in Λ, which compute() zeroes and the plain
+    # definition keeps: the two scores are 1e-5 apart here, so the score is compared at 1e-4 (P above at 1e-9)
+    assert pinv.scendi == pytest.approx(scendi_by_definition(C_II - P, floor=1e-9), rel=1e-4)
+    assert ridge.scendi < 0.7 * pinv.scendi  # 3.82 vs 6.19
+
+
+def test_pinv_is_a_step_in_the_data_where_the_ridge_is_smooth():
+    """Once the paraphrase axes pass the cut-off the pinv inverts them whole: Scendi jumps 12^{3/4} → 8^{1/2}."""
+    ridge, pinv = [], []
+    for delta in (3e-3, 1e-2):
+        est = paraphrase_pairs("cosine", delta, text_dim=512)
+        ridge.append(est.compute().scendi)
+        pinv.append(est.compute(inverse="pinv"))
+    assert [r.pinv_kept for r in pinv] == [4, 8]
+    # 8^{1/2} to 1e-5: the weak axes are inverted from C_TT rounded to float32 (relative error ~1e-3 on them)
+    assert [r.scendi for r in pinv] == pytest.approx([12**0.75, 8**0.5], rel=1e-5)
+    assert pinv[1].scendi < ridge[1] < ridge[0] < pinv[0].scendi
+
+
+def test_default_inverse_is_the_ridge_and_pinv_ignores_epsilon():
+    images, texts, ids = pairs_following_prompts(prompts=4, variants=3, per_variant=5)
+    est = Scendi(kernel="cosine").update(images, texts, image_ids=ids, text_ids=ids)
+    assert est.compute().scendi == est.compute(inverse="ridge").scendi
+    assert est.compute(epsilon=1e-3).scendi != est.compute().scendi
+    assert est.compute(inverse="pinv", epsilon=1e-3).scendi == est.compute(inverse="pinv").scendi
+    with pytest.raises(InputError, match="unknown inverse 'pinx'; did you mean 'pinv'"):
+        est.compute(inverse="pinx")
+    with pytest.raises(InputError, match="unknown inverse 'ridg'"):
+        scendi_score(images, texts, image_ids=ids, text_ids=ids, kernel="cosine", inverse="ridg")
 
 
 # -- streaming state -------------------------------------------------------------------------------------------

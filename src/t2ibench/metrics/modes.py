@@ -222,12 +222,14 @@ def scendi_modes(
     bottom: int = 16,
     epsilon: float = DEFAULT_EPSILON,
     batch_size: int = 8192,
+    inverse: str = "ridge",
 ) -> ModeSet:
-    """Top-k model-driven modes (eigenvectors of Λ_I) with their top and bottom images (same order as fitted)."""
+    """Top-k model-driven modes (eigenvectors of Λ_I) with their top and bottom images (same order as fitted);
+    ``inverse`` is Scendi's regularisation of C_TT⁻¹ ('ridge' with ``epsilon``, or the reference's 'pinv')."""
     check_positive_int(k, name="k")
     check_positive_int(top, name="top")
     check_positive_int(bottom, name="bottom", minimum=0)
-    Lam, _, _ = estimator.decompose(epsilon)
+    Lam, _, _ = estimator.decompose(epsilon, inverse=inverse)
     k = _cap_modes(k, estimator.n)
     values, vectors = _top_eigenpairs(Lam, k)
     spectrum = np.clip(scipy.linalg.eigvalsh(Lam), 0.0, None)

@@ -18,10 +18,23 @@ model-driven modes, exp(H(p)), discounted by the share T of the image variance t
 (Tr C_II = 1 for unit-norm features). Scendi is 1 when images are a function of their prompts (T → 0).
 
 Regularisation. C_TT is singular whenever there are fewer distinct prompts than text features (always, for
-GenEval-sized prompt sets). The inverse is the ridge (C_TT + εI)⁻¹ with ε = ``epsilon`` × Tr C_TT (default
-1e-6; Tr C_TT = 1 for unit-norm features). Because the joint matrix is PSD, the range of C_TI lies in that of
-C_TT, so as ε → 0 the ridge converges to the pseudo-inverse and Λ_I to the exact Schur complement; Λ_I is PSD
-for every ε > 0 and changes by O(ε) (tested over ε = 1e-9 … 1e-4).
+GenEval-sized prompt sets), and how it is inverted decides the number. Two settings (``inverse=``):
+
+* ``"ridge"`` (default): (C_TT + εI)⁻¹ with ε = ``epsilon`` × Tr C_TT (default 1e-6; Tr C_TT = 1 for unit-norm
+  features), in float64. Because the joint matrix is PSD, the range of C_TI lies in that of C_TT, so as ε → 0
+  the ridge converges to the pseudo-inverse and Λ_I to the exact Schur complement; Λ_I is PSD for every ε > 0
+  and changes by O(ε) (tested over ε = 1e-9 … 1e-4).
+* ``"pinv"``: the reference implementation's choice (aziksh-ospanov/scendi-score,
+  ``scendi/metric/algorithm_utils.py::rff_schur_complement``): C_TT held in float32, plus 1e-12·I added in
+  float32, then ``torch.linalg.pinv`` with its default cut-off: singular values σ ≤ rtol·σ_max are discarded,
+  rtol = max(rows, cols)·eps(float32) = D_T · 1.19e-7 (the dtype the reference runs in), the rest inverted
+  without shrinkage. ``epsilon`` is not used. The rule is applied in float64 arithmetic to the float32 matrix
+  (one eigendecomposition, as for the ridge); the reference's float32 SVD and products add their own round-off
+  on top (on the n = 5000 case in docs/metrics.md, torch's CPU float32 path keeps the same 162 of 2000
+  directions and lands 1.2e-5 relative below), which no reimplementation reproduces bit for bit.
+
+Every ``ScendiResult`` carries ``inverse`` and ``regularisation`` (the exact rule, with its data-dependent
+cut-off and, for ``"pinv"``, how many text directions were kept) so that it can be stored beside the value.
 
 A consequence worth knowing: with the uncentred covariances above, the mean image feature is "explained" by
 any prompt set (a constant function lies in the span of the prompt features), so when images ignore their
@@ -55,6 +68,83 @@ from t2ibench.metrics.spectrum import InvariantError, check_vendi_invariants, cl
 
 DEFAULT_EPSILON = 1e-6
 SCENDI_KERNELS = ("gaussian", "cosine")
+SCENDI_INVERSES = ("ridge", "pinv")
+DEFAULT_INVERSE = "ridge"
+REFERENCE_DTYPE = np.float32  # the reference computes its covariances and their pseudo-inverse in float32
+REFERENCE_JITTER = 1e-12  # the reference adds this (absolute) to C_TT's diagonal before torch.linalg.pinv
+
+
+def pinv_rtol(dim: int) -> float:
+    """torch.linalg.pinv's default relative cut-off for a (dim, dim) float32 matrix: max(rows, cols)·eps(float32)."""
+    return check_positive_int(dim, name="dim") * float(np.finfo(REFERENCE_DTYPE).eps)
+
+
+def check_inverse(inverse: str) -> str:
+    """Raise InputError unless ``inverse`` is one of SCENDI_INVERSES ("ridge", "pinv"); return it."""
+    if inverse not in SCENDI_INVERSES:
+        raise unknown_choice("inverse", inverse, SCENDI_INVERSES)
+    return inverse
+
+
+def check_epsilon(epsilon: float) -> float:
+    """Raise InputError unless the ridge ``epsilon`` (relative to Tr C_TT, dimensionless) is finite and > 0."""
+    if not (math.isfinite(epsilon) and epsilon > 0):
+        raise InputError(f"epsilon must be a finite number > 0; got {epsilon!r}")
+    return float(epsilon)
+
+
+@dataclass(frozen=True)
+class PromptPart:
+    """The prompt-driven part P = C_IT A C_TI (D_I, D_I) with A the chosen inverse of C_TT, and how A was made.
+
+    ``cutoff`` is the absolute ridge ε·Tr C_TT (``"ridge"``) or the singular-value cut-off rtol·σ_max
+    (``"pinv"``); ``kept`` the number of text directions ``"pinv"`` inverted (None for the ridge).
+    """
+
+    matrix: NDArray[np.float64] = field(repr=False)
+    inverse: str
+    description: str
+    cutoff: float
+    kept: int | None
+
+
+def prompt_part(
+    C_IT: ArrayLike, C_TT: ArrayLike, *, inverse: str = DEFAULT_INVERSE, epsilon: float = DEFAULT_EPSILON
+) -> PromptPart:
+    """P = C_IT A C_TI for C_IT (D_I, D_T) and a PSD C_TT (D_T, D_T), A the ridge or reference pseudo-inverse."""
+    check_inverse(inverse)
+    check_epsilon(epsilon)
+    cross = np.asarray(C_IT, dtype=np.float64)
+    text = np.asarray(C_TT, dtype=np.float64)
+    dim = text.shape[0]
+    kept: int | None = None
+    if inverse == "ridge":
+        ridge = epsilon * float(np.trace(text))
+        s, V = scipy.linalg.eigh(text)
+        s = np.clip(s, 0.0, None)  # round-off negatives: the ridge keeps the inverse bounded either way
+        B = cross @ V
+        P = (B / (s + ridge)) @ B.T
+        description = f"ridge (C_TT + εI)⁻¹, ε = {epsilon:g}·Tr C_TT = {ridge:.3g}"
+        cutoff = ridge
+    else:
+        # the matrix the reference holds: C_TT in float32, + 1e-12·I added in float32 (usually below half an ulp)
+        held = text.astype(REFERENCE_DTYPE)
+        held[np.diag_indices(dim)] += REFERENCE_DTYPE(REFERENCE_JITTER)
+        # its pseudo-inverse by the reference's rule, computed in float64: held is exactly symmetric, so its
+        # singular values are |eigenvalues| and pinv = V_k diag(1/λ_k) V_kᵀ over |λ_k| > rtol·max|λ|
+        lam, V = scipy.linalg.eigh(held.astype(np.float64))
+        rtol = pinv_rtol(dim)
+        cutoff = rtol * float(np.abs(lam).max())
+        keep = np.abs(lam) > cutoff
+        kept = int(keep.sum())
+        B = cross @ V[:, keep]
+        P = (B / lam[keep]) @ B.T
+        description = (
+            f"pinv of C_TT + 1e-12·I held in float32 (torch.linalg.pinv's default cut-off): rtol = "
+            f"{dim}·eps(float32) = {rtol:.3g}, cut-off rtol·σ_max = {cutoff:.3g}, kept {kept}/{dim} text directions"
+        )
+    P = (P + P.T) / 2
+    return PromptPart(matrix=P, inverse=inverse, description=description, cutoff=cutoff, kept=kept)
 
 
 def text_seed(seed: int) -> int:
@@ -104,7 +194,10 @@ class ScendiResult:
     """Scendi and its decomposition for one sample set (scores are effective numbers of modes, ≥ 1).
 
     ``model_share`` = Tr Λ_I / Tr C_II is the fraction of the image kernel variance not explained by the
-    prompts; ``eigenvalues`` is the normalised spectrum of Λ_I (descending).
+    prompts; ``eigenvalues`` is the normalised spectrum of Λ_I (descending). ``inverse`` ("ridge" or "pinv") and
+    ``regularisation`` (the exact rule with its data-dependent cut-off) say how C_TT was inverted: store them
+    beside every value. ``epsilon`` is the ridge parameter asked for (not used by "pinv"); ``pinv_kept`` the
+    number of text directions "pinv" inverted (None for the ridge).
     """
 
     scendi: float
@@ -117,12 +210,15 @@ class ScendiResult:
     n: int
     kernel: str
     epsilon: float
+    inverse: str
+    regularisation: str
     eigenvalues: NDArray[np.float64] = field(repr=False)
     clipped_fraction: float
     image_sigma: float | None = None
     text_sigma: float | None = None
     rff_dim: int | None = None
     seed: int | None = None
+    pinv_kept: int | None = None
 
     def to_dict(self, *, top_eigenvalues: int = 32) -> dict[str, Any]:
         """JSON-serialisable summary (at most ``top_eigenvalues`` eigenvalues of Λ_I)."""
@@ -308,24 +404,30 @@ class Scendi:
         return C[:di, :di], C[:di, di:], C[di:, di:]
 
     def decompose(
-        self, epsilon: float = DEFAULT_EPSILON
+        self, epsilon: float = DEFAULT_EPSILON, *, inverse: str = DEFAULT_INVERSE
     ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """(Λ_I, P, C_II): the model-driven Schur complement, the prompt-driven part and their sum, (D_I, D_I)."""
-        if not (math.isfinite(epsilon) and epsilon > 0):
-            raise InputError(f"epsilon must be a finite number > 0; got {epsilon!r}")
-        C_II, C_IT, C_TT = self.blocks()
-        ridge = epsilon * float(np.trace(C_TT))
-        s, V = scipy.linalg.eigh(C_TT)
-        s = np.clip(s, 0.0, None)  # round-off negatives: the ridge keeps the inverse bounded either way
-        B = C_IT @ V
-        P = (B / (s + ridge)) @ B.T
-        P = (P + P.T) / 2
-        return C_II - P, P, C_II
+        Lam, part, C_II = self._decompose(epsilon, inverse)
+        return Lam, part.matrix, C_II
 
-    def compute(self, *, epsilon: float = DEFAULT_EPSILON) -> ScendiResult:
-        """Scendi of the Schur complement, its normalised entropy, the prompt-driven score and image VENDI-1."""
-        Lam, P, C_II = self.decompose(epsilon)
+    def _decompose(self, epsilon: float, inverse: str) -> tuple[NDArray[np.float64], PromptPart, NDArray[np.float64]]:
+        check_epsilon(epsilon)
+        check_inverse(inverse)
+        C_II, C_IT, C_TT = self.blocks()
+        part = prompt_part(C_IT, C_TT, inverse=inverse, epsilon=epsilon)
+        return C_II - part.matrix, part, C_II
+
+    def compute(self, *, epsilon: float = DEFAULT_EPSILON, inverse: str = DEFAULT_INVERSE) -> ScendiResult:
+        """Scendi of the Schur complement, its normalised entropy, the prompt-driven score and image VENDI-1.
+
+        ``inverse="ridge"`` (default) regularises C_TT by ε = ``epsilon``·Tr C_TT; ``inverse="pinv"`` reproduces
+        the reference repository's float32 ``torch.linalg.pinv`` cut-off (rtol = D_T·eps(float32)).
+        """
+        Lam, part, C_II = self._decompose(epsilon, inverse)
+        P = part.matrix
         eps = float(np.finfo(self.compute_dtype).eps)
+        if inverse == "pinv":  # C_TT held in float32 puts float32 round-off into P whatever the kernel
+            eps = max(eps, float(np.finfo(REFERENCE_DTYPE).eps))
         whole = float(np.trace(C_II))
         scendi, entropy, trace, p, clipped = _schur_score(Lam, eps=eps, reference=whole)
         prompt_score, prompt_entropy, _, _, _ = _schur_score(P, eps=eps, reference=whole)
@@ -350,12 +452,15 @@ class Scendi:
             n=self.n,
             kernel=self.kernel,
             epsilon=epsilon,
+            inverse=inverse,
+            regularisation=part.description,
             eigenvalues=p,
             clipped_fraction=clipped,
             image_sigma=self.image_sigma,
             text_sigma=self.text_sigma,
             rff_dim=self.rff_dim,
             seed=self.seed if self.kernel == "gaussian" else None,
+            pinv_kept=part.kept,
         )
 
     # -- persistence ----------------------------------------------------------------------------------------
@@ -399,7 +504,9 @@ def scendi_score(
     rff_dim: int = 1000,
     seed: int = 0,
     epsilon: float = DEFAULT_EPSILON,
+    inverse: str = DEFAULT_INVERSE,
 ) -> ScendiResult:
-    """One-shot Scendi of aligned pairs images (n, d_I) / texts (n, d_T) matched by id."""
+    """One-shot Scendi of aligned pairs images (n, d_I) / texts (n, d_T) matched by id (``inverse``: see compute)."""
+    check_inverse(inverse)
     est = Scendi(kernel=kernel, image_sigma=image_sigma, text_sigma=text_sigma, rff_dim=rff_dim, seed=seed)
-    return est.update(images, texts, image_ids=image_ids, text_ids=text_ids).compute(epsilon=epsilon)
+    return est.update(images, texts, image_ids=image_ids, text_ids=text_ids).compute(epsilon=epsilon, inverse=inverse)

@@ -9,6 +9,7 @@ from typing import Any
 from t2ibench.config import Evaluators, ModelConfig
 from t2ibench.geneval_eval import ResultRow
 from t2ibench.hashing import content_hash, to_plain
+from t2ibench.metrics.geneval import CI_LEVEL
 from t2ibench.pipeline.results import Generated, MetricRecord, ModeRecord, Scores
 from t2ibench.store import VersionRows, table2_rows
 
@@ -110,6 +111,9 @@ def version_rows(
         detections=detections,
         metrics=metrics,
         modes=modes,
-        geneval_scores=table2_rows((r.tag, r.correct, r.prompt) for r in results),
+        geneval_scores=table2_rows(
+            ((r.tag, r.correct, r.prompt) for r in results),
+            level=evaluators.ci_level if evaluators else CI_LEVEL,
+        ),
         evaluator_settings={"settings": to_plain(evaluators), "lite": evaluators.lite} if evaluators else {},
     )

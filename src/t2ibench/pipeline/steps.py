@@ -9,6 +9,7 @@ without any orchestration:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -251,7 +252,6 @@ def step_diversity(ws: Workspace, model: str, embedded: Embedded, shards: Sequen
     """Merge shard states into the model's FKEA scores (with cluster-bootstrap intervals over prompts where
     n ≤ ``bootstrap_max_n``), the diversity-vs-n curve and the FKEA modes."""
     from t2ibench.metrics import FKEA, CosineEntropy, bootstrap_entropy
-    from t2ibench.metrics.geneval import CI_LEVEL
     from t2ibench.metrics.modes import kernel_modes
 
     cfg = ws.config.evaluators.diversity
@@ -281,17 +281,35 @@ def step_diversity(ws: Workspace, model: str, embedded: Embedded, shards: Sequen
             embedded.image_prompt_ids,
             alphas=tuple(result.vendi),
             resamples=cfg.bootstrap,
-            level=CI_LEVEL,
+            level=ws.config.evaluators.ci_level,
             seed=cfg.seed,
         )
         ci_method = boot.describe()
+    level = ws.config.evaluators.ci_level
+    # VENDI-∞ = 1/λ_max is a maximum: the bootstrap undercovers it everywhere (docs/metrics.md), so none is stored
+    unreliable = "not computed: the bootstrap is unreliable for VENDI-∞ (a maximum)"
     records = [
-        _metric(name, a, v, result, sigma, cfg, None if boot is None else boot.vendi[a], ci_method, CI_LEVEL)
+        _metric(name, a, v, result, sigma, cfg, None, unreliable, None)
+        if math.isinf(a) and boot is not None
+        else _metric(name, a, v, result, sigma, cfg, None if boot is None else boot.vendi[a], ci_method, level)
         for a, v in result.vendi.items()
     ]
     records.append(
-        _metric("rke", 2.0, result.rke, result, sigma, cfg, None if boot is None else boot.rke, ci_method, CI_LEVEL)
+        _metric("rke", 2.0, result.rke, result, sigma, cfg, None if boot is None else boot.rke, ci_method, level)
     )
+    if cfg.truncation is not None:
+        from t2ibench.metrics import truncated_vendi
+
+        truncated = truncated_vendi(result.eigenvalues, tuple(result.vendi), cfg.truncation)
+        why = ci_method if boot is None else "not computed: no bootstrap for truncated VENDI yet"
+        for a, v in truncated.items():
+            base = _metric("fkea_truncated", a, v, result, sigma, cfg, None, why, None)
+            key = {**json.loads(base.params_key), "t": cfg.truncation}
+            records.append(
+                dataclasses.replace(
+                    base, params_key=json.dumps(key, sort_keys=True), details={**base.details, "t": cfg.truncation}
+                )
+            )
     order = np.random.default_rng(cfg.seed).permutation(len(X))
     for n in sorted({n for n in cfg.n_curve if 0 < n <= len(X)}):
         curve = _estimator(cfg, sigma, X).update(X[order[:n]]).compute([1.0])
@@ -327,16 +345,19 @@ def step_scendi(ws: Workspace, model: str, embedded: Embedded) -> Scores:
         seed=cfg.seed,
     )
     est.update(images, paired, image_ids=image_ids, text_ids=image_ids)
-    res = est.compute(epsilon=cfg.epsilon)
+    res = est.compute(epsilon=cfg.epsilon, inverse=cfg.inverse)
     params = {
         "kernel": cfg.kernel,
         "image_sigma": image_sigma,
         "text_sigma": text_sigma,
         "rff_dim": cfg.rff_dim,
-        "epsilon": cfg.epsilon,
+        "epsilon": cfg.epsilon if cfg.inverse == "ridge" else None,
+        "inverse": cfg.inverse,
         "seed": cfg.seed,
         "n": res.n,
     }
+    # what C_TT⁻¹'s regularisation did on this data (shown next to every Scendi value; not part of the key)
+    used = {"regularisation": res.regularisation, "pinv_kept": res.pinv_kept}
     records = tuple(
         MetricRecord(
             metric=metric,
@@ -349,7 +370,7 @@ def step_scendi(ws: Workspace, model: str, embedded: Embedded) -> Scores:
             seed=cfg.seed,
             value=float(value),
             error_bound=None,
-            details=params,
+            details={**params, **used},
             # each resample would refit the (4r)² joint image–text covariance and its Schur complement: at the
             # default r = 1000 that is B × Scendi's own cost (docs/performance.md), so no interval is computed
             ci_method="not computed: B refits of the joint image-text covariance (cost)",
@@ -362,8 +383,31 @@ def step_scendi(ws: Workspace, model: str, embedded: Embedded) -> Scores:
             ("clip_image_vendi", res.image_vendi),
         )
     )
+    # conditional and information VENDI-1 (Jalali et al. 2024) of the same pairs and kernels, beside Scendi:
+    # VENDI_1(images) = cond · info, cond the prompt-aware diversity, info the prompt-driven part
+    from t2ibench.metrics import conditional_vendi_features
+
+    if len(images) > 1:
+        cv = conditional_vendi_features(
+            images,
+            paired,
+            kernel=cfg.kernel,
+            image_sigma=image_sigma,
+            text_sigma=text_sigma if gaussian else None,
+            rff_dim=cfg.rff_dim if gaussian else None,
+            seed=cfg.seed if gaussian else None,
+            alphas=(1.0,),
+        )
+        records += tuple(
+            dataclasses.replace(
+                records[0], metric=metric, value=float(value), ci_method="not computed: no bootstrap for it yet"
+            )
+            for metric, value in (("cond_vendi", cv.conditional[1.0]), ("info_vendi", cv.information[1.0]))
+        )
     top = min(cfg.top, len(images))
-    modes = scendi_modes(est, images, k=min(cfg.modes, len(images)), top=top, bottom=top, epsilon=cfg.epsilon)
+    modes = scendi_modes(
+        est, images, k=min(cfg.modes, len(images)), top=top, bottom=top, epsilon=cfg.epsilon, inverse=cfg.inverse
+    )
     positions = np.arange(len(images))
     return Scores(
         model=model, metrics=records, modes=tuple(_mode(m, positions, "scendi") for m in modes.modes), n=res.n

@@ -111,7 +111,7 @@ def headline_markdown(data: dict[str, list[dict[str, Any]]], model: str) -> str:
     else:
         out += ["", "No position prompts stored."]
     rates = _one(data["colour_attr_rates"], model)
-    out += ["", "## Colour attribution"]
+    out += ["", "## Color attribution"]
     if rates:
         counts = {r["outcome"]: r["images"] for r in data["colour_attr"] if r["model"] == model}
         out += [
@@ -124,7 +124,7 @@ def headline_markdown(data: dict[str, list[dict[str, Any]]], model: str) -> str:
             markdown_table(["outcome", "images"], [[o, str(counts.get(o, 0))] for o in COLOUR_OUTCOMES]),
         ]
     else:
-        out += ["", "No colour-attribution verdicts with stored colours."]
+        out += ["", "No color-attribution verdicts with stored colors."]
     counting = [r for r in data["counting"] if r["model"] == model]
     out += ["", "## Counting (found − requested)"]
     if counting:
@@ -167,9 +167,9 @@ SUMMARY_COLUMNS = [
     ("model", "model"),
     ("first_left_rate", "first left"),
     ("requested_left_rate", "left requested"),
-    ("swap_rate", "colour swap"),
-    ("leakage_rate", "colour leakage"),
-    ("miss_rate", "colour miss"),
+    ("swap_rate", "color swap"),
+    ("leakage_rate", "color leakage"),
+    ("miss_rate", "color miss"),
     ("counting_under_rate", "count under"),
     ("counting_over_rate", "count over"),
     ("first_missing_rate", "1st missing"),
@@ -282,7 +282,7 @@ def html_section(data: dict[str, list[dict[str, Any]]], figures: dict[str, dict[
     return (
         '<section id="failure-patterns"><h2>Failure patterns</h2>'
         "<p>Position: first-named object left of the second, against how often the prompts ask for it (images with "
-        "both objects found). Colour attribution: swapped, leaked and missed colours. Counting: found fewer / more "
+        "both objects found). Color attribution: swapped, leaked and missed colors. Counting: found fewer / more "
         "than requested. Two objects: which named object goes missing, and both classes detected on one region.</p>"
         f'<table id="failures"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{images}</section>'
     )

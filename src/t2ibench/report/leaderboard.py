@@ -198,7 +198,7 @@ def _plots(data: dict[str, Any], out: Path) -> dict[str, str]:
         ax.set_ylabel("accuracy (images)")
         ax.set_ylim(0, 1.1)
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2, frameon=False)
-        ax.set_title("GenEval accuracy per task (error bars: 95 % bootstrap CI over prompts)")
+        ax.set_title(f"GenEval accuracy per task (error bars: {level_text(board)} bootstrap CI over prompts)")
         fig.tight_layout()
         fig.savefig(out / "tasks.png", dpi=100)
         plt.close(fig)
@@ -223,11 +223,20 @@ def _plots(data: dict[str, Any], out: Path) -> dict[str, str]:
     return files
 
 
+def level_text(board: list[dict[str, Any]]) -> str:
+    """The stored confidence level of the board's intervals as '95 %' (the configured default when none is stored)."""
+    from t2ibench.metrics.geneval import CI_LEVEL
+
+    levels = {float(r["ci_level"]) for r in board if r.get("ci_level") is not None}
+    level = next(iter(levels)) if len(levels) == 1 else CI_LEVEL
+    return f"{100 * level:g} %" + (" (levels differ between models: see their cards)" if len(levels) > 1 else "")
+
+
 def tied_with_next(board: list[dict[str, Any]]) -> set[str]:
     """Models (in the board's overall order) whose overall bootstrap interval overlaps the next model's: the report
     does not rank them as different (marked ≈)."""
     tied: set[str] = set()
-    for a, b in itertools.pairwise(board):
+    for a, b in itertools.pairwise([r for r in board if not r.get("smoke")]):
         lows = (a.get("overall_ci_low"), b.get("overall_ci_low"))
         highs = (a.get("overall_ci_high"), b.get("overall_ci_high"))
         if None in lows or None in highs:
@@ -238,15 +247,17 @@ def tied_with_next(board: list[dict[str, Any]]) -> set[str]:
 
 
 def ranks(board: list[dict[str, Any]]) -> dict[str, str]:
-    """Rank labels in overall order: models whose intervals overlap in a chain share the first one's rank ('2='),
-    a model without an overall score has none."""
+    """Rank labels in overall order: models whose intervals overlap in a chain share the first one's rank ('2='); a
+    model without an overall score has none, and a smoke model (random weights: it measures nothing) is not
+    ranked ('smoke')."""
     out: dict[str, str] = {}
     rank, previous = 0, None
     shared: dict[int, int] = {}
-    for i, row in enumerate(board):
-        if row.get("overall") is None:
-            out[row["model"]] = "—"
-            continue
+    ranked = [r for r in board if r.get("overall") is not None and not r.get("smoke")]
+    for row in board:
+        if row.get("overall") is None or row.get("smoke"):
+            out[row["model"]] = "smoke" if row.get("smoke") else "—"
+    for i, row in enumerate(ranked):
         if previous is not None and row["model"] in tied_with_next([previous, row]):
             shared[rank] = shared.get(rank, 1) + 1
         else:
@@ -254,6 +265,23 @@ def ranks(board: list[dict[str, Any]]) -> dict[str, str]:
         out[row["model"]] = str(rank)
         previous = row
     return {m: (f"{r}=" if r.isdigit() and shared.get(int(r), 1) > 1 else r) for m, r in out.items()}
+
+
+SOME_SMOKE_NOTE = (
+    "Rows marked (smoke) come from random-weight models: they test the system, measure nothing, and are not ranked."
+)
+GENERATION_FIELDS = ("steps", "guidance", "height", "width", "dtype", "seed", "scheduler", "negative_prompt")
+
+
+def generation_differences(data: dict[str, Any]) -> list[str]:
+    """Generation settings (steps, guidance, resolution, dtype, seed, scheduler, negative prompt) that differ between
+    the current models: each model's own choice, so not a protocol group, but worth a note beside a comparison."""
+    seen: dict[str, set[str]] = {}
+    for p in data["protocol"]:
+        gen = json.loads(p["generation"]) if isinstance(p["generation"], str) else (p["generation"] or {})
+        for f in GENERATION_FIELDS:
+            seen.setdefault(f, set()).add(json.dumps(gen.get(f)))
+    return [f for f in GENERATION_FIELDS if len(seen.get(f, ())) > 1]
 
 
 # -- protocol ----------------------------------------------------------------------------------------------------------
@@ -314,8 +342,9 @@ def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict
     ties = tied_with_next(data["board"])
     rank = ranks(data["board"])
     ci = {(r["model"], r["task"]): r for r in data["task_ci"]}
-    headers = ["rank", "model", "Overall [95 % CI]", *TASK_TITLES.values(), "images (prompts)", "FKEA VENDI-1",
-               "RKE", "Scendi", "σ", "rff_dim", "FKEA radius", "protocol"]  # fmt: skip
+    pct = level_text(data["board"])
+    headers = ["rank", "model", f"Overall [{pct} CI]", *TASK_TITLES.values(), "images (prompts)", "FKEA VENDI-1",
+               "truncated VENDI-1", "RKE", "Scendi", "σ", "rff_dim", "FKEA radius", "protocol"]  # fmt: skip
     rows = []
     for row in data["board"]:
         model = row["model"]
@@ -325,7 +354,7 @@ def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict
         label = f'<br><span class="label">{html.escape(row["label"])}</span>' if row.get("label") else ""
         smoke = ' <span class="label">(smoke)</span>' if row.get("smoke") else ""
         cells = [
-            Cell.text(rank[model], sort=rank[model].rstrip("=") if rank[model] != "—" else "", css=""),
+            Cell.text(rank[model], sort=rank[model].rstrip("=") if rank[model][0].isdigit() else "", css=""),
             Cell(name + smoke + label, model, "text"),
             Cell.number(row["overall"], low=row.get("overall_ci_low"), high=row.get("overall_ci_high"),
                         mark="≈" if model in ties else ""),
@@ -340,6 +369,7 @@ def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict
             Cell(f"{row['images']} ({row['prompts']})" if row.get("images") is not None else "—",
                  str(row.get("images") or ""), ""),
             Cell.number(div.get("vendi_1"), low=div.get("vendi_1_ci_low"), high=div.get("vendi_1_ci_high")),
+            Cell.number(div.get("truncated_vendi_1")),
             Cell.number(div.get("rke"), low=div.get("rke_ci_low"), high=div.get("rke_ci_high")),
             Cell.number(div.get("scendi"), low=div.get("scendi_ci_low"), high=div.get("scendi_ci_high")),
             Cell.number(div.get("sigma"), digits=3),
@@ -391,7 +421,14 @@ def _agreement_page(rows: list[dict[str, Any]], banners: list[str], footer: str)
         '<a href="agreement.html">Human agreement</a></nav>'
     )
     if render is not None:
-        return str(render(rows, nav=nav))
+        flags = "".join(f'<p class="banner">{html.escape(b)}</p>' for b in banners)
+        style = (
+            "<style>.banner { background: #fff3cd; border: 1px solid #e0a800; padding: 8px; font-weight: bold; }"
+            "</style>"
+        )
+        text = str(render(rows, nav=style + nav + flags))
+        footer_html = f'<footer id="provenance">{html.escape(footer)}</footer>' if footer else ""
+        return text.replace("</body>", footer_html + "</body>", 1)
     body_rows = [[Cell.text(r["scope"]), Cell.text(r["source"]), Cell.text(r["task"]), Cell.text(r["statistic"]),
                   Cell.number(r["value"], digits=3)] for r in rows]  # fmt: skip
     body = (
@@ -463,8 +500,10 @@ def _markdown(
 ) -> str:
     ties = tied_with_next(data["board"])
     rank = ranks(data["board"])
-    headers = ["rank", "model", "Overall", "95 % CI", *TASK_TITLES.values(), "images (prompts)", "FKEA VENDI-1",
-               "VENDI-1 interval", "RKE", "Scendi", "σ", "rff_dim", "FKEA radius", "modes"]  # fmt: skip
+    pct = level_text(data["board"])
+    headers = ["rank", "model", "Overall", f"{pct} CI", *TASK_TITLES.values(), "images (prompts)", "FKEA VENDI-1",
+               "VENDI-1 interval", "truncated VENDI-1", "RKE", "Scendi", "σ", "rff_dim", "FKEA radius",
+               "modes"]  # fmt: skip
     rows = []
     for row in data["board"]:
         model = row["model"]
@@ -482,6 +521,7 @@ def _markdown(
                 f"{row['images']} ({row['prompts']})" if row.get("images") is not None else "—",
                 _fmt(div.get("vendi_1")),
                 _interval(div.get("vendi_1_ci_low"), div.get("vendi_1_ci_high")),
+                _fmt(div.get("truncated_vendi_1")),
                 _fmt(div.get("rke")),
                 _fmt(div.get("scendi")),
                 _fmt(div.get("sigma"), 3),
@@ -493,7 +533,8 @@ def _markdown(
     md = ["# Leaderboard", ""]
     md += [f"> **{b}**" for b in banners] + ([""] if banners else [])
     md += [
-        "GenEval accuracy (Table 2 layout: overall = mean of the six tasks; 95 % CI = percentile bootstrap over "
+        f"GenEval accuracy (Table 2 layout: overall = mean of the six tasks; {level_text(data['board'])} CI = "
+        "percentile bootstrap over "
         "prompts, 1,000 resamples, all images of a prompt together; ≈ marks a model whose interval overlaps the "
         "next one's: not ranked as different, rank shared as '2=') and diversity (FKEA VENDI-1 and RKE on the image "
         "embedder with its bootstrap interval, Scendi on image–prompt pairs; FKEA radius = Theorem-2 bound, "
@@ -585,6 +626,8 @@ def render_reports(
     banners: list[str] = []
     if SMOKE_NOTE in provenance:
         banners.append(SMOKE_NOTE)
+    elif any(r.get("smoke") for r in data["board"]):
+        banners.append(SOME_SMOKE_NOTE)
     lite = lite_parts(data["run"])
     if lite:
         banners.append(f"{LITE_NOTE}: {'; '.join(lite)}.")
@@ -597,10 +640,17 @@ def render_reports(
             f"different protocols (column 'protocol'); scores of different groups are not comparable. They differ "
             f"in: {html.escape(shown)}. See each model card.</p>"
         )
+    generation = generation_differences(data)
+    if generation:
+        flag += (
+            '<p id="generation-note">Generation settings differ between models '
+            f"({html.escape(', '.join(generation))}): each model's own choice, recorded on its card; keep it in mind "
+            "when comparing.</p>"
+        )
     pages = write_model_pages(data, out, groups=groups, banners=banners, footer=provenance)
     figures = "".join(f'<figure><img src="{html.escape(p)}" alt="{html.escape(n)}"></figure>' for n, p in plots.items())
     body = (
-        f"{flag}<p>GenEval accuracy per task and overall (mean of the six tasks) with 95 % percentile-bootstrap "
+        f"{flag}<p>GenEval accuracy per task and overall (mean of the six tasks) with percentile-bootstrap "
         "intervals over prompts (all images of a prompt together); ≈ and a shared rank ('2=') mark models whose "
         "intervals overlap. Click a header to sort, a model for its card and images, a task score for the images "
         "behind it. Diversity: FKEA VENDI-1 and RKE on the image embedder (σ, rff_dim), Scendi on image–prompt "

@@ -162,7 +162,7 @@ def card(protocol: Mapping[str, Any] | None, diversity: Mapping[str, Any] | None
             f"{geneval.get('threshold')}, counting {geneval.get('counting_threshold')}, position margin "
             f"{geneval.get('position_margin')}",
         ),
-        ("colour classifier", _colour(geneval.get("colour"))),
+        ("color classifier", _colour(geneval.get("colour"))),
         ("image embedder", _component(ev.get("image_embedder"))),
         ("image–text embedder", _component(ev.get("clip"))),
         (
@@ -274,7 +274,8 @@ def model_page(
                 Cell.number(c.get("prompts"), digits=0),
             ]
         )
-    scores = table("scores", ["task", "accuracy [95 % CI]", "images", "prompts"], score_rows, sortable=False)
+    level = f"{100 * board['ci_level']:g} %" if board.get("ci_level") else "95 %"
+    scores = table("scores", ["task", f"accuracy [{level} CI]", "images", "prompts"], score_rows, sortable=False)
     div = diversity or {}
     div_rows = [
         [Cell.text(name), Cell.number(div.get(key), low=div.get(f"{key}_ci_low"), high=div.get(f"{key}_ci_high"))]
@@ -284,11 +285,15 @@ def model_page(
             ("FKEA VENDI-∞", "vendi_inf"),
             ("RKE", "rke"),
             ("Scendi", "scendi"),
+            (f"truncated VENDI-1 (t = {div.get('truncation')})", "truncated_vendi_1"),
+            ("conditional VENDI-1 (prompt-aware)", "cond_vendi"),
+            ("information VENDI-1 (prompt-driven)", "info_vendi"),
         )
     ]
     div_table = table("diversity", ["score", "value [interval]"], div_rows, sortable=False) + (
         f"<p>FKEA radius (Theorem 2, δ = 0.05): {fmt(div.get('fkea_radius'), 3)}; n = {div.get('n')}; intervals: "
-        f"{esc(div.get('ci_method') or 'not stored')}.</p>"
+        f"{esc(div.get('ci_method') or 'not stored')}. Scendi's C_TT⁻¹: "
+        f"{esc(div.get('scendi_regularisation') or 'not recorded')}.</p>"
     )
     by_prompt: dict[int, list[ImageRow]] = {}
     for r in rows:

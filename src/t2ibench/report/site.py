@@ -84,16 +84,20 @@ SCRIPT = r"""
       if (count) { count.textContent = shown + " of " + table.tBodies[0].rows.length + " rows shown"; }
     });
   }
-  var preset = {};
-  location.hash.replace(/^#/, "").split("&").forEach(function (part) {
-    var kv = part.split("="); if (kv.length === 2) { preset[kv[0]] = decodeURIComponent(kv[1]); }
-  });
-  document.querySelectorAll("select[data-filter-for]").forEach(function (s) {
-    if (preset[s.name] !== undefined) { s.value = preset[s.name]; }
-    s.addEventListener("change", apply);
-  });
+  function fromHash() {
+    var preset = {};
+    location.hash.replace(/^#/, "").split("&").forEach(function (part) {
+      var kv = part.split("="); if (kv.length === 2) { preset[kv[0]] = decodeURIComponent(kv[1]); }
+    });
+    document.querySelectorAll("select[data-filter-for]").forEach(function (s) {
+      if (preset[s.name] !== undefined) { s.value = preset[s.name]; }
+    });
+    apply();
+  }
+  document.querySelectorAll("select[data-filter-for]").forEach(function (s) { s.addEventListener("change", apply); });
   document.querySelectorAll("input[data-filter-for]").forEach(function (i) { i.addEventListener("input", apply); });
-  apply();
+  window.addEventListener("hashchange", fromHash);  // in-page #task=… links re-filter without a reload
+  fromHash();
 })();
 """
 
@@ -144,7 +148,10 @@ class Cell:
         if low is not None and high is not None:
             shown += f'<br><span class="ci">{esc(interval(low, high, digits))}</span>'
         ok = isinstance(value, (int, float)) and not (isinstance(value, float) and math.isnan(value))
-        return Cell(shown, repr(float(value)) if ok else "", css)
+        key = (
+            ("Infinity" if value > 0 else "-Infinity") if ok and math.isinf(value) else repr(float(value)) if ok else ""
+        )
+        return Cell(shown, key, css)
 
 
 def table(
@@ -207,7 +214,7 @@ def page(title: str, body: str, *, root: str = "", banners: Sequence[str] = (), 
     foot = f'<footer id="provenance">{esc(footer)}</footer>' if footer else ""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,">'
         f"<title>{esc(title)}</title><style>{STYLE}</style></head>\n"
         f"<body>{nav}<h1>{esc(title)}</h1>{banner}\n{body}\n{foot}\n<script>{SCRIPT}</script></body></html>\n"
     )

@@ -129,6 +129,9 @@ def load_published(name_or_path: str | Path) -> PublishedTable:
         parsed.append(
             PublishedRow(model=model, overall=overall, tasks=tasks, human=_score(row.get("human"), f"{at}: human"))
         )
+    url = data.get("url")
+    if url is not None and (not isinstance(url, str) or not url.startswith(("https://", "http://"))):
+        raise InputError(f"{where}: url must be an http(s):// address; got {url!r}")
     return PublishedTable(
         source=data["source"],
         citation=data["citation"],
