@@ -193,9 +193,19 @@ def _diversity_file(args: argparse.Namespace) -> int:
         modes=args.modes,
         top=args.top,
         show_progress=not args.quiet,
+        truncation=args.truncation,
     )
-    print(render_entropy_results(list(found.results), sigma_note=found.note))
+    print(
+        render_entropy_results(
+            list(found.results), sigma_note=found.note, truncated=found.truncated, truncation=found.truncation
+        )
+    )
     payload: dict[str, Any] = {"input": str(found.path), "results": [r.to_dict() for r in found.results]}
+    if found.truncated:
+        payload["truncated"] = {
+            "t": found.truncation,
+            "vendi": [{str(_json_alpha(a)): v for a, v in t.items()} for t in found.truncated],
+        }
     if found.modes is not None:
         print()
         print(render_modes(found.modes, labels=labels(found.table)))
@@ -697,6 +707,11 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["ridge", "pinv"],
         default="ridge",
         help="Scendi: C_TT⁻¹ as a ridge (default) or as the reference repository's pinv cut-off (epsilon unused)",
+    )
+    div.add_argument(
+        "--truncation",
+        type=_int_from(1, 1_000_000),
+        help="also report truncated VENDI-α: the top T eigenvalues with the leftover mass spread over them",
     )
     div.add_argument(
         "--modes",

@@ -50,6 +50,8 @@ class FileDiversity:
     note: str
     modes: ModeSet | None = None
     table: EmbeddingTable | None = None  # the .npz's ids/paths/texts (for labels and galleries)
+    truncation: int | None = None  # t of the truncated scores (None: not asked for)
+    truncated: tuple[dict[float, float], ...] = ()  # truncated VENDI_α of each result's spectrum
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,7 @@ def diversity_of_file(
     modes: int | None = None,
     top: int = 16,
     show_progress: bool = True,
+    truncation: int | None = None,
 ) -> FileDiversity:
     """VENDI_α and RKE of an (n, d) .npy (streamed) or .npz file; ``method`` auto = both if n ≤ 5000, else FKEA."""
     source = open_embeddings(path)
@@ -121,7 +124,12 @@ def diversity_of_file(
     table = load_embedding_table(source.path) if source.path.suffix == ".npz" else None
     if modes:
         found = kernel_modes(streams[-1], (b for _, b in source.batches(batch_size)), k=modes, top=top)
-    return FileDiversity(source.path, source.n, source.dim, tuple(results), note, found, table)
+    truncated: tuple[dict[float, float], ...] = ()
+    if truncation is not None:
+        from t2ibench.metrics import truncated_vendi
+
+        truncated = tuple(truncated_vendi(r.eigenvalues, tuple(r.vendi), truncation) for r in results)
+    return FileDiversity(source.path, source.n, source.dim, tuple(results), note, found, table, truncation, truncated)
 
 
 def diversity_of_pairs(

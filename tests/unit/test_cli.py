@@ -27,6 +27,21 @@ def test_diversity_on_a_file_prints_exact_and_fkea_and_writes_json(embeddings, t
     assert fkea["vendi"]["1"] == pytest.approx(exact["vendi"]["1"], rel=0.1)
 
 
+def test_diversity_reports_truncated_vendi_from_each_spectrum(embeddings, tmp_path, capsys):
+    from t2ibench.metrics import exact_entropy, median_heuristic_sigma, truncated_vendi
+
+    out = tmp_path / "res.json"
+    argv = ["diversity", str(embeddings), "--method", "exact", "--truncation", "20", "--json", str(out), "--quiet"]
+    assert main(argv) == 0
+    assert "truncated VENDI-1 (t = 20)" in capsys.readouterr().out
+    X = np.load(embeddings)
+    want = truncated_vendi(exact_entropy(X, sigma=median_heuristic_sigma(X, seed=0)).eigenvalues, [1.0], 20)[1.0]
+    payload = json.loads(out.read_text())
+    assert payload["truncated"]["t"] == 20
+    assert payload["truncated"]["vendi"][0]["1.0"] == pytest.approx(want, rel=1e-9)
+    assert 1.0 <= want <= 20.0
+
+
 def test_diversity_cosine_with_given_alphas(embeddings, capsys):
     assert main(["diversity", str(embeddings), "--kernel", "cosine", "--alphas", "0.5,inf"]) == 0
     assert "VENDI-0.5 | VENDI-∞" in capsys.readouterr().out

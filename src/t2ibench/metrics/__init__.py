@@ -7,6 +7,7 @@ from t2ibench.metrics.conditional import (
     conditional_vendi,
     conditional_vendi_features,
 )
+from t2ibench.metrics.convergence import ConvergencePoint, ConvergenceReport, convergence_report, nested_subsets
 from t2ibench.metrics.covariance import CovarianceAccumulator
 from t2ibench.metrics.entropy import (
     DEFAULT_ALPHAS,
@@ -46,6 +47,8 @@ __all__ = [
     "FKEA",
     "ConditionalVendiEstimator",
     "ConditionalVendiResult",
+    "ConvergencePoint",
+    "ConvergenceReport",
     "CosineEntropy",
     "CovarianceAccumulator",
     "EntropyBootstrap",
@@ -72,6 +75,7 @@ __all__ = [
     "cluster_draws",
     "conditional_vendi",
     "conditional_vendi_features",
+    "convergence_report",
     "cosine_kernel",
     "exact_entropy",
     "fkea_error_radius",
@@ -80,6 +84,7 @@ __all__ = [
     "gaussian_kernel",
     "kernel_modes",
     "median_heuristic_sigma",
+    "nested_subsets",
     "renyi_vendi",
     "rke_score",
     "scendi_modes",

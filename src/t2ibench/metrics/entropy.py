@@ -321,7 +321,8 @@ class StreamingKernelEntropy(ABC):
 class FKEA(StreamingKernelEntropy):
     """FKEA (Ospanov et al. 2024): Gaussian-kernel VENDI/RKE from the 2r × 2r random-Fourier-feature covariance.
 
-    σ is the kernel bandwidth in embedding units; ``rff_dim`` = r frequencies (2r features); ``seed`` fixes ω.
+    σ is the kernel bandwidth in embedding units; ``rff_dim`` = r frequencies (2r features); ``seed`` fixes ω;
+    ``orthogonal`` draws orthogonal random features (Yu et al. 2016) from the same seed (lower-variance kernel).
     Features are computed in float32 and accumulated in float64; memory is (2r)² doubles, whatever n.
     """
 
@@ -338,21 +339,36 @@ class FKEA(StreamingKernelEntropy):
         dim: int | None = None,
         batch_size: int = DEFAULT_BATCH,
         center: ArrayLike | None = None,
+        orthogonal: bool = False,
     ) -> None:
         self.sigma = check_sigma(sigma)
         self.rff_dim = check_positive_int(rff_dim, name="rff_dim")
         self.seed = check_seed(seed)
+        if not isinstance(orthogonal, (bool, np.bool_)):
+            raise InputError(f"orthogonal must be true or false; got {orthogonal!r}")
+        self.orthogonal = bool(orthogonal)
         self.center = None if center is None else tuple(float(v) for v in np.asarray(center, dtype=np.float64).ravel())
         super().__init__(dim=dim, batch_size=batch_size)
 
     def _make_map(self, dim: int) -> FeatureMap:
         return RandomFourierFeatures(
-            dim=dim, sigma=self.sigma, rff_dim=self.rff_dim, seed=self.seed, center=self.center
+            dim=dim,
+            sigma=self.sigma,
+            rff_dim=self.rff_dim,
+            seed=self.seed,
+            center=self.center,
+            orthogonal=self.orthogonal,
         )
 
     def _params(self) -> dict[str, Any]:
         center = None if self.center is None else list(self.center)
-        return {"sigma": self.sigma, "rff_dim": self.rff_dim, "seed": self.seed, "center": center}
+        return {
+            "sigma": self.sigma,
+            "rff_dim": self.rff_dim,
+            "seed": self.seed,
+            "center": center,
+            "orthogonal": self.orthogonal,
+        }
 
     def _error_radius(self, n: int, delta: float) -> float | None:
         return fkea_error_radius(n, self.rff_dim, delta)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from t2ibench.metrics.entropy import EntropyResult
 from t2ibench.metrics.modes import ModeSet
@@ -15,8 +15,15 @@ def _alpha_label(alpha: float) -> str:
     return "∞" if math.isinf(alpha) else f"{alpha:g}"
 
 
-def render_entropy_results(results: Sequence[EntropyResult], *, sigma_note: str = "") -> str:
-    """One Markdown row per result: method, kernel, n, VENDI_α columns, RKE, σ, r and the FKEA radius."""
+def render_entropy_results(
+    results: Sequence[EntropyResult],
+    *,
+    sigma_note: str = "",
+    truncated: Sequence[Mapping[float, float]] = (),
+    truncation: int | None = None,
+) -> str:
+    """One Markdown row per result: method, kernel, n, VENDI_α columns, truncated VENDI-1 (when given), RKE, σ, r
+    and the FKEA radius."""
     alphas: list[float] = []
     for res in results:
         alphas += [a for a in res.vendi if a not in alphas]
@@ -25,19 +32,21 @@ def render_entropy_results(results: Sequence[EntropyResult], *, sigma_note: str 
         "kernel",
         "n",
         *[f"VENDI-{_alpha_label(a)}" for a in alphas],
+        *([f"truncated VENDI-1 (t = {truncation})"] if truncated else []),
         "RKE",
         "σ",
         "r",
         "radius",
     ]
     rows = []
-    for res in results:
+    for i, res in enumerate(results):
         rows.append(
             [
                 res.method,
                 res.kernel,
                 res.n,
                 *[f"{res.vendi[a]:.4f}" if a in res.vendi else "" for a in alphas],
+                *([f"{truncated[i][1.0]:.4f}" if 1.0 in truncated[i] else ""] if truncated else []),
                 f"{res.rke:.4f}",
                 "" if res.sigma is None else f"{res.sigma:.4g}",
                 "" if res.rff_dim is None else res.rff_dim,
@@ -51,7 +60,7 @@ def render_entropy_results(results: Sequence[EntropyResult], *, sigma_note: str 
 def render_scendi_results(rows: Sequence[tuple[str, ScendiResult]], *, note: str = "") -> str:
     """One Markdown row per (label, result): Scendi, its decomposition and the images' plain VENDI-1."""
     table = markdown_table(
-        ["set", "n", "Scendi", "exp H(Λ)", "model share", "prompt-driven", "image VENDI-1", "kernel", "ε"],
+        ["set", "n", "Scendi", "exp H(Λ)", "model share", "prompt-driven", "image VENDI-1", "kernel", "C_TT⁻¹"],
         [
             [
                 label,
@@ -62,7 +71,7 @@ def render_scendi_results(rows: Sequence[tuple[str, ScendiResult]], *, note: str
                 f"{r.prompt_score:.3f}",
                 f"{r.image_vendi:.2f}",
                 r.kernel if r.rff_dim is None else f"{r.kernel} (r = {r.rff_dim})",
-                f"{r.epsilon:g}",
+                getattr(r, "regularisation", None) or f"ridge ε = {r.epsilon:g}",
             ]
             for label, r in rows
         ],
