@@ -207,6 +207,17 @@ def test_step_diversity_says_why_an_interval_is_missing(tmp_path, extra, method)
         assert row.ci_method.startswith(method)
 
 
+def test_step_diversity_uses_orthogonal_features_when_asked(tmp_path):
+    diversity = {"sigma": 1.5, "rff_dim": 16, "shards": 2, "modes": 2, "top": 3, "bootstrap": 0, "orthogonal": True}
+    scores, X, _ = run_diversity(tmp_path, diversity)
+    got = {m.alpha: m.value for m in scores.metrics if m.metric == "fkea"}
+    center = X.astype(np.float32).astype(np.float64).mean(axis=0)
+    orf = FKEA(sigma=1.5, rff_dim=16, seed=0, center=center, orthogonal=True).update(X.astype(np.float32))
+    plain = FKEA(sigma=1.5, rff_dim=16, seed=0, center=center).update(X.astype(np.float32))
+    assert got[1.0] == pytest.approx(orf.compute(ALPHAS).vendi[1.0], rel=1e-6)
+    assert got[1.0] != pytest.approx(plain.compute(ALPHAS).vendi[1.0], rel=1e-6)
+
+
 def test_step_diversity_stores_truncated_vendi_from_the_same_spectrum(tmp_path):
     """The fkea_truncated rows are truncated_vendi of the merged FKEA spectrum (one spectrum, no recomputation),
     carry t in their key, and say why they have no interval."""

@@ -477,8 +477,12 @@ def fkea_scores(
     alphas: float | str | Iterable[float | str] = DEFAULT_ALPHAS,
     batch_size: int = DEFAULT_BATCH,
     delta: float = DEFAULT_DELTA,
+    orthogonal: bool = False,
 ) -> EntropyResult:
-    """FKEA VENDI_α/RKE of rows X (n, d) with r = rff_dim seeded frequencies; O(n·r·(d + r)) time."""
+    """FKEA VENDI_α/RKE of rows X (n, d) with r = rff_dim seeded frequencies (orthogonal random features when
+    ``orthogonal``); O(n·r·(d + r)) time."""
     Xm = as_matrix(X, name="X")
-    est = FKEA(sigma=sigma, rff_dim=rff_dim, seed=seed, batch_size=batch_size, center=Xm.mean(axis=0))
+    est = FKEA(
+        sigma=sigma, rff_dim=rff_dim, seed=seed, batch_size=batch_size, center=Xm.mean(axis=0), orthogonal=orthogonal
+    )
     return est.update(Xm).compute(alphas, delta=delta)

@@ -173,7 +173,14 @@ def _estimator(cfg: DiversityConfig, sigma: float, X: np.ndarray) -> Any:
     from t2ibench.metrics import FKEA, CosineEntropy
 
     if cfg.kernel == "gaussian":
-        return FKEA(sigma=sigma, rff_dim=cfg.rff_dim, seed=cfg.seed, dim=X.shape[1], center=feature_center(X))
+        return FKEA(
+            sigma=sigma,
+            rff_dim=cfg.rff_dim,
+            seed=cfg.seed,
+            dim=X.shape[1],
+            center=feature_center(X),
+            orthogonal=cfg.orthogonal,
+        )
     return CosineEntropy(dim=X.shape[1])
 
 
