@@ -40,7 +40,7 @@ from t2ibench.metrics.checks import as_matrix, check_alphas, check_memory, check
 from t2ibench.metrics.covariance import CovarianceAccumulator
 from t2ibench.metrics.geneval import CI_LEVEL
 from t2ibench.metrics.kernels import DEFAULT_BLOCK
-from t2ibench.metrics.spectrum import check_vendi_invariants, clean_spectrum, renyi_vendi
+from t2ibench.metrics.spectrum import CleanSpectrum, check_vendi_invariants, clean_spectrum, renyi_vendi
 
 INTERVAL_METHODS = ("centred", "basic", "percentile")
 DEFAULT_RESAMPLES = 200
@@ -151,24 +151,24 @@ def gram_matrix(features: NDArray[np.float64], *, block_size: int = DEFAULT_BLOC
     return G
 
 
-class _Spectra:
-    """Scores of weighted sample sets: VENDI_α per α and RKE from the weighted Gram or covariance matrix."""
+class WeightedSpectra:
+    """Spectra of weighted sample sets: the eigenvalues of Σ w_i φ_i φ_iᵀ / Σ w_i from the weighted k × k Gram
+    matrix (G = ΦΦᵀ built once, in tiles) or the D × D covariance, in the precision the features came in."""
 
-    def __init__(self, features: NDArray[np.float64], orders: tuple[float, ...], eps: float, block_size: int) -> None:
+    def __init__(self, features: NDArray[np.float64], eps: float, block_size: int) -> None:
         self.features = features
-        self.orders = orders
         self.eps = eps
         self.eig_dtype: type[np.floating] = np.float32 if eps >= float(np.finfo(np.float32).eps) else np.float64
         self.block_size = block_size
         self.gram: NDArray[np.float64] | None = None
 
-    def scores(self, weights: NDArray[np.float64], side: str) -> NDArray[np.float64]:
-        """(VENDI_α for each α, RKE) of the sample weighted by ``weights`` (n,), integers ≥ 0."""
+    def matrix(self, weights: NDArray[np.float64], side: str | None = None) -> tuple[NDArray[np.float64], int]:
+        """(the weighted, normalised Gram or covariance matrix, images kept) for integer ``weights`` (n,) ≥ 0;
+        ``side`` 'gram' or 'covariance' (None: whichever is smaller for these weights)."""
         kept = np.flatnonzero(weights > 0)
         root = np.sqrt(weights[kept])
-        total = float(weights[kept].sum())
         D = self.features.shape[1]
-        if side == "gram":
+        if (side or ("gram" if kept.size <= D else "covariance")) == "gram":
             if self.gram is None:
                 self.gram = gram_matrix(self.features, block_size=self.block_size)
             M = self.gram[np.ix_(kept, kept)]
@@ -180,19 +180,27 @@ class _Spectra:
                 part = kept[start : start + self.block_size]
                 acc.add(self.features[part] * root[start : start + self.block_size, None])
             M = acc.sum_matrix()
-        M /= total
+        M /= float(weights[kept].sum())
+        return M, int(kept.size)
+
+    def spectrum(self, M: NDArray[np.float64], kept: int) -> CleanSpectrum:
+        """The cleaned spectrum of a ``matrix`` result (eigenvalues in the features' precision: float32 for FKEA,
+        ~2.5× faster than float64 with VENDI within ~1e-6; divide and conquer, LAPACK's fastest values-only driver)."""
+        values = scipy.linalg.eigvalsh(M.astype(self.eig_dtype, copy=False), check_finite=False, driver="evd")
+        return clean_spectrum(values, eps=self.eps, rank=min(kept, self.features.shape[1]))
+
+    def scores(self, weights: NDArray[np.float64], orders: tuple[float, ...], side: str) -> NDArray[np.float64]:
+        """(VENDI_α for each α, RKE) of the sample weighted by ``weights`` (n,), integers ≥ 0."""
+        M, kept = self.matrix(weights, side)
         trace = float(np.trace(M))
         rke = trace * trace / float(np.einsum("ij,ij->", M, M))
-        size = M.shape[0]
-        # eigenvalues in the precision the features were computed in (float32 for FKEA: ~2.5× faster than float64,
-        # VENDI within ~1e-6 relative); divide and conquer (syevd) is the fastest LAPACK driver for values only
-        values = scipy.linalg.eigvalsh(M.astype(self.eig_dtype, copy=False), check_finite=False, driver="evd")
-        spectrum = clean_spectrum(values, eps=self.eps, rank=min(kept.size, D))
-        vendi = {a: renyi_vendi(spectrum.probabilities, a) for a in self.orders}
+        spectrum = self.spectrum(M, kept)
+        vendi = {a: renyi_vendi(spectrum.probabilities, a) for a in orders}
+        bound = min(kept, self.features.shape[1])
         check_vendi_invariants(
-            vendi, rke, bound=min(kept.size, D), slack=1e-6 + 4 * spectrum.clipped_fraction + size * self.eps
+            vendi, rke, bound=bound, slack=1e-6 + 4 * spectrum.clipped_fraction + M.shape[0] * self.eps
         )
-        return np.array([*(vendi[a] for a in self.orders), rke], dtype=np.float64)
+        return np.array([*(vendi[a] for a in orders), rke], dtype=np.float64)
 
 
 def bootstrap_entropy(
@@ -230,15 +238,15 @@ def bootstrap_entropy(
     if m < 2:
         raise InputError(f"cluster_ids: need at least 2 clusters (prompts) to bootstrap over; got {m}")
     draws = cluster_draws(m, B, seed)
-    spectra = _Spectra(phi, orders, eps, check_positive_int(block_size, name="block_size"))
+    spectra = WeightedSpectra(phi, eps, check_positive_int(block_size, name="block_size"))
     # the side of each eigenproblem: k × k Gram (k = distinct images drawn, ≈ 0.63 n) or D × D covariance
     kept = np.array([np.count_nonzero(np.bincount(d, minlength=m)[position]) for d in draws])
     side = "gram" if float(np.median(kept)) <= D else "covariance"
-    estimate = spectra.scores(np.ones(n), "gram" if n <= D else "covariance")
+    estimate = spectra.scores(np.ones(n), orders, "gram" if n <= D else "covariance")
     replicates = np.empty((B, len(orders) + 1), dtype=np.float64)
     for b, drawn in enumerate(draws):
         weights = np.bincount(drawn, minlength=m)[position].astype(np.float64)
-        replicates[b] = spectra.scores(weights, side)
+        replicates[b] = spectra.scores(weights, orders, side)
     tail = (1.0 - lvl) / 2.0
     q_lo, q_hi = np.quantile(replicates, [tail, 1.0 - tail], axis=0)
     bias = replicates.mean(axis=0) - estimate

@@ -37,23 +37,21 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
 from t2ibench.errors import InputError, unknown_choice
 from t2ibench.metrics.bootstrap import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
+    WeightedSpectra,
     bootstrap_entropy,
     check_level,
     cluster_draws,
     cluster_index,
-    gram_matrix,
 )
 from t2ibench.metrics.checks import as_matrix, check_positive_int, check_seed
-from t2ibench.metrics.covariance import CovarianceAccumulator
 from t2ibench.metrics.kernels import DEFAULT_BLOCK
-from t2ibench.metrics.spectrum import clean_spectrum, renyi_vendi
+from t2ibench.metrics.spectrum import renyi_vendi
 from t2ibench.metrics.truncated import truncated_vendi
 
 SCORES = ("vendi_1", "vendi_2", "vendi_inf", "rke", "truncated_vendi_1")
@@ -194,38 +192,6 @@ def _resolve_score(
     return _LABEL[score], lambda p: renyi_vendi(p, alpha), score, (1.0, math.inf)
 
 
-class _WeightedSpectrum:
-    """The normalised spectrum of Σ w_i φ_i φ_iᵀ / Σ w_i from the weighted Gram (k ≤ D) or covariance side."""
-
-    def __init__(self, features: NDArray[np.float64], eps: float, block_size: int) -> None:
-        self.features = features
-        self.eps = eps
-        self.eig_dtype: type[np.floating] = np.float32 if eps >= float(np.finfo(np.float32).eps) else np.float64
-        self.block_size = block_size
-        self.gram: NDArray[np.float64] | None = None
-
-    def probabilities(self, weights: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Eigenvalues (descending, summing to 1) of the sample weighted by integer ``weights`` (n,) ≥ 0."""
-        kept = np.flatnonzero(weights > 0)
-        root = np.sqrt(weights[kept])
-        D = self.features.shape[1]
-        if kept.size <= D:
-            if self.gram is None:
-                self.gram = gram_matrix(self.features, block_size=self.block_size)
-            M = self.gram[np.ix_(kept, kept)]
-            M *= root[:, None]
-            M *= root[None, :]
-        else:
-            acc = CovarianceAccumulator(D)
-            for start in range(0, kept.size, self.block_size):
-                part = kept[start : start + self.block_size]
-                acc.add(self.features[part] * root[start : start + self.block_size, None])
-            M = acc.sum_matrix()
-        M /= float(weights[kept].sum())
-        values = scipy.linalg.eigvalsh(M.astype(self.eig_dtype, copy=False), check_finite=False, driver="evd")
-        return clean_spectrum(values, eps=self.eps, rank=min(kept.size, D)).probabilities
-
-
 def _band(
     phi: NDArray[np.float64],
     ids: Sequence[Hashable],
@@ -243,11 +209,15 @@ def _band(
     n = phi.shape[0]
     distinct, position = cluster_index(ids, n)
     m = len(distinct)
-    spectra = _WeightedSpectrum(phi, eps, block_size)
-    estimate = float(func(spectra.probabilities(np.ones(n))))
+    spectra = WeightedSpectra(phi, eps, block_size)
+
+    def score(weights: NDArray[np.float64]) -> float:
+        return float(func(spectra.spectrum(*spectra.matrix(weights)).probabilities))
+
+    estimate = score(np.ones(n))
     replicates = np.empty(resamples, dtype=np.float64)
     for b, drawn in enumerate(cluster_draws(m, resamples, seed)):
-        replicates[b] = float(func(spectra.probabilities(np.bincount(drawn, minlength=m)[position].astype(np.float64))))
+        replicates[b] = score(np.bincount(drawn, minlength=m)[position].astype(np.float64))
     tail = (1.0 - level) / 2.0
     q_lo, q_hi = np.quantile(replicates, [tail, 1.0 - tail])
     bias = float(replicates.mean()) - estimate

@@ -29,7 +29,7 @@ from t2ibench.report import failures
 from t2ibench.report.geneval import TASK_TITLES
 from t2ibench.report.markdown import markdown_table
 from t2ibench.report.pages import write_model_pages
-from t2ibench.report.site import Cell, page, table
+from t2ibench.report.site import BANNER_CSS, Cell, banner_html, footer_html, navigation, page, table
 from t2ibench.store import Store
 from t2ibench.suites.published import PublishedTable, load_published
 
@@ -413,30 +413,11 @@ def _published_table(tables: list[PublishedTable]) -> str:
 
 
 def _agreement_page(rows: list[dict[str, Any]], banners: list[str], footer: str) -> str:
-    from t2ibench.report import agreement as agreement_report
+    """agreement.html: report/agreement.py's page, with the site's navigation, banners and provenance footer."""
+    from t2ibench.report.agreement import html_page
 
-    render = getattr(agreement_report, "html_page", None)
-    nav = (
-        '<nav><a href="leaderboard.html">Leaderboard</a><a href="models.html">Models</a>'
-        '<a href="agreement.html">Human agreement</a></nav>'
-    )
-    if render is not None:
-        flags = "".join(f'<p class="banner">{html.escape(b)}</p>' for b in banners)
-        style = (
-            "<style>.banner { background: #fff3cd; border: 1px solid #e0a800; padding: 8px; font-weight: bold; }"
-            "</style>"
-        )
-        text = str(render(rows, nav=style + nav + flags))
-        footer_html = f'<footer id="provenance">{html.escape(footer)}</footer>' if footer else ""
-        return text.replace("</body>", footer_html + "</body>", 1)
-    body_rows = [[Cell.text(r["scope"]), Cell.text(r["source"]), Cell.text(r["task"]), Cell.text(r["statistic"]),
-                  Cell.number(r["value"], digits=3)] for r in rows]  # fmt: skip
-    body = (
-        table("agreement", ["scope", "source", "task", "statistic", "value"], body_rows, text_columns=(0, 1, 2, 3))
-        if rows
-        else "<p>No human agreement stored: run <code>t2ibench agreement</code>.</p>"
-    )
-    return page("Human agreement", body, banners=banners, footer=footer)
+    text = html_page(rows, nav=f"<style>{BANNER_CSS}</style>{navigation()}{banner_html(banners)}")
+    return text.replace("</body>", footer_html(footer) + "</body>", 1)
 
 
 def _models_index(

@@ -13,7 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-STYLE = """
+BANNER_CSS = ".banner { background: #fff3cd; border: 1px solid #e0a800; padding: 8px; font-weight: bold; }"
+STYLE = (
+    BANNER_CSS
+    + """
 body { font-family: "DejaVu Sans", Verdana, sans-serif; margin: 1.5em 2em; color: #222; }
 nav { margin-bottom: 1em; font-size: 95%; } nav a { margin-right: 1.2em; }
 table { border-collapse: collapse; margin: 0.6em 0 1.2em; } caption { text-align: left; color: #555; padding: 4px 0; }
@@ -22,7 +25,6 @@ td.text, th.text { text-align: left; } tbody tr:nth-child(even) { background: #f
 th button { all: unset; cursor: pointer; font-weight: bold; } th button::after { content: " \\2195"; color: #999; }
 th[aria-sort="ascending"] button::after { content: " \\2191"; color: #000; }
 th[aria-sort="descending"] button::after { content: " \\2193"; color: #000; }
-.banner { background: #fff3cd; border: 1px solid #e0a800; padding: 8px; font-weight: bold; }
 .flag { background: #fde2e1; border: 1px solid #c0504d; padding: 8px; }
 .tie { color: #a15c00; font-weight: bold; } .ci { color: #666; font-size: 85%; } .zero { color: #c0504d; }
 .published td, .published th { background: #eef3fb; } .label { font-size: 80%; color: #555; }
@@ -34,6 +36,7 @@ dl.card { display: grid; grid-template-columns: max-content auto; gap: 2px 1em; 
 dl.card dd { margin: 0; font-family: monospace; font-size: 90%; white-space: pre-wrap; }
 footer { margin-top: 2em; color: #555; font-size: 85%; } .hidden { display: none; }
 """
+)
 
 # sorting by a column's data-sort keys (numbers when every key parses), filtering by text, task and failure kind;
 # the task/failure filters may be preset from the page's #task=…&failure=… fragment (links from the leaderboard)
@@ -204,14 +207,27 @@ def select(name: str, for_table: str, label: str, options: Sequence[tuple[str, s
     return f'<label>{esc(label)} <select name="{esc(name)}" data-filter-for="{esc(for_table)}">{opts}</select></label>'
 
 
-def page(title: str, body: str, *, root: str = "", banners: Sequence[str] = (), footer: str = "") -> str:
-    """A complete HTML5 page: inline style and script, navigation relative to ``root`` (the report folder)."""
-    nav = (
+def navigation(root: str = "") -> str:
+    """The report's navigation bar, links relative to ``root`` (the report folder as seen from the page)."""
+    return (
         f'<nav><a href="{root}leaderboard.html">Leaderboard</a><a href="{root}models.html">Models</a>'
         f'<a href="{root}agreement.html">Human agreement</a></nav>'
     )
-    banner = "".join(f'<p class="banner">{esc(b)}</p>' for b in banners)
-    foot = f'<footer id="provenance">{esc(footer)}</footer>' if footer else ""
+
+
+def banner_html(banners: Sequence[str]) -> str:
+    """The smoke/lite banners as paragraphs (class ``banner``, styled by BANNER_CSS)."""
+    return "".join(f'<p class="banner">{esc(b)}</p>' for b in banners)
+
+
+def footer_html(footer: str) -> str:
+    """The provenance footer ('' when there is none)."""
+    return f'<footer id="provenance">{esc(footer)}</footer>' if footer else ""
+
+
+def page(title: str, body: str, *, root: str = "", banners: Sequence[str] = (), footer: str = "") -> str:
+    """A complete HTML5 page: inline style and script, navigation relative to ``root`` (the report folder)."""
+    nav, banner, foot = navigation(root), banner_html(banners), footer_html(footer)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,">'
