@@ -69,15 +69,36 @@ def browser(width: int = 1400, height: int = 1000) -> Iterator[tuple[Any, Proble
             page = chrome.new_page(viewport={"width": width, "height": height})
             page.on("console", lambda m: problems.console.append(m.text) if m.type == "error" else None)
             page.on("pageerror", lambda e: problems.console.append(str(e)))
-            page.on("requestfailed", lambda r: problems.failed.append(r.url))
+            page.on("requestfailed", lambda r: _failed(r, problems))
             yield page, problems
         finally:
             chrome.close()
 
 
+def _failed(request: Any, problems: Problems) -> None:
+    """Record a failed request, except one the browser cancelled itself because the page navigated away (a missing
+    file fails with net::ERR_FILE_NOT_FOUND, and an image that never decoded is caught by ``settle``)."""
+    reason = request.failure or ""
+    if "ERR_ABORTED" not in reason:
+        problems.failed.append(f"{request.url} ({reason})")
+
+
 def visit(page: Any, url: str, problems: Problems) -> Problems:
     """Load ``url``, make every lazy image load, wait for them, and record the images that did not decode."""
     page.goto(url)
+    return settle(page, problems)
+
+
+def follow(page: Any, selector: str, problems: Problems) -> Problems:
+    """Click the link at ``selector``, wait for the page it opens, and check its images as ``visit`` does."""
+    with page.expect_navigation():
+        page.click(selector)
+    return settle(page, problems)
+
+
+def settle(page: Any, problems: Problems) -> Problems:
+    """Make every lazy image of the loaded page load, wait for them, and record the images that did not decode."""
+    page.wait_for_load_state("load")
     page.evaluate("document.querySelectorAll('img[loading=lazy]').forEach(function (i) { i.loading = 'eager'; })")
     page.wait_for_function("Array.from(document.images).every(function (i) { return i.complete; })", timeout=30_000)
     problems.broken_images += page.evaluate(

@@ -364,7 +364,7 @@ def test_the_report_works_in_a_real_browser(offline):
     """Headless Chromium: the leaderboard sorts and filters, its numbers are the store's, published rows stay apart,
     a task score leads to the model page filtered to that task and a prompt row to its images (two clicks), every
     link resolves, every image loads, no console errors; a screenshot of each page type is kept as an artifact."""
-    from tests.integration.browser import browser, screenshot, visit
+    from tests.integration.browser import browser, follow, screenshot, visit
 
     root, _, _ = offline
     reports = root / "reports"
@@ -399,10 +399,9 @@ def test_the_report_works_in_a_real_browser(offline):
         hrefs = page.eval_on_selector_all("a[href]", "as => as.map(a => a.href)")
         # two clicks from a score to the images behind it: a task score, then a prompt
         visit(page, (reports / "leaderboard.html").as_uri(), problems)  # the stored order again
-        page.click("#leaderboard tbody tr:first-child td:nth-child(8) a")  # Position of the best model
+        follow(page, "#leaderboard tbody tr:first-child td:nth-child(8) a", problems)  # Position of the best model
         model = names[0]
         assert page.url.endswith(f"models/{model}.html#task=position")
-        visit(page, page.url, problems)
         rows = page.locator("#prompts tbody tr:not(.hidden)")
         expected = store.rows(
             "SELECT count(DISTINCT prompt_index) AS n FROM geneval_images JOIN current_models "
@@ -430,8 +429,7 @@ def test_the_report_works_in_a_real_browser(offline):
         assert shown
         assert all(kinds[1] in f.split() for f in shown)
         visit(page, (reports / "models" / f"{model}.html").as_uri(), problems)
-        page.click("#prompts tbody tr:first-child td:first-child a")
-        visit(page, page.url, problems)
+        follow(page, "#prompts tbody tr:first-child td:first-child a", problems)
         assert "/models/" in page.url
         assert page.locator("section figure img").count() >= 1
         screenshot(page, "prompt")
