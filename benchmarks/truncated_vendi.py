@@ -63,20 +63,34 @@ def main() -> None:
     ap.add_argument("--t", type=int, default=2000)
     ap.add_argument("--fkea", type=int, nargs="*", default=[1000, 2000, 4000], help="FKEA feature counts 2r")
     ap.add_argument("--nystrom", type=int, nargs="*", default=[1000, 2000, 4000], help="Nyström landmark counts m")
+    ap.add_argument("--landmarks", nargs="*", default=["uniform", "rpcholesky"], help="Nyström landmark methods")
+    ap.add_argument("--orthogonal", action="store_true", help="also run FKEA with orthogonal random features")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0, help="seed of the frequencies and landmarks")
+    ap.add_argument(
+        "--data-seed",
+        type=int,
+        default=1,
+        help="seed of the data (keep it apart from --seed: the same default_rng stream for the data and the "
+        "frequencies correlates them)",
+    )
     ap.add_argument("--sigma-scale", type=float, default=0.5)
     ap.add_argument("--no-exact", action="store_true", help="skip the exact eigendecomposition")
     ap.add_argument("--json", type=Path, default=None, help="also write the rows as JSON here")
     args = ap.parse_args()
 
-    X = mixture(args.n, args.d, seed=args.seed)
+    if args.data_seed == args.seed:
+        ap.error("--data-seed must differ from --seed: one default_rng stream for both correlates data and frequencies")
+    X = mixture(args.n, args.d, seed=args.data_seed)
     sigma = args.sigma_scale * median_heuristic_sigma(X, seed=args.seed)
     centre = X.astype(np.float64).mean(axis=0)
     t = args.t
     facts = machine_facts()
     print(f"machine: {facts['cpu']}, {facts['cores']} cores, {facts['memory']}, BLAS {facts.get('blas', '?')}")
-    print(f"data: n={args.n}, d={args.d}, two-level mixture seed {args.seed}; σ = {sigma:.4g}; t = {t}\n")
+    print(
+        f"data: n={args.n}, d={args.d}, two-level mixture seed {args.data_seed}; estimators' seed {args.seed}; "
+        f"σ = {sigma:.4g}; t = {t}\n"
+    )
 
     rows: list[dict[str, Any]] = []
     exact_t = exact_plain = None
@@ -97,17 +111,18 @@ def main() -> None:
         )
         print(f"exact: {seconds[0]:.1f} s, VENDI-1 {exact_plain:.2f}, truncated VENDI-1 {exact_t:.2f}", flush=True)
 
-    for features in args.fkea:
+    for orth, features in [(o, f) for o in ([False, True] if args.orthogonal else [False]) for f in args.fkea]:
         r = features // 2
 
-        def run_fkea(r: int = r) -> tuple[float, float]:
-            res = FKEA(sigma=sigma, rff_dim=r, seed=args.seed, center=centre).update(X).compute([1.0])
+        def run_fkea(r: int = r, orth: bool = orth) -> tuple[float, float]:
+            est = FKEA(sigma=sigma, rff_dim=r, seed=args.seed, center=centre, orthogonal=orth)
+            res = est.update(X).compute([1.0])
             return truncated_vendi(res.eigenvalues, [1.0], t)[1.0], res.vendi[1.0]
 
         seconds, (trunc, plain) = timed(run_fkea, args.repeats)
         rows.append(
             {
-                "method": "FKEA",
+                "method": "FKEA (ORF)" if orth else "FKEA",
                 "size": f"2r = {2 * r}",
                 "seconds": statistics.median(seconds),
                 "times": seconds,
@@ -116,19 +131,20 @@ def main() -> None:
                 "plain": plain,
             }
         )
-        print(f"FKEA 2r={2 * r}: {seconds} s", flush=True)
+        print(f"FKEA{' ORF' if orth else ''} 2r={2 * r}: {seconds} s {trunc}", flush=True)
 
-    for m in args.nystrom:
+    for how, m in [(how, m) for how in args.landmarks for m in args.nystrom]:
 
-        def run_nystrom(m: int = m) -> tuple[float, float]:
-            res = NystromEntropy(sigma=sigma, m=m, seed=args.seed).update(X).compute([1.0], t=t)
+        def run_nystrom(m: int = m, how: str = how) -> tuple[float, float]:
+            est = NystromEntropy(sigma=sigma, m=m, seed=args.seed, landmark_method=how)
+            res = est.update(X).compute([1.0], t=t)
             assert res.truncated is not None
             return res.truncated[1.0], res.vendi[1.0]
 
         seconds, (trunc, plain) = timed(run_nystrom, args.repeats)
         rows.append(
             {
-                "method": "Nyström",
+                "method": f"Nyström ({how} landmarks)",
                 "size": f"m = {m}",
                 "seconds": statistics.median(seconds),
                 "times": seconds,
@@ -137,7 +153,7 @@ def main() -> None:
                 "plain": plain,
             }
         )
-        print(f"Nyström m={m}: {seconds} s", flush=True)
+        print(f"Nyström {how} m={m}: {seconds} s {trunc}", flush=True)
 
     def rel(value: float, ref: float | None) -> str:
         return "—" if ref is None else f"{value / ref - 1:+.2%}"
@@ -158,7 +174,16 @@ def main() -> None:
             f"{trunc_err} | {row['plain']:.2f} | {plain_err} |"
         )
     if args.json is not None:
-        payload = {"n": args.n, "d": args.d, "t": t, "sigma": sigma, "seed": args.seed, "machine": facts, "rows": rows}
+        payload = {
+            "n": args.n,
+            "d": args.d,
+            "t": t,
+            "sigma": sigma,
+            "seed": args.seed,
+            "data_seed": args.data_seed,
+            "machine": facts,
+            "rows": rows,
+        }
         args.json.write_text(json.dumps(payload, indent=2))
 
 

@@ -2349,6 +2349,16 @@ def _(tmp: Path) -> Any:
     return config_with(tmp, "evaluators: {diversity: {truncation: 0}}")
 
 
+@case(
+    "config-convergence-not-bool",
+    "convergence report switch given as a string",
+    "error naming the key (true or false)",
+    r"evaluators\.scendi\.convergence: expected true or false, got 'yes'",
+)
+def _(tmp: Path) -> Any:
+    return config_with(tmp, "evaluators: {scendi: {convergence: 'yes'}}")
+
+
 # Behaviours shown by other tests (rendered into docs/reliability.md with the corpus).
 OTHER_GUARANTEES = [
     (

@@ -200,7 +200,11 @@ def _diversity_file(args: argparse.Namespace) -> int:
             list(found.results), sigma_note=found.note, truncated=found.truncated, truncation=found.truncation
         )
     )
-    payload: dict[str, Any] = {"input": str(found.path), "results": [r.to_dict() for r in found.results]}
+    payload: dict[str, Any] = {
+        "input": str(found.path),
+        "note": found.note,
+        "results": [r.to_dict() for r in found.results],
+    }
     if found.truncated:
         payload["truncated"] = {
             "t": found.truncation,
@@ -664,7 +668,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--method",
         choices=["auto", "exact", "fkea", "both"],
         default="auto",
-        help="auto: both if n ≤ 5000, else fkea",
+        help="auto (default): exact when a cost model says it is no slower than FKEA or under 1 s, else FKEA; "
+        "the output says which and why",
     )
     div.add_argument(
         "--rff-dim",

@@ -423,6 +423,9 @@ class DiversityConfig:
     # FKEA's frequencies as orthogonal random features (Yu et al. 2016) instead of plain RFF: lower kernel error,
     # little change to VENDI (docs/metrics.md#orthogonal-random-features)
     orthogonal: bool = False
+    # the convergence report of VENDI-1, VENDI-2, RKE and truncated VENDI-1: each on nested prompt subsets n/8 …
+    # n with bootstrap bands and a verdict (docs/metrics.md#convergence); needs the bootstrap (≈ 1.2× its cost)
+    convergence: bool = True
 
     def __post_init__(self) -> None:
         from t2ibench.metrics.checks import check_alphas
@@ -449,6 +452,8 @@ class DiversityConfig:
         _int_at_least(self, "truncation", 1, 1_000_000)
         if not isinstance(self.orthogonal, bool):
             raise FieldError("orthogonal", f"must be true or false; got {self.orthogonal!r}")
+        if not isinstance(self.convergence, bool):
+            raise FieldError("convergence", f"must be true or false; got {self.convergence!r}")
 
 
 @dataclass(frozen=True)
@@ -466,8 +471,13 @@ class ScendiConfig:
     # how C_TT⁻¹ is regularised: "ridge" (C_TT + ε·Tr C_TT·I)⁻¹, or "pinv", the reference repository's choice
     # (torch.linalg.pinv's default cut-off on a float32 C_TT; ε unused). It decides the number: docs/metrics.md
     inverse: Literal["ridge", "pinv"] = "ridge"
+    # Scendi and conditional/information VENDI refitted on the nested prompt subsets n/8, n/4, n/2 (no bootstrap
+    # band: judged by the change rule alone, docs/metrics.md#convergence); three more fits per model
+    convergence: bool = True
 
     def __post_init__(self) -> None:
+        if not isinstance(self.convergence, bool):
+            raise FieldError("convergence", f"must be true or false; got {self.convergence!r}")
         _bandwidth(self, "image_sigma")
         _bandwidth(self, "text_sigma")
         _rff_memory(self)

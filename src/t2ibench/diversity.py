@@ -27,6 +27,7 @@ from t2ibench.metrics import (
     Scendi,
     ScendiResult,
     StreamingKernelEntropy,
+    choose_method,
     exact_entropy,
     gather_by_id,
     kernel_modes,
@@ -36,7 +37,6 @@ from t2ibench.metrics import (
 from t2ibench.progress import progress
 
 SIGMA_SAMPLE = 2000  # rows the median heuristic looks at
-EXACT_AUTO_MAX = 5000  # method "auto": exact as well as FKEA up to this many rows
 
 
 @dataclass(frozen=True)
@@ -92,11 +92,13 @@ def diversity_of_file(
     show_progress: bool = True,
     truncation: int | None = None,
 ) -> FileDiversity:
-    """VENDI_α and RKE of an (n, d) .npy (streamed) or .npz file; ``method`` auto = both if n ≤ 5000, else FKEA."""
+    """VENDI_α and RKE of an (n, d) .npy (streamed) or .npz file; ``method`` auto = exact when the cost model says
+    it is no slower than FKEA (or under a second), else FKEA (``metrics.choose_method``; the note says why)."""
     source = open_embeddings(path)
     note = f"{source.path} — n = {source.n}, d = {source.dim}."
     streams: list[StreamingKernelEntropy] = []
     results: list[EntropyResult] = []
+    chosen: str = method
     if kernel == "cosine":
         streams.append(CosineEntropy(batch_size=batch_size))
     else:
@@ -104,13 +106,15 @@ def diversity_of_file(
         sample = source.rows(rng.choice(source.n, size=min(source.n, SIGMA_SAMPLE), replace=False))
         sigma, sentence = sigma_note(sigma, sample, seed, "Gaussian")
         note += " " + sentence
-        chosen = ("both" if source.n <= EXACT_AUTO_MAX else "fkea") if method == "auto" else method
+        if method == "auto":
+            choice = choose_method(source.n, source.dim, rff_dim=rff_dim)
+            chosen = choice.method
+            note += f" Method auto → {choice.method}: {choice.reason}."
         if chosen in ("exact", "both"):
             results.append(exact_entropy(source.load(), sigma=sigma, alphas=alphas))
         if chosen in ("fkea", "both") or modes:
             center = np.asarray(sample, dtype=np.float64).mean(axis=0)  # any fixed centre is exact; keeps digits
             streams.append(FKEA(sigma=sigma, rff_dim=rff_dim, seed=seed, batch_size=batch_size, center=center))
-        method = chosen
     if streams:
         bar = progress(source.n, "embeddings", enabled=show_progress, unit="row")
         for _start, batch in source.batches(batch_size):
@@ -118,7 +122,7 @@ def diversity_of_file(
                 est.update(batch)
             bar.update(len(batch))
         bar.close()
-        if kernel == "cosine" or method != "exact":
+        if kernel == "cosine" or chosen != "exact":
             results += [est.compute(alphas, delta=delta) for est in streams]
     found = None
     table = load_embedding_table(source.path) if source.path.suffix == ".npz" else None

@@ -152,6 +152,14 @@ DIVERSITY_COLUMNS = ",\n               ".join(
     for name, where in DIVERSITY_SCORES
     for field, suffix in (("value", ""), ("ci_low", "_ci_low"), ("ci_high", "_ci_high"))
 )
+# the convergence verdict of each diversity column (metrics rows 'convergence', one per score and fraction)
+CONVERGENCE_SCORES = ("vendi_1", "vendi_2", "rke", "truncated_vendi_1", "scendi", "cond_vendi", "info_vendi")
+CONVERGENCE_COLUMNS = ",\n               ".join(
+    f"max(CASE WHEN m.metric = 'convergence' AND json_extract_string(m.details, '$.score') = '{name}' "
+    f"THEN json_extract_string(m.details, '$.{field}') END) AS {name}_{suffix}"
+    for name in CONVERGENCE_SCORES
+    for field, suffix in (("verdict", "convergence"), ("reason", "convergence_reason"))
+)
 TASK_COLUMNS = ",\n               ".join(f"max(CASE WHEN t.task = '{t}' THEN t.accuracy END) AS {t}" for t in TASKS)
 
 VIEWS = {
@@ -179,6 +187,7 @@ VIEWS = {
     "diversity": f"""
         SELECT c.model, c.model_hash, c.evaluator_hash,
                {DIVERSITY_COLUMNS},
+               {CONVERGENCE_COLUMNS},
                max(CASE WHEN {VENDI_METRIC} AND m.alpha = 1 THEN m.error_bound END) AS fkea_radius,
                max(CASE WHEN {VENDI_METRIC} AND m.alpha = 1 THEN m.sigma END) AS sigma,
                max(CASE WHEN {VENDI_METRIC} AND m.alpha = 1 THEN m.rff_dim END) AS rff_dim,
@@ -194,6 +203,19 @@ VIEWS = {
         FROM current_models c JOIN metrics m USING (model, model_hash, evaluator_hash)
         GROUP BY ALL ORDER BY c.model
     """,
+    # the convergence report of each diversity score of each current model: the score on nested prompt subsets
+    # (fraction of the prompts, images, prompts), its bootstrap band where it has one, the verdict and its reason
+    "diversity_convergence": """
+        SELECT c.model, c.model_hash, c.evaluator_hash, json_extract_string(m.details, '$.score') AS score,
+               json_extract_string(m.details, '$.label') AS label,
+               CAST(json_extract(m.details, '$.fraction') AS DOUBLE) AS fraction, m.n AS images,
+               CAST(json_extract(m.details, '$.n_prompts') AS INTEGER) AS prompts, m.value, m.ci_low, m.ci_high,
+               m.ci_level, json_extract_string(m.details, '$.verdict') AS verdict,
+               json_extract_string(m.details, '$.reason') AS reason
+        FROM current_models c JOIN metrics m USING (model, model_hash, evaluator_hash)
+        WHERE m.metric = 'convergence'
+        ORDER BY c.model, score, fraction
+    """,
     # the current leaderboard: one row per model, its latest completed version (task columns from TASKS)
     "leaderboard": f"""
         SELECT c.model, m.label, m.smoke, o.overall, o.overall_ci_low, o.overall_ci_high, o.ci_level, o.images,
@@ -201,7 +223,11 @@ VIEWS = {
                {TASK_COLUMNS},
                any_value(d.vendi_1) AS vendi_1, any_value(d.vendi_1_ci_low) AS vendi_1_ci_low,
                any_value(d.vendi_1_ci_high) AS vendi_1_ci_high, any_value(d.rke) AS rke,
-               any_value(d.scendi) AS scendi, any_value(d.sigma) AS sigma, any_value(d.rff_dim) AS rff_dim,
+               any_value(d.scendi) AS scendi, any_value(d.vendi_1_convergence) AS vendi_1_convergence,
+               any_value(d.rke_convergence) AS rke_convergence,
+               any_value(d.truncated_vendi_1_convergence) AS truncated_vendi_1_convergence,
+               any_value(d.scendi_convergence) AS scendi_convergence,
+               any_value(d.sigma) AS sigma, any_value(d.rff_dim) AS rff_dim,
                any_value(d.fkea_radius) AS fkea_radius,
                c.model_hash, c.evaluator_hash, c.run_id, c.finished_at
         FROM current_models c

@@ -4,6 +4,7 @@ ground-truth compositor models (a reduced configs/offline.yaml)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -267,6 +268,27 @@ def test_the_leaderboard_ranks_the_models_as_their_construction_says(offline):
         assert row["cond_vendi"] >= 1.0
         assert row["info_vendi"] > 0.0
         assert 1.0 <= row["truncated_vendi_1"] <= row["truncation"]
+        # every diversity column has a convergence verdict; truncated VENDI's interval is its report's band at n
+        for score in ("vendi_1", "rke", "truncated_vendi_1", "scendi", "cond_vendi", "info_vendi"):
+            assert row[f"{score}_convergence"] in ("converged", "not yet"), (score, row)
+            assert row[f"{score}_convergence_reason"]
+        assert row["truncated_vendi_1_ci_low"] <= row["truncated_vendi_1"] <= row["truncated_vendi_1_ci_high"]
+    curve = store.rows("SELECT * FROM diversity_convergence ORDER BY model, score, fraction")
+    for (model, score), points in itertools.groupby(curve, key=lambda r: (r["model"], r["score"])):
+        points = list(points)
+        assert [p["fraction"] for p in points] == [0.125, 0.25, 0.5, 1.0], (model, score)
+        assert [p["images"] for p in points] == sorted(p["images"] for p in points)  # nested subsets grow
+        full = points[-1]
+        assert full["images"] == diversity[model]["n"]
+        stored = {"vendi_1": "vendi_1", "rke": "rke", "truncated_vendi_1": "truncated_vendi_1", "scendi": "scendi"}
+        if score in stored:  # the curve ends at the stored score itself
+            assert full["value"] == pytest.approx(diversity[model][stored[score]], rel=1e-4), (model, score)
+        if score in ("vendi_1", "rke"):  # and at n its band is the stored interval (the same draws)
+            assert (full["ci_low"], full["ci_high"]) == pytest.approx(
+                (diversity[model][f"{score}_ci_low"], diversity[model][f"{score}_ci_high"]), rel=1e-3
+            ), (model, score)
+    html_board = (root / "reports" / "leaderboard.html").read_text()
+    assert "✓" in html_board or "↗" in html_board
     report = (root / "reports" / "leaderboard.md").read_text()
     assert "LITE EVALUATOR, not comparable with published GenEval scores" in report
     assert "SMOKE RUN" not in report  # one smoke model does not make the compositor rows smoke

@@ -15,7 +15,7 @@ def embeddings(tmp_path, rng):
 
 def test_diversity_on_a_file_prints_exact_and_fkea_and_writes_json(embeddings, tmp_path, capsys):
     out = tmp_path / "res.json"
-    assert main(["diversity", str(embeddings), "--rff-dim", "256", "--json", str(out)]) == 0
+    assert main(["diversity", str(embeddings), "--method", "both", "--rff-dim", "256", "--json", str(out)]) == 0
     text = capsys.readouterr().out
     assert "median heuristic" in text
     assert "| exact | gaussian | 600 |" in text
@@ -25,6 +25,18 @@ def test_diversity_on_a_file_prints_exact_and_fkea_and_writes_json(embeddings, t
     assert exact["method"] == "exact"
     assert fkea["rff_dim"] == 256
     assert fkea["vendi"]["1"] == pytest.approx(exact["vendi"]["1"], rel=0.1)
+
+
+def test_diversity_auto_says_which_method_it_chose_and_why(embeddings, tmp_path, capsys):
+    out = tmp_path / "res.json"
+    assert main(["diversity", str(embeddings), "--json", str(out), "--quiet"]) == 0  # n = 600: exact is instant
+    text = capsys.readouterr().out
+    assert "| exact | gaussian | 600 |" in text
+    assert "| fkea |" not in text
+    assert "Method auto → exact: n = 600, d = 8: estimated" in text
+    payload = json.loads(out.read_text())
+    assert [r["method"] for r in payload["results"]] == ["exact"]
+    assert "Method auto → exact" in payload["note"]
 
 
 def test_diversity_reports_truncated_vendi_from_each_spectrum(embeddings, tmp_path, capsys):

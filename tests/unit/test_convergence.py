@@ -161,3 +161,50 @@ def test_bad_inputs_name_the_parameter(kwargs: dict[str, object], needle: str) -
 
 def test_fraction_labels() -> None:
     assert [fraction_label(f) for f in (0.125, 0.25, 0.5, 1.0, 0.3)] == ["n/8", "n/4", "n/2", "n", "0.3n"]
+
+
+# -- the whole family at once, and scores refitted per subset -------------------------------------------------------
+
+
+def test_family_reports_equal_the_one_score_reports_from_one_spectrum_per_resample() -> None:
+    from t2ibench.metrics import convergence_reports
+
+    phi, ids = continuous_sample()
+    many = convergence_reports(phi, ids, scores=("vendi_1", "rke", "truncated_vendi_1"), t=10, resamples=20, seed=3)
+    assert set(many) == {"vendi_1", "rke", "truncated_vendi_1"}
+    one = convergence_report(phi, ids, score="truncated_vendi_1", t=10, resamples=20, seed=3)
+    got = many["truncated_vendi_1"]
+    assert got.verdict == one.verdict
+    assert got.reason == one.reason
+    for a, b in zip(got.points, one.points, strict=True):  # the same code path: identical
+        assert (a.value, a.low, a.high) == pytest.approx((b.value, b.low, b.high), rel=1e-12)
+    plain = convergence_report(phi, ids, score="vendi_1", resamples=20, seed=3)  # via bootstrap_entropy
+    for a, b in zip(many["vendi_1"].points, plain.points, strict=True):
+        assert a.value == pytest.approx(b.value, rel=1e-5)
+        assert (a.low, a.high) == pytest.approx((b.low, b.high), rel=1e-3)
+    # at fraction 1 the band is the bootstrap interval of the whole sample (same draws, rows in order)
+    boot = bootstrap_entropy(phi, ids, alphas=(1.0,), resamples=20, seed=3)
+    full = many["rke"].points[-1]
+    assert full.value == pytest.approx(boot.rke.estimate, rel=1e-5)
+    assert (full.low, full.high) == pytest.approx((boot.rke.low, boot.rke.high), rel=1e-3)
+    assert many["vendi_1"].verdict == "not yet"
+    assert many["truncated_vendi_1"].verdict == "converged"
+    with pytest.raises(InputError, match="distinct names"):
+        convergence_reports(phi, ids, scores=("rke", "rke"), seed=0)
+    with pytest.raises(InputError, match="t applies only"):
+        convergence_reports(phi, ids, scores=("rke",), t=5, seed=0)
+
+
+def test_values_refitted_per_subset_are_judged_by_the_change_rule() -> None:
+    from t2ibench.metrics import convergence_of_values
+
+    sizes = [(100, 25), (200, 50), (400, 100), (800, 200)]
+    flat = convergence_of_values("Scendi", FRACTIONS, [3.1, 3.3, 3.36, 3.4], sizes, seed=0)
+    assert flat.verdict == "converged"
+    assert "no bootstrap band" in flat.reason
+    assert math.isnan(flat.points[-1].low)
+    growing = convergence_of_values("Scendi", FRACTIONS, [3.0, 4.0, 5.0, 6.0], sizes, seed=0)
+    assert growing.verdict == "not yet"
+    assert "grew 20.0 % from n/2 to n" in growing.reason
+    with pytest.raises(InputError, match="one entry per fraction"):
+        convergence_of_values("Scendi", FRACTIONS, [1.0, 2.0], sizes, seed=0)

@@ -234,7 +234,22 @@ def test_step_diversity_stores_truncated_vendi_from_the_same_spectrum(tmp_path):
         assert row.value == pytest.approx(want[a], rel=1e-5)
         assert 1.0 <= row.value <= 4.0
         assert json.loads(row.params_key)["t"] == 4
-        assert row.ci_method == "not computed: no bootstrap for truncated VENDI yet"
+        if a == 1.0:  # α = 1 carries its convergence report's band at n: the same draws as the plain intervals
+            assert row.ci_method.startswith("centred percentile bootstrap over prompts")
+            assert row.ci_low <= row.value <= row.ci_high
+        else:
+            assert row.ci_method.startswith("not computed: bootstrapped for α = 1 only")
+    curve = [m for m in scores.metrics if m.metric == "convergence"]
+    assert {m.details["score"] for m in curve} == {"vendi_1", "vendi_2", "rke", "truncated_vendi_1"}
+    full = next(m for m in curve if m.details["score"] == "truncated_vendi_1" and m.details["fraction"] == 1.0)
+    assert (full.value, full.ci_low, full.ci_high) == pytest.approx(
+        (
+            by_key[("fkea_truncated", 1.0)].value,
+            by_key[("fkea_truncated", 1.0)].ci_low,
+            by_key[("fkea_truncated", 1.0)].ci_high,
+        ),
+        rel=1e-4,
+    )
     (tmp_path / "off").mkdir()
     off, _, _ = run_diversity(tmp_path / "off", {**diversity, "truncation": None})
     assert not [m for m in off.metrics if m.metric == "fkea_truncated"]

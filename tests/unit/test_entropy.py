@@ -87,6 +87,65 @@ def test_cosine_is_exact_at_large_n_from_d_by_d(rng):
     assert res.rke == pytest.approx(1.0 / np.sum((Xn.T @ Xn / len(X)) ** 2), rel=1e-9)
 
 
+def test_float32_cosine_input_is_multiplied_in_float32_within_1e6_of_float64(rng):
+    X = (rng.standard_normal((3000, 96)) + 0.2).astype(np.float32)
+    fast = CosineEntropy().update(X).compute(ALPHAS)
+    exact64 = CosineEntropy().update(X.astype(np.float64)).compute(ALPHAS)
+    brute = reference.score_dual(X.astype(np.float64), q=1)
+    for a in ALPHAS:
+        assert fast.vendi[a] == pytest.approx(exact64.vendi[a], rel=1e-6)
+    assert exact64.vendi[1.0] == pytest.approx(brute, rel=1e-9)  # float64 input stays float64
+    assert fast.rke == pytest.approx(exact64.rke, rel=1e-6)
+    halves = CosineEntropy().update(X[:1000]).merge(CosineEntropy().update(X[1000:].astype(np.float64)))
+    assert halves.compute([1]).vendi[1.0] == pytest.approx(exact64.vendi[1.0], rel=1e-6)  # mixed shards merge
+
+
+def test_scores_from_the_stored_triangle_equal_the_symmetric_matrix(rng):
+    from t2ibench.metrics import CovarianceAccumulator
+
+    acc = CovarianceAccumulator(700)  # more than one accumulation block
+    F = rng.standard_normal((900, 700))
+    acc.add(F[:500])
+    acc.add(F[500:].astype(np.float32))
+    C = acc.second_moment()
+    np.testing.assert_allclose(np.sort(acc.eigenvalues()), np.linalg.eigvalsh(C), rtol=0, atol=1e-10)
+    assert acc.trace() == pytest.approx(np.trace(C), rel=1e-12)
+    assert acc.frobenius_squared() == pytest.approx(float(np.sum(C * C)), rel=1e-12)
+    other = CovarianceAccumulator(700)
+    other.add_sum(F.T @ F, len(F))  # a sum computed elsewhere (a device) adds the state of the same rows
+    np.testing.assert_allclose(other.second_moment(), F.T @ F / len(F), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(other.second_moment(), C, atol=1e-4)  # C's second half was multiplied in float32
+    with pytest.raises(InputError, match="must have shape"):
+        other.add_sum(np.zeros((3, 3)), 1)
+    with pytest.raises(InputError, match="NaN or inf"):
+        other.add_sum(np.full((700, 700), np.nan), 1)
+
+
+def test_auto_method_choice_follows_the_cost_model_and_says_why():
+    from t2ibench.metrics import choose_method
+    from t2ibench.metrics.entropy import estimated_seconds
+
+    small = choose_method(600, 8, rff_dim=128)
+    assert small.method == "exact"
+    assert "n = 600, d = 8" in small.reason
+    # where both estimates are large, the cheaper one wins
+    mid = choose_method(3000, 768, rff_dim=2000)
+    exact_s, fkea_s = estimated_seconds(3000, 768, 2000)
+    assert mid.method == ("exact" if exact_s <= fkea_s else "fkea") == "exact"
+    big = choose_method(15_000, 768, rff_dim=2000)
+    assert big.method == "fkea"
+    assert "FKEA is faster" in big.reason
+    assert big.exact_seconds > big.fkea_seconds
+    assert choose_method(50_000, 8, rff_dim=10).method == "fkea"  # beyond the exact limit
+    assert "exact limit" in choose_method(50_000, 8, rff_dim=10).reason
+    assert choose_method(10**6, 768, rff_dim=2000, kernel="cosine").method == "exact"
+    # the model against this machine's measured crossover (docs/performance.md): exact 4.3 s vs FKEA 5.5 s at
+    # n = 4000, 2r = 4000; exact is an order of magnitude slower at n = 10k
+    assert choose_method(4000, 768, rff_dim=2000).method == "exact"
+    with pytest.raises(InputError, match="rff_dim"):
+        choose_method(10, 3, rff_dim=0)
+
+
 @pytest.mark.parametrize("block_size", [13, 100, 4096])
 def test_blocked_rke_equals_inverse_mean_squared_kernel(rng, block_size):
     X = rng.standard_normal((257, 5))

@@ -330,3 +330,44 @@ def test_nystrom_usage_errors(stream, tmp_path):
         NystromEntropy(kernel="cosine", m=2, seed=0).update(np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]]))
     with pytest.raises(InputError, match="no such state file"):
         NystromEntropy.load(tmp_path / "missing.npz")
+
+
+# -- landmark choice: randomly pivoted Cholesky -------------------------------------------------------------------
+
+
+def _unbalanced(rng):
+    """One big cluster of 950 points and ten small far-apart clusters of 5 (cluster labels returned too)."""
+    centres = 6.0 * rng.standard_normal((11, 4))
+    labels = np.r_[np.zeros(950, int), np.repeat(np.arange(1, 11), 5)]
+    return centres[labels] + 0.01 * rng.standard_normal((1000, 4)), labels
+
+
+def test_rpcholesky_landmarks_cover_small_clusters_that_uniform_misses(rng):
+    X, labels = _unbalanced(rng)
+
+    def rows_of(L):
+        return [int(np.flatnonzero((row == X).all(axis=1))[0]) for row in L]
+
+    L = choose_landmarks(X, 11, seed=0, method="rpcholesky", sigma=1.0)
+    rows = rows_of(L)
+    assert len(set(rows)) == 11
+    assert rows == sorted(rows)
+    assert len(set(labels[rows])) == 11  # one per cluster: each new pivot is drawn ∝ what is still unexplained
+    uniform = [len(set(labels[rows_of(choose_landmarks(X, 11, seed=s))])) for s in range(5)]
+    assert max(uniform) < 6  # uniform draws land in the big cluster (95 % of the rows)
+    np.testing.assert_array_equal(L, choose_landmarks(X, 11, seed=0, method="rpcholesky", sigma=1.0))  # seeded
+    rp = NystromEntropy(sigma=1.0, m=11, seed=0, landmark_method="rpcholesky").update(X).compute([1])
+    un = NystromEntropy(sigma=1.0, m=11, seed=0).update(X).compute([1])
+    assert rp.trace > un.trace  # the captured share of the kernel's unit trace
+    assert rp.trace > 0.99
+
+
+def test_rpcholesky_with_duplicate_rows_fills_up_without_repeating(rng):
+    X = np.repeat(rng.standard_normal((5, 3)), 40, axis=0)  # 5 distinct rows, 200 rows
+    L = choose_landmarks(X, 8, seed=1, method="rpcholesky", kernel="cosine")
+    assert L.shape == (8, 3)
+    assert len({tuple(r) for r in L}) == 5  # every distinct row once; the rest are (necessarily) copies
+    with pytest.raises(InputError, match="method"):
+        choose_landmarks(X, 3, seed=0, method="kmeans")
+    with pytest.raises(InputError, match="landmark_method"):
+        NystromEntropy(sigma=1.0, landmarks=X[:3], landmark_method="rpcholesky")

@@ -7,14 +7,23 @@ from t2ibench.metrics.conditional import (
     conditional_vendi,
     conditional_vendi_features,
 )
-from t2ibench.metrics.convergence import ConvergencePoint, ConvergenceReport, convergence_report, nested_subsets
+from t2ibench.metrics.convergence import (
+    ConvergencePoint,
+    ConvergenceReport,
+    convergence_of_values,
+    convergence_report,
+    convergence_reports,
+    nested_subsets,
+)
 from t2ibench.metrics.covariance import CovarianceAccumulator
 from t2ibench.metrics.entropy import (
     DEFAULT_ALPHAS,
     FKEA,
     CosineEntropy,
     EntropyResult,
+    MethodChoice,
     StreamingKernelEntropy,
+    choose_method,
     exact_entropy,
     fkea_error_radius,
     fkea_scores,
@@ -55,6 +64,7 @@ __all__ = [
     "EntropyResult",
     "FeatureMap",
     "InvariantError",
+    "MethodChoice",
     "Mode",
     "ModeSet",
     "NormalizedLinearFeatures",
@@ -71,11 +81,14 @@ __all__ = [
     "check_aligned",
     "check_vendi_invariants",
     "choose_landmarks",
+    "choose_method",
     "clean_spectrum",
     "cluster_draws",
     "conditional_vendi",
     "conditional_vendi_features",
+    "convergence_of_values",
     "convergence_report",
+    "convergence_reports",
     "cosine_kernel",
     "exact_entropy",
     "fkea_error_radius",

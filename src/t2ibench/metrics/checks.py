@@ -60,6 +60,11 @@ def as_matrix(
     check_embedding_dtype(arr.dtype, where=name)
     with np.errstate(over="ignore", invalid="ignore"):
         out = np.ascontiguousarray(arr, dtype=dtype)
+    if out.size and np.issubdtype(out.dtype, np.floating):  # fast path: two reductions, no temporaries
+        hi, lo = float(out.max()), float(out.min())  # NaN propagates through both
+        top = max(abs(hi), abs(lo))
+        if math.isfinite(top) and top <= MAX_MAGNITUDE and not 0 < top < MIN_MAGNITUDE:
+            return out
     finite_rows = np.isfinite(out).all(axis=1)
     if not finite_rows.all():
         bad = np.flatnonzero(~finite_rows)

@@ -225,8 +225,45 @@ def _band(
     return estimate, float(low), float(high)
 
 
+def _bands(
+    phi: NDArray[np.float64],
+    ids: Sequence[Hashable],
+    funcs: Sequence[SpectrumScore],
+    clips: Sequence[tuple[float, float]],
+    *,
+    eps: float,
+    resamples: int,
+    level: float,
+    seed: int,
+    block_size: int,
+) -> list[tuple[float, float, float]]:
+    """``_band`` for several scores at once: one weighted spectrum per resample feeds every score."""
+    n = phi.shape[0]
+    distinct, position = cluster_index(ids, n)
+    m = len(distinct)
+    spectra = WeightedSpectra(phi, eps, block_size)
+
+    def scores(weights: NDArray[np.float64]) -> NDArray[np.float64]:
+        p = spectra.spectrum(*spectra.matrix(weights)).probabilities
+        return np.array([float(f(p)) for f in funcs])
+
+    estimate = scores(np.ones(n))
+    replicates = np.empty((resamples, len(funcs)), dtype=np.float64)
+    for b, drawn in enumerate(cluster_draws(m, resamples, seed)):
+        replicates[b] = scores(np.bincount(drawn, minlength=m)[position].astype(np.float64))
+    tail = (1.0 - level) / 2.0
+    q_lo, q_hi = np.quantile(replicates, [tail, 1.0 - tail], axis=0)
+    bias = replicates.mean(axis=0) - estimate
+    out = []
+    for j, clip in enumerate(clips):
+        low, high = np.clip([q_lo[j] - bias[j], q_hi[j] - bias[j]], *clip)
+        out.append((float(estimate[j]), float(low), float(high)))
+    return out
+
+
 def _verdict(label: str, points: Sequence[ConvergencePoint], tolerance: float) -> tuple[str, str, float]:
-    """(verdict, reason, signed relative change) by the module's rule, comparing the last two points."""
+    """(verdict, reason, signed relative change) by the module's rule, comparing the last two points; a point
+    without a band (NaN low/high: a score with no bootstrap) is judged by the first condition alone."""
     half, full = points[-2], points[-1]
     change = (full.value - half.value) / half.value
     span = f"from {fraction_label(half.fraction)} to {fraction_label(full.fraction)}"
@@ -235,6 +272,8 @@ def _verdict(label: str, points: Sequence[ConvergencePoint], tolerance: float) -
     step = f"{label} {moved} {abs(change) * 100:.1f} % {span}"
     if abs(change) >= tolerance:
         return "not yet", f"{step} (tolerance {tolerance * 100:g} %)", change
+    if math.isnan(full.low) or math.isnan(full.high):
+        return "converged", f"{step} (< {tolerance * 100:g} %; no bootstrap band, so the change rule alone)", change
     if not full.low <= half.value <= full.high:
         return (
             "not yet",
@@ -263,6 +302,43 @@ def nested_subsets(cluster_ids: Sequence[Hashable], fractions: Sequence[float], 
     return [np.flatnonzero(row_rank < math.ceil(round(f * m, 9))) for f in fracs]
 
 
+def _report(
+    label: str, points: Sequence[ConvergencePoint], tolerance: float, level: float, resamples: int, seed: int
+) -> ConvergenceReport:
+    """The report of a score's points, with the verdict of the module's rule."""
+    verdict, reason, change = _verdict(label, points, tolerance)
+    return ConvergenceReport(label, tuple(points), verdict, reason, change, tolerance, level, resamples, seed)
+
+
+def _setup(
+    phi: NDArray[np.float64],
+    cluster_ids: Sequence[Hashable],
+    fractions: Sequence[float],
+    resamples: int,
+    level: float,
+    seed: int,
+    tolerance: float,
+    block_size: int,
+) -> tuple[tuple[float, ...], int, float, int, float, int, list[Hashable], list[int]]:
+    """The checked parameters of a convergence report and the prompts per subset (InputError names the bad one)."""
+    fracs = check_fractions(fractions)
+    B = check_positive_int(resamples, name="resamples")
+    lvl = check_level(level)
+    seed = check_seed(seed)
+    tol = _check_tolerance(tolerance)
+    block = check_positive_int(block_size, name="block_size")
+    ids = list(cluster_ids)
+    distinct, _ = cluster_index(ids, phi.shape[0])
+    m = len(distinct)
+    sizes = [math.ceil(round(f * m, 9)) for f in fracs]
+    if sizes[0] < 2:
+        raise InputError(
+            f"fractions: the smallest subset ({fracs[0]:g} of {m} prompts = {sizes[0]}) needs at least 2 prompts "
+            "to bootstrap over; raise the smallest fraction or add prompts"
+        )
+    return fracs, B, lvl, seed, tol, block, ids, sizes
+
+
 def convergence_report(
     features: ArrayLike,
     cluster_ids: Sequence[Hashable],
@@ -286,21 +362,9 @@ def convergence_report(
     raw_dtype = np.asarray(features).dtype
     eps = float(np.finfo(raw_dtype if np.issubdtype(raw_dtype, np.floating) else np.float64).eps)
     label, func, plain, clip = _resolve_score(score, t)
-    fracs = check_fractions(fractions)
-    B = check_positive_int(resamples, name="resamples")
-    lvl = check_level(level)
-    seed = check_seed(seed)
-    tol = _check_tolerance(tolerance)
-    block = check_positive_int(block_size, name="block_size")
-    ids = list(cluster_ids)
-    distinct, _ = cluster_index(ids, phi.shape[0])
-    m = len(distinct)
-    sizes = [math.ceil(round(f * m, 9)) for f in fracs]
-    if sizes[0] < 2:
-        raise InputError(
-            f"fractions: the smallest subset ({fracs[0]:g} of {m} prompts = {sizes[0]}) needs at least 2 prompts "
-            "to bootstrap over; raise the smallest fraction or add prompts"
-        )
+    fracs, B, lvl, seed, tol, block, ids, sizes = _setup(
+        phi, cluster_ids, fractions, resamples, level, seed, tolerance, block_size
+    )
     work_dtype = raw_dtype if np.issubdtype(raw_dtype, np.floating) else np.float64
     points = []
     for f, size, rows in zip(fracs, sizes, nested_subsets(ids, fracs, seed=seed), strict=True):
@@ -323,15 +387,86 @@ def convergence_report(
                 phi[rows], sub_ids, func, eps=eps, resamples=B, level=lvl, seed=seed, block_size=block, clip=clip
             )
         points.append(ConvergencePoint(f, int(rows.size), size, value, low, high))
-    verdict, reason, change = _verdict(label, points, tol)
-    return ConvergenceReport(
-        score=label,
-        points=tuple(points),
-        verdict=verdict,
-        reason=reason,
-        relative_change=change,
-        tolerance=tol,
-        level=lvl,
-        resamples=B,
-        seed=seed,
+    return _report(label, points, tol, lvl, B, seed)
+
+
+def convergence_reports(
+    features: ArrayLike,
+    cluster_ids: Sequence[Hashable],
+    *,
+    scores: Sequence[str] = ("vendi_1", "vendi_2", "rke"),
+    t: int | None = None,
+    fractions: Sequence[float] = DEFAULT_FRACTIONS,
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+    seed: int,
+    tolerance: float = DEFAULT_TOLERANCE,
+    block_size: int = DEFAULT_BLOCK,
+) -> dict[str, ConvergenceReport]:
+    """``convergence_report`` for several scores of features Φ (n, D) at once (name → report): per subset and
+    resample one weighted spectrum feeds every score, so the family costs what one score does.
+
+    Names are those of ``SCORES`` ('truncated_vendi_1' needs ``t``). Each band is the centred percentile of the
+    same cluster draws as ``bootstrap_entropy`` (SeedSequence((seed, 2)), clusters in row order); at fraction 1
+    the subset is every row in order, so its band is the interval the pipeline stores for the score itself. RKE
+    is read off the spectrum (1/Σp²; ``bootstrap_entropy`` uses the equal Frobenius form).
+    """
+    phi = as_matrix(features, name="features")
+    raw_dtype = np.asarray(features).dtype
+    eps = float(np.finfo(raw_dtype if np.issubdtype(raw_dtype, np.floating) else np.float64).eps)
+    names = list(scores)
+    if not names or len(set(names)) != len(names):
+        raise InputError(f"scores must be distinct names from {SCORES}; got {names!r}")
+    resolved = [_resolve_score(name, t if name == "truncated_vendi_1" else None) for name in names]
+    if t is not None and "truncated_vendi_1" not in names:
+        raise InputError("t applies only to score 'truncated_vendi_1', which is not among scores")
+    funcs = [
+        (lambda p: 1.0 / float(np.sum(p * p))) if name == "rke" else r[1]
+        for name, r in zip(names, resolved, strict=True)
+    ]
+    fracs, B, lvl, seed, tol, block, ids, sizes = _setup(
+        phi, cluster_ids, fractions, resamples, level, seed, tolerance, block_size
     )
+    points: list[list[ConvergencePoint]] = [[] for _ in names]
+    for f, size, rows in zip(fracs, sizes, nested_subsets(ids, fracs, seed=seed), strict=True):
+        bands = _bands(
+            phi[rows],
+            [ids[i] for i in rows],
+            funcs,
+            [r[3] for r in resolved],
+            eps=eps,
+            resamples=B,
+            level=lvl,
+            seed=seed,
+            block_size=block,
+        )
+        for j, (value, low, high) in enumerate(bands):
+            points[j].append(ConvergencePoint(f, int(rows.size), size, value, low, high))
+    out = {}
+    for name, r, pts in zip(names, resolved, points, strict=True):
+        out[name] = _report(r[0], pts, tol, lvl, B, seed)
+    return out
+
+
+def convergence_of_values(
+    label: str,
+    fractions: Sequence[float],
+    values: Sequence[float],
+    sizes: Sequence[tuple[int, int]],
+    *,
+    seed: int,
+    tolerance: float = DEFAULT_TOLERANCE,
+) -> ConvergenceReport:
+    """A report for a score refitted on the nested subsets by its own estimator (Scendi, conditional VENDI: no
+    bootstrap band), from its values per fraction and (images, prompts) per subset; judged by the change rule."""
+    fracs = check_fractions(fractions)
+    if len(values) != len(fracs) or len(sizes) != len(fracs):
+        raise InputError(
+            f"values and sizes need one entry per fraction ({len(fracs)}); got {len(values)}, {len(sizes)}"
+        )
+    nan = float("nan")
+    pts = tuple(
+        ConvergencePoint(f, int(k), int(m), float(v), nan, nan)
+        for f, v, (k, m) in zip(fracs, values, sizes, strict=True)
+    )
+    return _report(label, pts, _check_tolerance(tolerance), nan, 0, check_seed(seed))

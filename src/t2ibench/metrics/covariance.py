@@ -10,11 +10,13 @@ independent of n.
 from __future__ import annotations
 
 import json
+import mmap
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 from numpy.typing import NDArray
 from scipy.linalg import blas
 
@@ -22,6 +24,34 @@ from t2ibench.errors import InputError, StateMismatchError
 from t2ibench.metrics.checks import check_memory, check_positive_int
 
 _ACCUMULATE_BLOCK = 512
+_SHARED_MODES = frozenset({"r", "readonly", "r+", "readwrite", "w+", "write"})
+
+
+def release_mapped_rows(arr: NDArray[Any], start: int, stop: int) -> None:
+    """Tell the kernel that rows [start, stop) of a file-backed ``numpy.memmap`` (C-contiguous) are done with, so
+    their pages leave this process's resident set (a no-op for any other array).
+
+    Streaming a whole-file memmap otherwise keeps every page read in RSS until the map closes (3 GB for 1M × 768
+    float32). Only shared mappings are released (their pages live in the file / page cache, so a later read
+    faults them back in unchanged); a copy-on-write map (mode 'c') keeps private changes and is left alone.
+    """
+    mapping = getattr(arr, "_mmap", None)
+    if not isinstance(mapping, mmap.mmap) or getattr(arr, "mode", None) not in _SHARED_MODES:
+        return
+    if not arr.flags.c_contiguous or stop <= start or not hasattr(mapping, "madvise"):
+        return
+    try:
+        base = np.frombuffer(mapping, dtype=np.uint8).ctypes.data
+    except (TypeError, ValueError):  # a closed map
+        return
+    row_bytes = arr.strides[0] if arr.ndim else arr.itemsize
+    first = arr.ctypes.data + start * row_bytes - base
+    last = arr.ctypes.data + min(stop, arr.shape[0]) * row_bytes - base
+    first -= first % mmap.PAGESIZE  # madvise wants a page-aligned start; the pages are re-read if touched again
+    last = min(last, len(mapping))
+    if first < 0 or last <= first:
+        return
+    mapping.madvise(mmap.MADV_DONTNEED, first, last - first)
 
 
 class CovarianceAccumulator:
@@ -65,6 +95,19 @@ class CovarianceAccumulator:
             self._upper[:stop, j:stop] += update[:stop, j:stop]
         self._n += features.shape[0]
 
+    def add_sum(self, total: NDArray[np.floating], n: int) -> None:
+        """Add a Σφφᵀ (D, D) of n rows computed elsewhere (e.g. on a GPU); its upper triangle is read, in float64."""
+        if total.shape != (self._dim, self._dim):
+            raise InputError(f"a feature sum must have shape ({self._dim}, {self._dim}); got {total.shape}")
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise InputError(f"n must be a non-negative integer; got {n!r}")
+        if not np.isfinite(total).all():
+            raise InputError("a feature sum holds NaN or inf")
+        for j in range(0, self._dim, _ACCUMULATE_BLOCK):
+            stop = min(j + _ACCUMULATE_BLOCK, self._dim)
+            self._upper[:stop, j:stop] += np.triu(np.asarray(total[:stop, j:stop], dtype=np.float64), -j)
+        self._n += int(n)
+
     def merge(self, other: CovarianceAccumulator) -> None:
         """Add another accumulator's state into this one (in place)."""
         if other.feature_dim != self._dim:
@@ -75,6 +118,41 @@ class CovarianceAccumulator:
     def sum_matrix(self) -> NDArray[np.float64]:
         """The symmetric sum S = Σ φφᵀ (D, D), float64."""
         return np.triu(self._upper) + np.triu(self._upper, 1).T
+
+    def _check_nonempty(self) -> None:
+        if self._n == 0:
+            raise InputError("no samples have been added: call update() before compute()")
+
+    def eigenvalues(self, dtype: type[np.floating] = np.float64) -> NDArray[np.float64]:
+        """Eigenvalues of C = S / n (D,), ascending, returned as float64, read from the stored triangle: no symmetric
+        copy of S is made (LAPACK's working copy, in ``dtype``, is the only D² allocation). ``dtype`` float32 halves
+        the time and that copy, but its round-off (~ε₃₂·λ_max per eigenvalue) survives as spurious small eigenvalues
+        of a rank-deficient C: the estimators use float64."""
+        self._check_nonempty()
+        work = self._upper if dtype == np.float64 else self._upper.astype(dtype, order="F")
+        values = scipy.linalg.eigvalsh(
+            work, lower=False, check_finite=False, driver="evd", overwrite_a=work is not self._upper
+        )
+        out: NDArray[np.float64] = values.astype(np.float64) / self._n
+        return out
+
+    def trace(self) -> float:
+        """Tr C = Tr S / n (for unit-norm features 1)."""
+        self._check_nonempty()
+        return float(np.trace(self._upper)) / self._n
+
+    def frobenius_squared(self) -> float:
+        """‖C‖_F² = Σ_ij C_ij² from the stored triangle (diagonal once, off-diagonal twice), in column blocks."""
+        self._check_nonempty()
+        total = 0.0
+        for j in range(0, self._dim, _ACCUMULATE_BLOCK):
+            stop = min(j + _ACCUMULATE_BLOCK, self._dim)
+            above = self._upper[:j, j:stop]
+            block = np.triu(self._upper[j:stop, j:stop])
+            diagonal = np.diagonal(block)
+            total += 2.0 * float(np.einsum("ij,ij->", above, above)) + 2.0 * float(np.einsum("ij,ij->", block, block))
+            total -= float(diagonal @ diagonal)
+        return total / (self._n * self._n)
 
     def second_moment(self) -> NDArray[np.float64]:
         """The uncentred covariance C = S / n (D, D), float64; for unit-norm features Tr C = 1."""

@@ -33,7 +33,7 @@ from t2ibench.metrics.checks import (
     check_seed,
     check_sigma,
 )
-from t2ibench.metrics.covariance import CovarianceAccumulator, load_state, save_state
+from t2ibench.metrics.covariance import CovarianceAccumulator, load_state, release_mapped_rows, save_state
 from t2ibench.metrics.kernels import (
     DEFAULT_BLOCK,
     FeatureMap,
@@ -123,6 +123,8 @@ class StreamingKernelEntropy(ABC):
     method: ClassVar[str]
     kernel: ClassVar[str]
     compute_dtype: ClassVar[type[np.floating]]
+    state_kind: ClassVar[str | None] = None  # the state's name in specs and files (default: the class name)
+    _unsynced_rows: int = 0  # rows a backend has accumulated but not yet added to the host state
 
     def __init__(self, *, dim: int | None = None, batch_size: int = DEFAULT_BATCH) -> None:
         self.batch_size = check_positive_int(batch_size, name="batch_size")
@@ -143,13 +145,30 @@ class StreamingKernelEntropy(ABC):
     def _prepare(self, X: NDArray[np.floating], row_offset: int) -> None:  # noqa: B027 - optional hook
         """Extra per-batch validation (e.g. zero rows for cosine)."""
 
+    def _accumulate(self, chunk: NDArray[np.floating], dtype: type[np.floating]) -> None:
+        """Add one validated batch (b, d) to the state (a backend may accumulate elsewhere and ``_sync`` later)."""
+        assert self._map is not None
+        assert self._acc is not None
+        self._acc.add(self._map.transform(chunk, dtype))
+
+    def _sync(self) -> None:  # noqa: B027 - optional hook
+        """Bring rows accumulated elsewhere (a device) into the host state before it is read."""
+
+    @classmethod
+    def _kind(cls) -> str:
+        return cls.state_kind or cls.__name__
+
     def _error_radius(self, n: int, delta: float) -> float | None:
         """Approximation radius of the spectrum (None for exact estimators)."""
         return None
 
-    def _input_dtype(self) -> type[np.floating]:
+    def _batch_dtype(self, source: np.dtype[Any]) -> type[np.floating]:
+        """Precision of a batch's features and its SYRK, given the input's dtype (FKEA: float32 always)."""
+        return self.compute_dtype
+
+    def _input_dtype(self, batch: type[np.floating] | None = None) -> type[np.floating]:
         """Precision rows are read in before the feature map (float64 when a centre must be subtracted first)."""
-        return np.float64 if getattr(self, "center", None) is not None else self.compute_dtype
+        return np.float64 if getattr(self, "center", None) is not None else (batch or self.compute_dtype)
 
     # -- state ------------------------------------------------------------------------------------------------
     def _initialise(self, dim: int) -> None:
@@ -159,7 +178,7 @@ class StreamingKernelEntropy(ABC):
     @property
     def n(self) -> int:
         """Rows seen so far."""
-        return 0 if self._acc is None else self._acc.n
+        return 0 if self._acc is None else self._acc.n + self._unsynced_rows
 
     @property
     def dim(self) -> int | None:
@@ -175,7 +194,7 @@ class StreamingKernelEntropy(ABC):
 
     def spec(self) -> dict[str, Any]:
         """Identity of the estimator: class, kernel, dim and parameters (shards merge only if these match)."""
-        return {"estimator": type(self).__name__, "kernel": self.kernel, "dim": self.dim, **self._params()}
+        return {"estimator": self._kind(), "kernel": self.kernel, "dim": self.dim, **self._params()}
 
     def update(self, X: ArrayLike) -> Self:
         """Add rows X (b, d) to the state; validates all rows first, then one SYRK per ``batch_size`` rows."""
@@ -189,7 +208,8 @@ class StreamingKernelEntropy(ABC):
             raise InputError(f"X has dimension {arr.shape[1]} but earlier batches (or dim=) had dimension {expected}")
         starts = range(0, arr.shape[0], self.batch_size)
         chunks = []
-        dtype = self._input_dtype()
+        batch_dtype = self._batch_dtype(arr.dtype)
+        dtype = self._input_dtype(batch_dtype)
         for start in starts:  # validate everything before touching the state (atomic update)
             chunk = as_matrix(
                 arr[start : start + self.batch_size],
@@ -200,13 +220,15 @@ class StreamingKernelEntropy(ABC):
             )
             self._prepare(chunk, self.n + start)
             chunks.append(chunk if len(starts) == 1 else None)  # keep the single chunk, re-read big inputs
+            release_mapped_rows(arr, start, start + self.batch_size)  # a whole-file memmap streams in O(batch)
         if self._map is None:
             self._initialise(arr.shape[1])
         assert self._map is not None
         assert self._acc is not None
         for start, kept in zip(starts, chunks, strict=True):
             chunk = kept if kept is not None else np.asarray(arr[start : start + self.batch_size], dtype)
-            self._acc.add(self._map.transform(chunk, self.compute_dtype))
+            self._accumulate(chunk, batch_dtype)
+            release_mapped_rows(arr, start, start + self.batch_size)
         return self
 
     def features(self, X: ArrayLike) -> NDArray[np.floating]:
@@ -232,10 +254,14 @@ class StreamingKernelEntropy(ABC):
 
     def merge(self, other: StreamingKernelEntropy) -> Self:
         """Add another estimator's state (a shard) into this one, in place; both must have the same spec."""
-        if type(other) is not type(self) or other._params() != self._params():
+        if not isinstance(other, StreamingKernelEntropy) or other._kind() != self._kind():
+            raise StateMismatchError(f"cannot merge a {type(other).__name__} into a {type(self).__name__}")
+        if other._params() != self._params():
             raise StateMismatchError(f"cannot merge {other.spec()} into {self.spec()}: parameters differ")
         if other._acc is None:
             return self
+        self._sync()
+        other._sync()
         if self.dim is not None and other.dim != self.dim:
             raise StateMismatchError(f"cannot merge states of input dimension {other.dim} and {self.dim}")
         if self._acc is None:
@@ -246,14 +272,17 @@ class StreamingKernelEntropy(ABC):
 
     def covariance(self) -> NDArray[np.float64]:
         """Feature covariance C = Σφφᵀ / n (D, D), float64; its spectrum approximates that of K/n."""
+        self._sync()
         if self._acc is None or self._acc.n == 0:
             raise InputError("no samples: call update() before compute()")
         return self._acc.second_moment()
 
     def rke(self) -> float:
-        """RKE = (Tr C)² / ‖C‖_F² = 1 / Σλ² from the Frobenius norm (no eigendecomposition)."""
-        C = self.covariance()
-        return float(np.trace(C) ** 2 / np.sum(C * C))
+        """RKE = (Tr C)² / ‖C‖_F² = 1 / Σλ² from the Frobenius norm (no eigendecomposition, no D² copy)."""
+        self._sync()
+        if self._acc is None or self._acc.n == 0:
+            raise InputError("no samples: call update() before compute()")
+        return float(self._acc.trace() ** 2 / self._acc.frobenius_squared())
 
     def eigh(self, top_k: int | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Top ``top_k`` (default all) eigenpairs of C: values (k,) descending, vectors (D, k) as columns."""
@@ -268,16 +297,15 @@ class StreamingKernelEntropy(ABC):
     ) -> EntropyResult:
         """VENDI_α for every α, RKE (Frobenius), the normalised spectrum and (FKEA) the Theorem-2 radius."""
         orders = check_alphas(alphas)
-        C = self.covariance()
-        eps = float(np.finfo(self.compute_dtype).eps)
-        spectrum = clean_spectrum(scipy.linalg.eigvalsh(C), eps=eps, rank=self.n)
+        rke = self.rke()  # validates that there is data
+        assert self._acc is not None
+        D = self._acc.feature_dim
+        eps = float(np.finfo(np.float32).eps)  # batches may have been multiplied in float32 (FKEA; float32 cosine)
+        spectrum = clean_spectrum(self._acc.eigenvalues(), eps=eps, rank=self.n)
         params = self._params()
         radius = self._error_radius(self.n, delta)
         vendi = {a: renyi_vendi(spectrum.probabilities, a) for a in orders}
-        rke = float(np.trace(C) ** 2 / np.sum(C * C))
-        check_vendi_invariants(
-            vendi, rke, bound=min(self.n, C.shape[0]), slack=1e-6 + 4 * spectrum.clipped_fraction + C.shape[0] * eps
-        )
+        check_vendi_invariants(vendi, rke, bound=min(self.n, D), slack=1e-6 + 4 * spectrum.clipped_fraction + D * eps)
         return EntropyResult(
             method=self.method,
             kernel=self.kernel,
@@ -296,6 +324,7 @@ class StreamingKernelEntropy(ABC):
     # -- persistence ----------------------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
         """Write the state to an .npz file (atomic rename, no pickle)."""
+        self._sync()
         if self._acc is None:
             raise InputError("nothing to save: the estimator has seen no data")
         return save_state(path, self._acc.to_arrays(self.spec()))
@@ -304,8 +333,8 @@ class StreamingKernelEntropy(ABC):
     def load(cls, path: str | Path) -> Self:
         """Read a state written by ``save``; the file's parameters must belong to this estimator class."""
         acc, meta = CovarianceAccumulator.from_arrays(load_state(path), source=str(path))
-        if meta.get("estimator") != cls.__name__:
-            raise StateMismatchError(f"{path}: holds a {meta.get('estimator')} state, not {cls.__name__}")
+        if meta.get("estimator") != cls._kind():
+            raise StateMismatchError(f"{path}: holds a {meta.get('estimator')} state, not {cls._kind()}")
         params = {k: v for k, v in meta.items() if k not in {"estimator", "kernel", "dim"}}
         try:
             est = cls(dim=meta["dim"], **params)
@@ -375,11 +404,20 @@ class FKEA(StreamingKernelEntropy):
 
 
 class CosineEntropy(StreamingKernelEntropy):
-    """Exact cosine-kernel VENDI/RKE at any n from the d × d matrix XᵀX/n of L2-normalised rows (float64)."""
+    """Exact cosine-kernel VENDI/RKE at any n from the d × d matrix XᵀX/n of L2-normalised rows.
+
+    Products are taken in the input's precision — float32 embeddings (what the pipeline stores) with float32
+    SYRK per batch, anything else in float64 — and always summed in float64; the float32 path's relative error
+    in VENDI is measured in tests/unit/test_entropy.py (≤ 1e-6) and is what makes it as fast as vendi-score's
+    float32 ``score_dual`` (docs/performance.md).
+    """
 
     method = "exact"
     kernel = "cosine"
     compute_dtype = np.float64
+
+    def _batch_dtype(self, source: np.dtype[Any]) -> type[np.floating]:
+        return np.float32 if source in (np.dtype(np.float32), np.dtype(np.float16)) else np.float64
 
     def _make_map(self, dim: int) -> FeatureMap:
         return NormalizedLinearFeatures(dim=dim)
@@ -389,6 +427,65 @@ class CosineEntropy(StreamingKernelEntropy):
 
     def _prepare(self, X: NDArray[np.floating], row_offset: int) -> None:
         check_nonzero_rows(X, name="X", row_offset=row_offset)
+
+
+# -- choosing between exact and FKEA ------------------------------------------------------------------------------
+
+# Cost model of the two Gaussian-kernel paths, in seconds, fitted to this project's 2-core reference machine
+# (docs/performance.md, fkea_throughput): a float64 dense eigenvalue decomposition costs ~7e-11 s per n³
+# (4000: 4.5 s, 8000: 31 s), float32 SYRK/GEMM runs at ~1.3e11 flop/s, the exact kernel's float64 distance GEMM
+# and exp at ~6e10 flop/s. Only the ratio of the two estimates decides, so the constants need not match another
+# machine; both scale with the same BLAS.
+EIG_SECONDS_PER_N3 = 7.0e-11
+GEMM_FLOPS = 1.3e11
+KERNEL_FLOPS = 6.0e10
+EXACT_ANYWAY_SECONDS = 1.0  # exact is preferred whenever it is this cheap: no approximation for a second's work
+
+
+@dataclass(frozen=True)
+class MethodChoice:
+    """What ``method='auto'`` picked for n rows of dimension d, the cost model's estimates (s) and why."""
+
+    method: str
+    reason: str
+    exact_seconds: float | None
+    fkea_seconds: float | None
+
+
+def estimated_seconds(n: int, dim: int, rff_dim: int) -> tuple[float, float]:
+    """(exact, FKEA) estimated seconds for n rows of dimension d, FKEA with 2·rff_dim features (cost model above)."""
+    D = 2 * rff_dim
+    exact = EIG_SECONDS_PER_N3 * n**3 + 2.0 * n * n * dim / KERNEL_FLOPS
+    fkea = (n * D * D + n * dim * D) / GEMM_FLOPS + EIG_SECONDS_PER_N3 * D**3
+    return exact, fkea
+
+
+def choose_method(
+    n: int, dim: int, *, rff_dim: int, kernel: str = "gaussian", max_n: int = DEFAULT_MAX_N
+) -> MethodChoice:
+    """Exact or FKEA for n rows (d columns): exact when the cost model says it is no slower than FKEA with
+    2·rff_dim features, or under ``EXACT_ANYWAY_SECONDS``, and n ≤ max_n; the reason names the numbers."""
+    check_positive_int(n, name="n")
+    check_positive_int(dim, name="dim")
+    check_positive_int(rff_dim, name="rff_dim")
+    if _check_kernel(kernel) == "cosine":
+        return MethodChoice(
+            "exact",
+            f"cosine kernel: exact at any n from the {dim}×{dim} covariance (O(n·d²)), no estimator needed",
+            None,
+            None,
+        )
+    exact, fkea = estimated_seconds(n, dim, rff_dim)
+    where = f"n = {n:,}, d = {dim}: estimated {exact:.2g} s exact vs {fkea:.2g} s FKEA with 2r = {2 * rff_dim:,}"
+    if n > max_n:
+        return MethodChoice("fkea", f"{where}; n exceeds the exact limit {max_n:,} (the n×n kernel)", exact, fkea)
+    if exact <= fkea:
+        return MethodChoice("exact", f"{where}; exact is no slower, and exact", exact, fkea)
+    if exact <= EXACT_ANYWAY_SECONDS:
+        return MethodChoice(
+            "exact", f"{where}; exact takes under {EXACT_ANYWAY_SECONDS:g} s, so no approximation is used", exact, fkea
+        )
+    return MethodChoice("fkea", f"{where}; FKEA is faster", exact, fkea)
 
 
 # -- one-shot functional API -------------------------------------------------------------------------------------

@@ -240,6 +240,63 @@ def _metric(
     )
 
 
+MIN_CONVERGENCE_PROMPTS = 9  # the n/8 subset needs ≥ 2 prompts to bootstrap over
+
+
+def _convergence_records(
+    name: str, report: Any, result: Any, sigma: float | None, cfg: Any, truncated: bool
+) -> list[MetricRecord]:
+    """One ``convergence`` row per fraction of a convergence report: the score there, its band, the verdict."""
+    rows = []
+    for p in report.points:
+        params = {
+            "score": name,
+            "fraction": p.fraction,
+            "kernel": cfg.kernel,
+            "sigma": sigma,
+            "rff_dim": cfg.rff_dim if cfg.kernel == "gaussian" else None,
+            "seed": cfg.seed,
+            "resamples": report.resamples,
+            **({"t": cfg.truncation} if truncated else {}),
+        }
+        banded = not (math.isnan(p.low) or math.isnan(p.high))
+        rows.append(
+            MetricRecord(
+                metric="convergence",
+                params_key=json.dumps(params, sort_keys=True),
+                kernel=cfg.kernel,
+                alpha=None,
+                sigma=sigma,
+                rff_dim=params["rff_dim"],
+                n=p.n_images,
+                seed=cfg.seed,
+                value=float(p.value),
+                error_bound=None,
+                details={
+                    "score": name,
+                    "label": report.score,
+                    "fraction": p.fraction,
+                    "n_images": p.n_images,
+                    "n_prompts": p.n_prompts,
+                    "verdict": report.verdict,
+                    "reason": report.reason,
+                    "relative_change": report.relative_change,
+                    "tolerance": report.tolerance,
+                    **({"t": cfg.truncation} if truncated else {}),
+                },
+                ci_low=float(p.low) if banded else None,
+                ci_high=float(p.high) if banded else None,
+                ci_level=float(report.level) if banded else None,
+                ci_method=(
+                    f"centred percentile bootstrap over the subset's prompts, B={report.resamples}"
+                    if banded
+                    else "not computed: the score is refitted per subset (no bootstrap); change rule only"
+                ),
+            )
+        )
+    return rows
+
+
 def _mode(mode: Any, positions: np.ndarray, source: str) -> ModeRecord:
     return ModeRecord(
         source=source,
@@ -304,13 +361,43 @@ def step_diversity(ws: Workspace, model: str, embedded: Embedded, shards: Sequen
     records.append(
         _metric("rke", 2.0, result.rke, result, sigma, cfg, None if boot is None else boot.rke, ci_method, level)
     )
+    # the convergence report (nested prompt subsets n/8 … n, bootstrap bands, a verdict) of the family, from one
+    # spectrum per subset and resample; at n its band is the stored interval (same draws, rows in order)
+    reports: dict[str, Any] = {}
+    prompts = len(set(embedded.image_prompt_ids))
+    if boot is not None and cfg.convergence and prompts >= MIN_CONVERGENCE_PROMPTS:
+        from t2ibench.metrics import convergence_reports
+
+        names = ("vendi_1", "vendi_2", "rke") + (("truncated_vendi_1",) if cfg.truncation is not None else ())
+        reports = convergence_reports(
+            merged.features(X),
+            embedded.image_prompt_ids,
+            scores=names,
+            t=cfg.truncation,
+            resamples=cfg.bootstrap,
+            level=level,
+            seed=cfg.seed,
+        )
+        for name, report in reports.items():
+            records += _convergence_records(name, report, result, sigma, cfg, name == "truncated_vendi_1")
     if cfg.truncation is not None:
         from t2ibench.metrics import truncated_vendi
 
         truncated = truncated_vendi(result.eigenvalues, tuple(result.vendi), cfg.truncation)
-        why = ci_method if boot is None else "not computed: no bootstrap for truncated VENDI yet"
+        band = reports["truncated_vendi_1"].points[-1] if "truncated_vendi_1" in reports else None
         for a, v in truncated.items():
-            base = _metric("fkea_truncated", a, v, result, sigma, cfg, None, why, None)
+            if a == 1.0 and band is not None:  # the convergence report's band at n: this score's interval
+                base = dataclasses.replace(
+                    _metric("fkea_truncated", a, v, result, sigma, cfg, None, ci_method, level),
+                    ci_low=band.low,
+                    ci_high=band.high,
+                    ci_level=level,
+                )
+            else:
+                why = ci_method if boot is None else "not computed: bootstrapped for α = 1 only (convergence report)"
+                if boot is not None and a == 1.0:
+                    why = "not computed: needs the convergence report (evaluators.diversity.convergence, ≥ 9 prompts)"
+                base = _metric("fkea_truncated", a, v, result, sigma, cfg, None, why, None)
             key = {**json.loads(base.params_key), "t": cfg.truncation}
             records.append(
                 dataclasses.replace(
@@ -344,14 +431,20 @@ def step_scendi(ws: Workspace, model: str, embedded: Embedded) -> Scores:
     gaussian = cfg.kernel == "gaussian"
     image_sigma = resolve_sigma(cfg.image_sigma, images, cfg.seed) if gaussian else None
     text_sigma = resolve_sigma(cfg.text_sigma, texts, cfg.seed) if gaussian and len(texts) > 1 else 1.0
-    est = Scendi(
-        kernel=cfg.kernel,
-        image_sigma=image_sigma,
-        text_sigma=text_sigma if gaussian else None,
-        rff_dim=cfg.rff_dim,
-        seed=cfg.seed,
-    )
-    est.update(images, paired, image_ids=image_ids, text_ids=image_ids)
+
+    def fit(rows: Any) -> Scendi:
+        """Scendi of the pairs at ``rows`` (all of them: slice(None)), with this step's kernels and seed."""
+        ids = [image_ids[i] for i in np.arange(len(image_ids))[rows]]
+        sub = Scendi(
+            kernel=cfg.kernel,
+            image_sigma=image_sigma,
+            text_sigma=text_sigma if gaussian else None,
+            rff_dim=cfg.rff_dim,
+            seed=cfg.seed,
+        )
+        return sub.update(images[rows], paired[rows], image_ids=ids, text_ids=ids)
+
+    est = fit(slice(None))
     res = est.compute(epsilon=cfg.epsilon, inverse=cfg.inverse)
     params = {
         "kernel": cfg.kernel,
@@ -394,10 +487,11 @@ def step_scendi(ws: Workspace, model: str, embedded: Embedded) -> Scores:
     # VENDI_1(images) = cond · info, cond the prompt-aware diversity, info the prompt-driven part
     from t2ibench.metrics import conditional_vendi_features
 
-    if len(images) > 1:
-        cv = conditional_vendi_features(
-            images,
-            paired,
+    def conditional(rows: Any) -> Any:
+        """Conditional and information VENDI-1 of the pairs at ``rows``, Scendi's kernels, σ's, rff_dim and seed."""
+        return conditional_vendi_features(
+            images[rows],
+            paired[rows],
             kernel=cfg.kernel,
             image_sigma=image_sigma,
             text_sigma=text_sigma if gaussian else None,
@@ -405,12 +499,39 @@ def step_scendi(ws: Workspace, model: str, embedded: Embedded) -> Scores:
             seed=cfg.seed if gaussian else None,
             alphas=(1.0,),
         )
+
+    if len(images) > 1:
+        cv = conditional(slice(None))
         records += tuple(
             dataclasses.replace(
                 records[0], metric=metric, value=float(value), ci_method="not computed: no bootstrap for it yet"
             )
             for metric, value in (("cond_vendi", cv.conditional[1.0]), ("info_vendi", cv.information[1.0]))
         )
+    # Scendi and conditional/information VENDI refitted on the nested prompt subsets: their convergence reports
+    prompts = len(set(image_ids))
+    if cfg.convergence and prompts >= MIN_CONVERGENCE_PROMPTS and len(images) > 1:
+        from t2ibench.metrics import convergence_of_values
+        from t2ibench.metrics.convergence import DEFAULT_FRACTIONS, nested_subsets
+
+        subsets = nested_subsets(image_ids, DEFAULT_FRACTIONS, seed=cfg.seed)
+        values: dict[str, list[float]] = {"scendi": [], "cond_vendi": [], "info_vendi": []}
+        for rows in subsets[:-1]:
+            values["scendi"].append(float(fit(rows).compute(epsilon=cfg.epsilon, inverse=cfg.inverse).scendi))
+            part = conditional(rows)
+            values["cond_vendi"].append(float(part.conditional[1.0]))
+            values["info_vendi"].append(float(part.information[1.0]))
+        values["scendi"].append(float(res.scendi))
+        values["cond_vendi"].append(float(cv.conditional[1.0]))
+        values["info_vendi"].append(float(cv.information[1.0]))
+        sizes = [(int(r.size), len({image_ids[i] for i in r})) for r in subsets]
+        labels = {"scendi": "Scendi", "cond_vendi": "conditional VENDI-1", "info_vendi": "information VENDI-1"}
+        div_cfg = dataclasses.replace(
+            ws.config.evaluators.diversity, kernel=cfg.kernel, rff_dim=cfg.rff_dim, seed=cfg.seed
+        )
+        for name, vals in values.items():
+            report = convergence_of_values(labels[name], DEFAULT_FRACTIONS, vals, sizes, seed=cfg.seed)
+            records += tuple(_convergence_records(name, report, res, image_sigma, div_cfg, False))
     top = min(cfg.top, len(images))
     modes = scendi_modes(
         est, images, k=min(cfg.modes, len(images)), top=top, bottom=top, epsilon=cfg.epsilon, inverse=cfg.inverse

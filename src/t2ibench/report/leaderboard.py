@@ -93,6 +93,7 @@ def collect(store: Store) -> dict[str, Any]:
         "verdicts": verdicts,
         "detections": detections,
         "diversity": store.rows("SELECT * FROM diversity"),
+        "convergence": store.rows("SELECT * FROM diversity_convergence"),
         "protocol": store.rows("SELECT * FROM protocol"),
         "run": runs[0] if runs else None,
         "agreement": agreement,
@@ -338,6 +339,17 @@ def _diversity(data: dict[str, Any], model: str) -> dict[str, Any]:
     return next((d for d in data["diversity"] if d["model"] == model), {})
 
 
+def _diversity_cell(div: dict[str, Any], key: str) -> Cell:
+    """A diversity score with its interval and its convergence verdict (✓ / ↗, the reason as tooltip)."""
+    return Cell.number(
+        div.get(key),
+        low=div.get(f"{key}_ci_low"),
+        high=div.get(f"{key}_ci_high"),
+        verdict=div.get(f"{key}_convergence"),
+        reason=div.get(f"{key}_convergence_reason"),
+    )
+
+
 def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict[str, str]) -> str:
     ties = tied_with_next(data["board"])
     rank = ranks(data["board"])
@@ -368,10 +380,7 @@ def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict
         cells += [
             Cell(f"{row['images']} ({row['prompts']})" if row.get("images") is not None else "—",
                  str(row.get("images") or ""), ""),
-            Cell.number(div.get("vendi_1"), low=div.get("vendi_1_ci_low"), high=div.get("vendi_1_ci_high")),
-            Cell.number(div.get("truncated_vendi_1")),
-            Cell.number(div.get("rke"), low=div.get("rke_ci_low"), high=div.get("rke_ci_high")),
-            Cell.number(div.get("scendi"), low=div.get("scendi_ci_low"), high=div.get("scendi_ci_high")),
+            *(_diversity_cell(div, key) for key in ("vendi_1", "truncated_vendi_1", "rke", "scendi")),
             Cell.number(div.get("sigma"), digits=3),
             Cell.number(div.get("rff_dim"), digits=0),
             Cell.number(div.get("fkea_radius"), digits=3),
@@ -636,7 +645,10 @@ def render_reports(
         "intervals overlap. Click a header to sort, a model for its card and images, a task score for the images "
         "behind it. Diversity: FKEA VENDI-1 and RKE on the image embedder (σ, rff_dim), Scendi on image–prompt "
         "pairs; their brackets are bootstrap intervals over prompts for the score at this number of prompts (centred "
-        "percentile; how each was obtained, or why none was, is on the model page and in docs/metrics.md).</p>"
+        "percentile; how each was obtained, or why none was, is on the model page and in docs/metrics.md). ✓ marks "
+        "a diversity score whose convergence report says 'converged' (it moved < 5 % from n/2 to n prompts and "
+        "stayed in its band), ↗ one that is 'not yet' — still moving with the sample size, so it describes this "
+        "many images rather than the model; hover for the reason, the model page has the curve.</p>"
         + (_leaderboard_table(data, groups, pages) if data["board"] else "<p>No completed model yet.</p>")
         + _published_table(tables)
         + figures

@@ -133,6 +133,45 @@ def _figure(r: ImageRow, src: str | None, link: str | None, caption: str) -> str
     return f'<figure class="{verdict}">{img}<figcaption>{esc(caption)}</figcaption></figure>'
 
 
+def convergence_table(rows: Sequence[Mapping[str, Any]], model: str) -> str:
+    """The convergence reports of one model's diversity scores: the score at n/8 … n prompts with its band, the
+    verdict and its reason (from the ``diversity_convergence`` view; empty when none was stored)."""
+    mine = [r for r in rows if r["model"] == model]
+    if not mine:
+        return (
+            "<p>Convergence: not assessed (it needs the bootstrap and at least 9 prompts; "
+            "evaluators.diversity.convergence, evaluators.scendi.convergence).</p>"
+        )
+    fractions = sorted({float(r["fraction"]) for r in mine})
+    headers = ["score", *(_fraction_title(f) for f in fractions), "verdict"]
+    body = []
+    for score in dict.fromkeys(r["score"] for r in mine):
+        points = {float(r["fraction"]): r for r in mine if r["score"] == score}
+        first = next(iter(points.values()))
+        cells = [Cell.text(first.get("label") or score)]
+        for f in fractions:
+            p = points.get(f, {})
+            value = p.get("value")
+            count = f"{p.get('images')} images, {p.get('prompts')} prompts" if p else ""
+            cell = Cell.number(value, low=p.get("ci_low"), high=p.get("ci_high"))
+            cells.append(Cell(f'<span title="{esc(count)}">{cell.html}</span>', cell.sort, cell.css))
+        cells.append(Cell.text(f"{first.get('verdict')}: {first.get('reason')}"))
+        body.append(cells)
+    return "<h3>Convergence with the number of prompts</h3>" + table(
+        "convergence", headers, body, sortable=False,
+        caption="Each score on nested prompt subsets (all images of the prompts drawn; seeded), with its centred "
+        "bootstrap band where it has one. Rule: converged when it moved < 5 % from n/2 to n and the n/2 value lies "
+        "in the band at n (docs/metrics.md#convergence).",
+    )  # fmt: skip
+
+
+def _fraction_title(fraction: float) -> str:
+    if fraction == 1.0:
+        return "n"
+    k = round(1.0 / fraction)
+    return f"n/{k}" if abs(1.0 / k - fraction) < 1e-9 else f"{fraction:g}n"
+
+
 def card(protocol: Mapping[str, Any] | None, diversity: Mapping[str, Any] | None, suite: str, group: str) -> str:
     """The model card: generation settings, prompt rewriting, evaluator, embedder, σ per modality, rff_dim, the
     run's environment and the stored version hashes (a <dl>)."""
@@ -278,7 +317,20 @@ def model_page(
     scores = table("scores", ["task", f"accuracy [{level} CI]", "images", "prompts"], score_rows, sortable=False)
     div = diversity or {}
     div_rows = [
-        [Cell.text(name), Cell.number(div.get(key), low=div.get(f"{key}_ci_low"), high=div.get(f"{key}_ci_high"))]
+        [
+            Cell.text(name),
+            Cell.number(
+                div.get(key),
+                low=div.get(f"{key}_ci_low"),
+                high=div.get(f"{key}_ci_high"),
+                verdict=div.get(f"{key}_convergence"),
+                reason=div.get(f"{key}_convergence_reason"),
+            ),
+            Cell.text(
+                div.get(f"{key}_convergence")
+                or ("no report: the bootstrap undercovers a maximum" if key == "vendi_inf" else "not assessed")
+            ),
+        ]
         for name, key in (
             ("FKEA VENDI-1", "vendi_1"),
             ("FKEA VENDI-2", "vendi_2"),
@@ -290,10 +342,14 @@ def model_page(
             ("information VENDI-1 (prompt-driven)", "info_vendi"),
         )
     ]
-    div_table = table("diversity", ["score", "value [interval]"], div_rows, sortable=False) + (
-        f"<p>FKEA radius (Theorem 2, δ = 0.05): {fmt(div.get('fkea_radius'), 3)}; n = {div.get('n')}; intervals: "
-        f"{esc(div.get('ci_method') or 'not stored')}. Scendi's C_TT⁻¹: "
-        f"{esc(div.get('scendi_regularisation') or 'not recorded')}.</p>"
+    div_table = (
+        table("diversity", ["score", "value [interval]", "convergence"], div_rows, sortable=False)
+        + (convergence_table(data.get("convergence", []), model))
+        + (
+            f"<p>FKEA radius (Theorem 2, δ = 0.05): {fmt(div.get('fkea_radius'), 3)}; n = {div.get('n')}; intervals: "
+            f"{esc(div.get('ci_method') or 'not stored')}. Scendi's C_TT⁻¹: "
+            f"{esc(div.get('scendi_regularisation') or 'not recorded')}.</p>"
+        )
     )
     by_prompt: dict[int, list[ImageRow]] = {}
     for r in rows:

@@ -27,6 +27,7 @@ th[aria-sort="ascending"] button::after { content: " \\2191"; color: #000; }
 th[aria-sort="descending"] button::after { content: " \\2193"; color: #000; }
 .flag { background: #fde2e1; border: 1px solid #c0504d; padding: 8px; }
 .tie { color: #a15c00; font-weight: bold; } .ci { color: #666; font-size: 85%; } .zero { color: #c0504d; }
+.converged { color: #2e7d32; } .unconverged { color: #a15c00; font-weight: bold; }
 .published td, .published th { background: #eef3fb; } .label { font-size: 80%; color: #555; }
 .controls { margin: 0.5em 0; } .controls label { margin-right: 1em; }
 figure { display: inline-block; margin: 0.4em; vertical-align: top; } figcaption { font-size: 80%; max-width: 160px; }
@@ -140,14 +141,28 @@ class Cell:
         return Cell(esc(value), None if sort is None else str(sort), css)
 
     @staticmethod
-    def number(value: Any, *, digits: int = 2, low: Any = None, high: Any = None, mark: str = "") -> Cell:
+    def number(
+        value: Any,
+        *,
+        digits: int = 2,
+        low: Any = None,
+        high: Any = None,
+        mark: str = "",
+        verdict: str | None = None,
+        reason: str | None = None,
+    ) -> Cell:
         """A right-aligned number (sort key = the value; missing sorts last), its interval below it when given;
-        zeros are drawn visibly."""
+        zeros are drawn visibly; ``verdict`` (a convergence report's) adds ✓ 'converged' or ↗ 'not yet' with
+        ``reason`` as its tooltip."""
         shown = esc(fmt(value, digits))
         css = "zero" if isinstance(value, (int, float)) and value == 0 else ""
         if mark:
             tip = "interval overlaps the next row's: not ranked as different"
             shown += f' <span class="tie" title="{esc(tip)}">{esc(mark)}</span>'
+        if verdict is not None and value is not None:
+            symbol, css_verdict = ("✓", "converged") if verdict == "converged" else ("↗", "unconverged")
+            tip = f"{verdict}: {reason}" if reason else verdict
+            shown += f' <span class="{css_verdict}" title="{esc(tip)}">{symbol}</span>'
         if low is not None and high is not None:
             shown += f'<br><span class="ci">{esc(interval(low, high, digits))}</span>'
         ok = isinstance(value, (int, float)) and not (isinstance(value, float) and math.isnan(value))
