@@ -1,66 +1,143 @@
-"""Create (or list) the Prefect deployment that refreshes a config's leaderboard on a cron schedule.
+"""Deploy the leaderboard refresh on a cron schedule to a Prefect work pool, list what is deployed, or serve.
 
-``python -m flows.schedule --config configs/smoke.yaml --cron "0 3 * * *"`` (or ``t2ibench schedule ...``)
-registers deployment ``leaderboard_refresh/<name>`` with the Prefect API in use (the project-local ephemeral API,
-or the server in PREFECT_API_URL). Serve it with ``prefect deployment run`` / a worker, or
-``python -m flows.schedule --serve`` to run scheduled refreshes in this process.
+    python -m flows.schedule --config configs/smoke.yaml --cron "0 3 * * *"     (or ``t2ibench schedule ...``)
+    prefect worker start --pool t2ibench                                         (runs the scheduled refreshes)
+    python -m flows.schedule --list
+
+``--cron`` creates (or updates) the process work pool ``--pool`` (default ``t2ibench``) and deployment
+``scheduled_refresh/<name>`` on the Prefect API in use (the server in PREFECT_API_URL; a worker needs a real server,
+``prefect server start``). The deployment's code is this checkout (``flows/leaderboard_refresh.py:scheduled_refresh``,
+run from the workspace folder), its one parameter the config file; each run is the same refresh ``t2ibench run``
+does, on the task runner the config's ``runtime`` names. ``--serve`` instead runs the schedule in this process
+(no pool, no worker). ``--list`` names every deployment with its pool, schedule and the pool's live workers.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import io
 import sys
+from pathlib import Path
+from typing import Any
 
 import tasks  # noqa: F401  (project Prefect settings first)
 from prefect.client.orchestration import get_client
+from tasks import WORKSPACE
 
-from flows.leaderboard_refresh import leaderboard_refresh
-
-
-def create(config: str, cron: str, name: str) -> str:
-    """Register the deployment; returns its id."""
-    deployment = leaderboard_refresh.to_deployment(
-        name=name, cron=cron, parameters={"config": config}, description=f"leaderboard refresh of {config}"
-    )
-    return str(deployment.apply())
+ENTRYPOINT = "flows/leaderboard_refresh.py:scheduled_refresh"
+DEFAULT_POOL = "t2ibench"
 
 
-def listing() -> list[tuple[str, str, list[str]]]:
-    """(flow/deployment name, id, cron schedules) of every deployment on the API."""
-    import asyncio
+def ensure_pool(pool: str) -> bool:
+    """Create the process work pool ``pool`` unless it exists; True when it was created."""
+    from prefect.client.schemas.actions import WorkPoolCreate
+    from prefect.exceptions import ObjectAlreadyExists
 
-    async def read() -> list[tuple[str, str, list[str]]]:
+    async def make() -> bool:
+        async with get_client() as client:
+            try:
+                await client.create_work_pool(WorkPoolCreate(name=pool, type="process"))
+            except ObjectAlreadyExists:
+                return False
+            return True
+
+    return asyncio.run(make())
+
+
+def create(config: str, cron: str, name: str, pool: str = DEFAULT_POOL) -> str:
+    """Register (or update) the deployment on ``pool``; returns its id."""
+    from flows.leaderboard_refresh import scheduled_refresh
+
+    ensure_pool(pool)
+    deployable: Any = scheduled_refresh.from_source(source=str(WORKSPACE), entrypoint=ENTRYPOINT)
+    with contextlib.redirect_stdout(io.StringIO()):  # Prefect prints its own table of what it applied
+        deployment_id = deployable.deploy(
+            name=name,
+            work_pool_name=pool,
+            cron=cron,
+            parameters={"config": str(Path(config).resolve())},
+            description=f"leaderboard refresh of {config}",
+            build=False,
+            push=False,
+            print_next_steps=False,
+        )
+    return str(deployment_id)
+
+
+def listing() -> list[dict[str, Any]]:
+    """Every deployment on the API: name, id, work pool, cron schedules, config, and the pool's online workers."""
+
+    async def read() -> list[dict[str, Any]]:
         async with get_client() as client:
             out = []
             for d in await client.read_deployments():
                 flow = await client.read_flow(d.flow_id)
-                crons = [getattr(s.schedule, "cron", str(s.schedule)) for s in (d.schedules or [])]
-                out.append((f"{flow.name}/{d.name}", str(d.id), crons))
+                workers: list[str] = []
+                if d.work_pool_name:
+                    found = await client.read_workers_for_work_pool(d.work_pool_name)
+                    workers = [w.name for w in found if str(getattr(w, "status", "")).upper().endswith("ONLINE")]
+                out.append(
+                    {
+                        "name": f"{flow.name}/{d.name}",
+                        "id": str(d.id),
+                        "pool": d.work_pool_name,
+                        "schedules": [getattr(s.schedule, "cron", str(s.schedule)) for s in (d.schedules or [])],
+                        "config": (d.parameters or {}).get("config"),
+                        "workers": workers,
+                    }
+                )
             return out
 
     return asyncio.run(read())
 
 
+def render(rows: list[dict[str, Any]]) -> str:
+    """The listing as lines a person reads (or the sentence that nothing is deployed)."""
+    if not rows:
+        return "nothing is deployed on this Prefect API (create one with: t2ibench schedule --config FILE --cron ...)"
+    lines = []
+    for r in rows:
+        pool = r["pool"] or "(served in-process, no pool)"
+        workers = (
+            ", ".join(r["workers"])
+            or "none online: start one with `prefect worker start --pool " + (r["pool"] or DEFAULT_POOL) + "`"
+        )
+        cron = ", ".join(r["schedules"]) or "(no schedule)"
+        lines.append(f"{r['name']}\t{r['id']}\tcron {cron}\tpool {pool}\tworkers {workers}\tconfig {r['config']}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry."""
     parser = argparse.ArgumentParser(prog="flows.schedule", description=__doc__)
-    parser.add_argument("--config", required=True)
+    parser.add_argument("--config")
     parser.add_argument("--cron")
     parser.add_argument("--name", default="nightly")
+    parser.add_argument("--pool", default=DEFAULT_POOL, help=f"work pool (default {DEFAULT_POOL})")
     parser.add_argument("--list", action="store_true")
     parser.add_argument("--serve", action="store_true", help="serve the schedule in this process (blocks)")
     args = parser.parse_args(argv)
+    if (args.serve or not args.list) and not args.config:
+        print("flows.schedule: --config is required (or use --list)", file=sys.stderr)
+        return 2
     if args.serve:
-        leaderboard_refresh.serve(name=args.name, cron=args.cron, parameters={"config": args.config})
+        from flows.leaderboard_refresh import scheduled_refresh
+
+        scheduled_refresh.serve(name=args.name, cron=args.cron, parameters={"config": str(Path(args.config).resolve())})
         return 0
     if not args.list:
         if not args.cron:
-            print("flows.schedule: --cron is required", file=sys.stderr)
+            print("flows.schedule: --cron is required (e.g. --cron '0 3 * * *'), or use --list", file=sys.stderr)
             return 2
-        deployment_id = create(args.config, args.cron, args.name)
-        print(f"created deployment leaderboard_refresh/{args.name} ({deployment_id}) on cron {args.cron!r}")
-    for name, ident, crons in listing():
-        print(f"{name}\t{ident}\t{', '.join(crons) or '(no schedule)'}")
+        deployment_id = create(args.config, args.cron, args.name, args.pool)
+        print(
+            f"created deployment scheduled_refresh/{args.name} ({deployment_id}) on pool {args.pool}, "
+            f"cron {args.cron!r}"
+        )
+        print(f"run its refreshes with: prefect worker start --pool {args.pool}")
+    print(render(listing()))
     return 0
 
 

@@ -22,5 +22,7 @@ for key, value in {
     "PREFECT_LOGGING_LEVEL": "INFO",
     "PREFECT_UI_ENABLED": "false",
     "PREFECT_SERVER_API_HOST": "127.0.0.1",
+    # Dask's own INFO lines (scheduler and worker start, nanny close) stay out of the log; warnings still show
+    "DASK_LOGGING__DISTRIBUTED": "warning",
 }.items():
     os.environ.setdefault(key, value)

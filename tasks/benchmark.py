@@ -53,7 +53,8 @@ def _embed_key(context: TaskRunContext, p: dict[str, Any]) -> str:
 
 def _geneval_key(context: TaskRunContext, p: dict[str, Any]) -> str:
     images = p["generated"].images_hash()
-    return "geneval-" + _key(section_hash(p["ws"].config.evaluators.geneval), images, content_hash(p["prompts"]))
+    geneval = section_hash(p["ws"].config.evaluators.geneval)
+    return "geneval-" + _key(geneval, images, content_hash(p["prompts"]), p.get("shard"))
 
 
 def _shard_key(context: TaskRunContext, p: dict[str, Any]) -> str:
@@ -99,11 +100,26 @@ def embed_task(ws: Workspace, model: str, generated: Generated, prompts: PromptL
     return _timed(pipeline.step_embed(ws, model, generated, dict(_records(prompts)), show_progress=False), start)
 
 
+@task(name="images", task_run_name="images-{model}")
+def merge_images_task(model: str, shards: list[Generated]) -> Generated:
+    """One model's images from its generation shards (always runs: a concatenation)."""
+    return pipeline.merge_generated(shards)
+
+
 @task(name="geneval", **RESULTS, cache_key_fn=_geneval_key, task_run_name="geneval-{model}")
-def geneval_task(ws: Workspace, model: str, generated: Generated, prompts: PromptList) -> Judged:
-    """GenEval verdicts of one model's images."""
+def geneval_task(
+    ws: Workspace, model: str, generated: Generated, prompts: PromptList, shard: str | None = None
+) -> Judged:
+    """GenEval verdicts of one model's images (or of one prompt shard's, into that shard's file)."""
     start = time.perf_counter()
-    return _timed(pipeline.step_geneval(ws, model, generated, dict(_records(prompts)), show_progress=False), start)
+    records = dict(_records(prompts))
+    return _timed(pipeline.step_geneval(ws, model, generated, records, show_progress=False, shard=shard), start)
+
+
+@task(name="verdicts", task_run_name="verdicts-{model}")
+def merge_geneval_task(ws: Workspace, model: str, shards: list[Judged]) -> Judged:
+    """The model's results file joined from its GenEval shards (always runs: rewrites only a changed file)."""
+    return pipeline.merge_judged(ws, model, shards)
 
 
 @task(

@@ -2359,6 +2359,36 @@ def _(tmp: Path) -> Any:
     return config_with(tmp, "evaluators: {scendi: {convergence: 'yes'}}")
 
 
+@case(
+    "config-scheduler-address-without-dask",
+    "a Dask scheduler address with the local thread runner",
+    "error naming runtime.address and what to set",
+    r"runtime\.address: names a Dask scheduler: set task_runner: dask too",
+)
+def _(tmp: Path) -> Any:
+    return config_with(tmp, "runtime: {address: 'tcp://10.0.0.5:8786'}")
+
+
+@case(
+    "config-devices-and-workers-disagree",
+    "one worker per device, and a different worker count",
+    "error naming runtime.workers",
+    r"runtime\.workers: is one per device with devices: 4; leave it out",
+)
+def _(tmp: Path) -> Any:
+    return config_with(tmp, "runtime: {task_runner: dask, devices: 4, workers: 2}")
+
+
+@case(
+    "config-negative-prompt-shards",
+    "a negative shard size",
+    "error naming runtime.prompts_per_shard and its range",
+    r"runtime\.prompts_per_shard: must be in \[0, 1000000\]; got -5",
+)
+def _(tmp: Path) -> Any:
+    return config_with(tmp, "runtime: {prompts_per_shard: -5}")
+
+
 # Behaviours shown by other tests (rendered into docs/reliability.md with the corpus).
 OTHER_GUARANTEES = [
     (

@@ -629,8 +629,16 @@ def _cmd_data(args: argparse.Namespace) -> int:
 
 
 def _cmd_schedule(args: argparse.Namespace) -> int:
-    root, config = _workspace(args.config)
-    arguments = ["--config", str(config), "--name", args.name]
+    if args.config:
+        root, config = _workspace(args.config)
+        arguments = ["--config", str(config), "--name", args.name, "--pool", args.pool]
+    elif args.list:  # listing needs no config: the checkout here runs it
+        root = Path.cwd()
+        if not (root / "flows" / "schedule.py").is_file():
+            raise InputError(f"{root}: not a t2ibench workspace (no flows/schedule.py); run from a checkout")
+        arguments = []
+    else:
+        raise InputError("--config is required (or use --list)")
     if args.list:
         arguments.append("--list")
     else:
@@ -923,11 +931,15 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("--revision", default="main", help="git revision of the GenEval repository to download")
     data.set_defaults(func=_cmd_data)
 
-    schedule = verbs.add_parser("schedule", help="create a Prefect deployment that refreshes the leaderboard on a cron")
-    schedule.add_argument("--config", required=True)
+    schedule = verbs.add_parser(
+        "schedule",
+        help="deploy the refresh on a cron to a Prefect work pool (run it with `prefect worker start --pool t2ibench`)",
+    )
+    schedule.add_argument("--config", help="the config to refresh (not needed with --list)")
+    schedule.add_argument("--pool", default="t2ibench", help="Prefect work pool (default t2ibench; created if missing)")
     schedule.add_argument("--cron", help='cron expression, e.g. "0 3 * * *"')
     schedule.add_argument("--name", default="nightly", help="deployment name (default nightly)")
-    schedule.add_argument("--list", action="store_true", help="list the deployments instead")
+    schedule.add_argument("--list", action="store_true", help="say what is deployed (or that nothing is)")
     schedule.set_defaults(func=_cmd_schedule)
     return parser
 

@@ -524,11 +524,23 @@ class Evaluators:
 
 @dataclass(frozen=True)
 class Runtime:
-    """Where and how tasks run."""
+    """Where and how tasks run: the device, the task runner and its workers, the prompt shards, retries.
+
+    ``task_runner``: ``local`` runs tasks in ``workers`` threads of the refresh process (default 1: one model's
+    pipeline at a time on a GPU, and torch's own threads use every core); ``dask`` on a local Dask cluster of
+    ``workers`` single-threaded worker processes (default 2), or on the running cluster whose
+    scheduler ``address`` names (its workers are its own). ``devices`` (dask, local cluster only) starts one worker
+    per accelerator, worker *i* seeing only device *i* (``CUDA_VISIBLE_DEVICES``). ``prompts_per_shard`` splits
+    each model's generation and GenEval into shards of that many prompts (0: one shard), each its own cached task;
+    shards merge into exactly the unsharded result, so this changes how work is spread, never a number.
+    """
 
     device: str = "auto"
     task_runner: Literal["local", "dask"] = "local"
-    workers: int = 2
+    workers: int | None = None
+    address: str | None = None
+    devices: int = 0
+    prompts_per_shard: int = 0
     retries: int = 2
     retry_delay_seconds: tuple[float, ...] = (10.0, 60.0)
 
@@ -536,9 +548,33 @@ class Runtime:
         if not re.fullmatch(r"auto|cpu|mps|cuda(:[0-9]+)?", self.device):
             raise FieldError("device", f"must be auto, cpu, cuda, cuda:N or mps; got {self.device!r}")
         _int_at_least(self, "workers", 1, 1024)
+        _int_at_least(self, "devices", 0, 1024)
+        _int_at_least(self, "prompts_per_shard", 0, 1_000_000)
         _int_at_least(self, "retries", 0, 100)
         if not self.retry_delay_seconds or any(not (math.isfinite(d) and d >= 0) for d in self.retry_delay_seconds):
             raise FieldError("retry_delay_seconds", f"must list delays ≥ 0 s; got {list(self.retry_delay_seconds)}")
+        if self.address is not None:
+            if self.task_runner != "dask":
+                raise FieldError("address", "names a Dask scheduler: set task_runner: dask too")
+            if not re.fullmatch(r"(tcp|tls|inproc|ucx|ws|wss)://[^\s/]+(:[0-9]+)?/?", self.address):
+                raise FieldError(
+                    "address", f"must be a Dask scheduler address like tcp://host:8786; got {self.address!r}"
+                )
+            for name in ("workers", "devices"):
+                if getattr(self, name):
+                    raise FieldError(name, "a running cluster (address) brings its own workers; leave it out")
+        if self.devices:
+            if self.task_runner != "dask":
+                raise FieldError("devices", "one worker per device needs task_runner: dask")
+            if self.workers is not None and self.workers != self.devices:
+                raise FieldError("workers", f"is one per device with devices: {self.devices}; leave it out")
+            if self.device not in ("auto", "cuda"):
+                raise FieldError("device", "with devices, each worker sees one device as cuda: use auto or cuda")
+
+    @property
+    def worker_count(self) -> int:
+        """Threads (local: default 1) or worker processes (local Dask cluster: default 2) tasks run on."""
+        return self.devices or self.workers or (1 if self.task_runner == "local" else 2)
 
 
 @dataclass(frozen=True)

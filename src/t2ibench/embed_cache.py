@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from t2ibench.errors import InputError
+from t2ibench.io import append_line, clean_stale_tmp
 
 
 def fingerprint(identity: Mapping[str, Any]) -> str:
@@ -72,24 +73,6 @@ def weights_checksum(path: str | Path, *, memo: Path | None = None) -> str:
         tmp.write_text(json.dumps(cache))
         os.replace(tmp, memo)
     return value
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _clean_stale_tmp(folder: Path) -> None:
-    """Remove temp files left by killed writers (their pid is in the name; live writers' files are kept)."""
-    for tmp in folder.glob("*.tmp"):
-        parts = tmp.name.split(".")
-        if len(parts) >= 3 and parts[-2].isdigit() and not _pid_alive(int(parts[-2])):
-            tmp.unlink(missing_ok=True)
 
 
 class EmbeddingCache:
@@ -146,14 +129,15 @@ class EmbeddingCache:
         ident = self.folder / "fingerprint.json"
         if not ident.exists():
             ident.write_text(json.dumps(self.identity, indent=2, sort_keys=True, default=str) + "\n")
-        _clean_stale_tmp(self.folder)
+        clean_stale_tmp(self.folder)
         name = f"shard-{uuid.uuid4().hex}.npy"
         tmp = self.folder / f"{name}.{os.getpid()}.tmp"
         with open(tmp, "wb") as fh:
             np.save(fh, np.asarray(vectors, dtype=np.float32), allow_pickle=False)
         os.replace(tmp, self.folder / name)
-        with open(self.folder / "index.jsonl", "a", encoding="utf-8") as fh:
-            fh.write("".join(json.dumps({"key": k, "shard": name, "row": i}) + "\n" for i, k in enumerate(keys)))
+        # one locked write: two models' embeddings filling one cache at once never interleave their index lines
+        lines = "\n".join(json.dumps({"key": k, "shard": name, "row": i}) for i, k in enumerate(keys))
+        append_line(self.folder / "index.jsonl", lines, sync=False)
         index = self._load_index()
         for i, key in enumerate(keys):
             index[key] = (name, i)

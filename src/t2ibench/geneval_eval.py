@@ -466,8 +466,8 @@ def judge_scan(
     and its thresholds; the one path the CLI's ``evaluate`` and the pipeline's GenEval step share."""
     from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS
 
-    detector = DETECTORS.build(cfg.detector.backend, cfg.detector, device=device)
-    colour = COLOUR_CLASSIFIERS.build(cfg.colour.backend, cfg.colour, device=device)
+    detector = DETECTORS.reuse(cfg.detector.backend, cfg.detector, device=device)  # once per worker thread
+    colour = COLOUR_CLASSIFIERS.reuse(cfg.colour.backend, cfg.colour, device=device)
     return evaluate_scan(scan, detector, colour, params=cfg.params, out=out, show_progress=show_progress)
 
 

@@ -10,6 +10,7 @@ import json
 import math
 import os
 import re
+import threading
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,6 +36,43 @@ def output_dir(path: str | Path) -> Path:
     return target
 
 
+def pid_alive(pid: int) -> bool:
+    """True when a process with this id exists (one we may not signal counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stale_tmp(folder: Path, pattern: str = "*.tmp") -> None:
+    """Remove temporary files ``<name>.<pid>.tmp`` left by killed writers; live writers' files are kept."""
+    for tmp in folder.glob(pattern):
+        parts = tmp.name.split(".")
+        if len(parts) >= 3 and parts[-2].isdigit() and not pid_alive(int(parts[-2])):
+            tmp.unlink(missing_ok=True)
+
+
+def append_line(path: str | Path, line: str, *, sync: bool = True) -> None:
+    """Append a line (or lines joined by newlines; a final newline added) in one ``write`` under an exclusive
+    ``flock``: writers in other threads or processes (shards of one model) never interleave or tear lines."""
+    import fcntl
+
+    data = (line.rstrip("\n") + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
 def write_text_atomic(path: str | Path, text: str) -> Path:
     """Write UTF-8 text through a temporary file renamed into place: a kill leaves the old file or the new one.
 
@@ -50,7 +88,9 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
     if target.exists() and not target.is_file():
         raise InputError(f"{target}: is a folder or a special file; give a file name for the output")
     output_dir(target.parent)
-    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    # <name>.<thread>.<pid>.tmp: unique per writer (threads of one refresh write side by side), the pid last so
+    # clean_stale_tmp can tell a killed writer's file from a live one's
+    tmp = target.with_name(f"{target.name}.{threading.get_ident()}.{os.getpid()}.tmp")
     try:
         tmp.write_bytes(data)
         os.replace(tmp, target)

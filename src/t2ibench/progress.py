@@ -62,12 +62,13 @@ class RunProgress:
         """Count one (model, step) as done."""
         self.bar.update(1)
 
-    def model_done(self, model: str, seconds: float) -> None:
-        """Count a model as finished; away from a terminal, say so in one line."""
+    def model_done(self, model: str, seconds: float, *, failed: bool = False) -> None:
+        """Count a model as finished (``failed``: a task of it failed); away from a terminal, say so in one line."""
         self.finished_models += 1
         if self.bar.disable:
             done = f"{self.finished_models}/{self.models}"
-            print(f"{self.label}: {model} done in {seconds:.0f} s ({done} models)", file=self.stream, flush=True)
+            how = "failed after" if failed else "done in"
+            print(f"{self.label}: {model} {how} {seconds:.0f} s ({done} models)", file=self.stream, flush=True)
 
     def close(self) -> None:
         """Remove the bar (a terminal shows the summary in its place)."""

@@ -11,6 +11,7 @@ hashes, so a changed model or evaluator writes next to, never over, the files an
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,6 +129,12 @@ class Workspace:
     def results_file(self, name: str) -> Path:
         """The model version's GenEval results (GenEval's results.jsonl format)."""
         return self.results_dir(name) / "geneval_results.jsonl"
+
+    def geneval_shard_file(self, name: str, shard: str) -> Path:
+        """One prompt shard's GenEval results (``shard`` a label such as 'p00000-p00099'), merged into results_file."""
+        if not re.fullmatch(r"p[0-9]{5,}-p[0-9]{5,}", shard):
+            raise InputError(f"{shard!r}: not a prompt-shard label such as 'p00000-p00099'")
+        return self.results_dir(name) / "shards" / f"geneval_results.{shard}.jsonl"
 
     def embeddings_dir(self, name: str) -> Path:
         """data/embeddings/<model>/<model_hash>-<hash of every evaluator>."""

@@ -221,53 +221,87 @@ def test_report_renders_in_a_headless_browser(workspace, cold):
         assert len(np.unique(np.asarray(im.convert("L")))) > 10  # something was drawn: text, table borders, plots
 
 
-def test_schedule_creates_a_deployment_on_the_local_api(workspace, cold):
+def test_a_deployment_on_a_work_pool_runs_the_same_refresh_through_a_worker(workspace, cold):
+    """`t2ibench schedule` makes a process work pool and a cron deployment; `prefect worker start` runs it: a refresh
+    of the same config, recorded in the same store; `--list` says what is deployed and whether a worker is online."""
     root, env = workspace
-    cmd = [
-        sys.executable,
-        "-m",
-        "flows.schedule",
-        "--config",
-        str(root / "configs" / "smoke.yaml"),
-        "--cron",
-        "0 3 * * *",
-    ]
-    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    store = Store(root / "data" / "t2ibench.duckdb")
+    runs_before = store.rows("SELECT count(*) AS n FROM runs WHERE status = 'completed'")[0]["n"]
+    pool = f"t2ibench-test-{os.getpid()}"
+    base = [sys.executable, "-m", "flows.schedule"]
+    made = [*base, "--config", str(root / "configs" / "smoke.yaml"), "--cron", "0 3 * * *", "--pool", pool]
+    proc = subprocess.run(made, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "created deployment leaderboard_refresh/nightly" in proc.stdout
-    listed = subprocess.run([*cmd[:5], "--list"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
-    assert "leaderboard_refresh/nightly" in listed.stdout
-    assert "0 3 * * *" in listed.stdout
+    assert "created deployment scheduled_refresh/nightly" in proc.stdout
+    assert "│" not in proc.stdout  # Prefect's own table stays out
+    listed = subprocess.run([*base, "--list"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    line = next(x for x in listed.stdout.splitlines() if x.startswith("scheduled_refresh/nightly"))
+    assert "cron 0 3 * * *" in line
+    assert f"pool {pool}" in line
+    assert "none online" in line
+    prefect = str(Path(sys.executable).with_name("prefect"))
+    run = subprocess.run(
+        [prefect, "deployment", "run", "scheduled_refresh/nightly"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    worker = subprocess.run(
+        [prefect, "worker", "start", "--pool", pool, "--run-once"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert worker.returncode == 0, worker.stdout[-3000:] + worker.stderr[-3000:]
+    assert "Finished in state Completed()" in worker.stdout + worker.stderr
+    assert store.rows("SELECT count(*) AS n FROM runs WHERE status = 'completed'")[0]["n"] == runs_before + 1
 
 
-def test_dask_fan_out_gives_the_same_results(workspace, cold, tmp_path):
+def test_the_config_s_dask_runner_with_prompt_shards_gives_the_same_results(workspace, cold, tmp_path):
+    """runtime.task_runner: dask (2 workers) and prompt shards, read from the config: the same images and verdicts as
+    the local run, scores equal up to float noise, and none of Dask's own lines in the log."""
     root, env = workspace
     dask_root = tmp_path / "dask"
     (dask_root / "configs").mkdir(parents=True)
     config = yaml.safe_load((root / "configs" / "smoke.yaml").read_text())
     config["models"] = config["models"][:1]
     config["outputs"]["cache"] = str(root / "data" / "cache")
+    config["runtime"] |= {"task_runner": "dask", "workers": 2, "prompts_per_shard": 5}  # 12 prompts: 3 shards
     (dask_root / "configs" / "smoke.yaml").write_text(yaml.safe_dump(config))
     dask_env = {
         **env,
         "PREFECT_HOME": str(dask_root / ".prefect"),
         "PREFECT_LOCAL_STORAGE_PATH": str(dask_root / ".prefect" / "storage"),
     }
-    summary = run_flow(dask_root, dask_env, "dask", "--dask", "2")
+    summary = run_flow(dask_root, dask_env, "dask")
     assert states(summary, "tiny-a") == {"Completed"}
-    ours = Store(dask_root / "data" / "t2ibench.duckdb").rows(
-        "SELECT metric, params_key, value FROM metrics WHERE metric IN ('fkea', 'scendi') ORDER BY 1, 2"
-    )
-    reference = Store(root / "data" / "t2ibench.duckdb").rows(
-        "SELECT DISTINCT m.metric, m.params_key, m.value FROM metrics m JOIN current_models c "
-        "USING (model, model_hash, evaluator_hash) WHERE model = 'tiny-a' AND metric IN ('fkea', 'scendi') "
-        "ORDER BY 1, 2"
-    )
-    assert [(r["metric"], r["params_key"]) for r in ours] == [(r["metric"], r["params_key"]) for r in reference]
-    for a, b in zip(ours, reference, strict=True):
-        # equal up to float noise: Dask workers run torch with their own thread count, which changes summation
-        # order in the embedders (measured differences ~3e-6 relative)
+    assert len(summary["states"]["tiny-a"]["generate"].split(",")) == 3  # 12 prompts in shards of 5
+    assert "local Dask cluster (2 single-threaded workers)" in summary["logged"]
+    assert not [x for x in summary["logged"].splitlines() if "distributed." in x or "Nanny" in x]
+    ours = Store(dask_root / "data" / "t2ibench.duckdb")
+    theirs = Store(root / "data" / "t2ibench.duckdb")
+    current = "JOIN current_models c USING (model, model_hash, evaluator_hash) WHERE model = 'tiny-a'"
+    images = "SELECT prompt_index, sample, sha256 FROM images WHERE model = 'tiny-a' ORDER BY 1, 2"
+    assert ours.rows(images) == theirs.rows(images)  # the same pixels
+    verdicts = "SELECT prompt_index, sample, correct, reason FROM verdicts v {} ORDER BY 1, 2"
+    assert ours.rows(verdicts.format("")) == theirs.rows(verdicts.format(current))
+    scores = "SELECT DISTINCT m.metric, m.params_key, m.value FROM metrics m {} AND metric IN ('fkea', 'scendi')"
+    mine = ours.rows(scores.format("WHERE true") + " ORDER BY 1, 2")
+    reference = theirs.rows(scores.format(current) + " ORDER BY 1, 2")
+    assert [(r["metric"], r["params_key"]) for r in mine] == [(r["metric"], r["params_key"]) for r in reference]
+    for a, b in zip(mine, reference, strict=True):
+        # equal up to float noise: Dask workers run torch with one thread, which changes summation order in the
+        # embedders (measured differences ~3e-6 relative)
         assert a["value"] == pytest.approx(b["value"], rel=1e-4)
+    # run again: every task is a cache hit, answered in the flow's own process, and no Dask cluster is started
+    again = run_flow(dask_root, dask_env, "dask-cached")
+    assert states(again, "tiny-a") == {"Cached"}
+    assert "Creating a new Dask cluster" in summary["logged"]
+    assert "Creating a new Dask cluster" not in again["logged"]
 
 
 def test_sql_report_and_run_verbs(workspace, cold, capsys, tmp_path):
@@ -322,8 +356,9 @@ def test_failure_views_agree_with_the_engines_verdicts(workspace, cold, capsys):
 
 def test_a_failing_run_ends_with_its_real_cause(tmp_path, model_cache):
     """A config that passes validation but cannot run (a model folder holding no pipeline) fails with the cause as
-    the last line and in the run record, never as Prefect's 'UnfinishedRun' of a downstream task."""
-    config, env = make_workspace(tmp_path, model_cache, models=1)
+    the last line and in the run record, never as Prefect's 'UnfinishedRun' of a downstream task; the other model,
+    submitted in the same graph, still finishes and is stored."""
+    config, env = make_workspace(tmp_path, model_cache, models=2, per_task=1)
     data = yaml.safe_load(config.read_text())
     (tmp_path / "not-a-model").mkdir()
     data["models"][0]["generator"]["model"] = str(tmp_path / "not-a-model")
@@ -340,3 +375,7 @@ def test_a_failing_run_ends_with_its_real_cause(tmp_path, model_cache):
     (run,) = Store(tmp_path / "data" / "t2ibench.duckdb").rows("SELECT status, details FROM runs")
     assert run["status"] == "failed"
     assert "cannot load pipeline" in json.loads(run["details"])["error"]
+    stored = Store(tmp_path / "data" / "t2ibench.duckdb").rows("SELECT model FROM model_versions")
+    assert stored == [{"model": "tiny-b"}]
+    assert "refresh smoke: tiny-a failed after" in proc.stderr
+    assert "refresh smoke: tiny-b done in" in proc.stderr

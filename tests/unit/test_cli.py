@@ -218,3 +218,11 @@ def test_prompt_file_errors(paired_files, embeddings, tmp_path, capsys):
     assert "row 30 asks for prompt id '3'" in capsys.readouterr().err
     assert main(["diversity", str(embeddings), "--modes", "2", "--gallery", str(tmp_path / "g")]) == 2
     assert "--gallery needs a 'paths' (images) or 'texts' array" in capsys.readouterr().err
+
+
+def test_schedule_needs_a_config_except_to_list(tmp_path, capsys, monkeypatch):
+    assert main(["schedule"]) == 2
+    assert "--config is required (or use --list)" in capsys.readouterr().err
+    monkeypatch.chdir(tmp_path)  # --list from a folder that is not a checkout: named, nothing started
+    assert main(["schedule", "--list"]) == 2
+    assert "not a t2ibench workspace (no flows/schedule.py)" in capsys.readouterr().err

@@ -64,3 +64,40 @@ def test_section_hashes_are_stable_and_local():
     )
     with pytest.raises(InputError, match="did you mean 'a'"):
         a.model("aa")
+
+
+RUNTIME_ERRORS = [
+    ({"address": "tcp://10.0.0.5:8786"}, r"runtime.address: .*set task_runner: dask"),
+    ({"task_runner": "dask", "address": "10.0.0.5:8786"}, r"runtime.address: must be a Dask scheduler address"),
+    ({"task_runner": "dask", "address": "tcp://h:8786", "workers": 4}, r"runtime.workers: a running cluster"),
+    ({"devices": 2}, r"runtime.devices: one worker per device needs task_runner: dask"),
+    ({"task_runner": "dask", "devices": 2, "workers": 3}, r"runtime.workers: is one per device"),
+    ({"task_runner": "dask", "devices": 2, "device": "cpu"}, r"runtime.device: with devices"),
+    ({"prompts_per_shard": -1}, r"runtime.prompts_per_shard: must be in"),
+    ({"workers": 0}, r"runtime.workers: must be in"),
+    ({"task_runner": "ray"}, r"runtime.task_runner"),
+]
+
+
+@pytest.mark.parametrize(("runtime", "message"), RUNTIME_ERRORS)
+def test_runtime_combinations_that_cannot_work_are_named(runtime, message):
+    with pytest.raises(InputError, match=message):
+        parse_config({"name": "x", "models": [{"name": "a"}], "runtime": runtime}, source="c.yaml")
+
+
+def test_runtime_worker_counts_and_shards_never_change_a_version_hash():
+    """How work is spread (runner, workers, devices, shards) is not part of any model or evaluator version."""
+    from t2ibench.workspace import evaluator_hash, model_hash
+
+    plain = parse_config({"name": "x", "models": [{"name": "a"}]})
+    spread = parse_config(
+        {
+            "name": "x",
+            "models": [{"name": "a"}],
+            "runtime": {"task_runner": "dask", "devices": 4, "prompts_per_shard": 7},
+        }
+    )
+    assert spread.runtime.worker_count == 4
+    assert plain.runtime.worker_count == 1
+    assert evaluator_hash(plain) == evaluator_hash(spread)
+    assert model_hash(plain.models[0], plain.geneval) == model_hash(spread.models[0], spread.geneval)

@@ -32,7 +32,7 @@ from t2ibench.config import GeneratorConfig
 from t2ibench.errors import InputError
 from t2ibench.hashing import file_sha256
 from t2ibench.images import check_inside, inside
-from t2ibench.io import output_dir, write_text_atomic
+from t2ibench.io import append_line, clean_stale_tmp, output_dir, write_text_atomic
 from t2ibench.models._torch import loads_models
 from t2ibench.progress import progress
 
@@ -94,8 +94,9 @@ class OutputFolder:
                     )
                 self.log_path.unlink(missing_ok=True)
         output_dir(self.root)
-        for stale in self.root.glob("**/*.tmp"):  # left by a killed run (the run lock excludes live writers)
-            stale.unlink(missing_ok=True)
+        # temporary files of killed writers; shards of one model open the folder side by side, so only the
+        # folder's own files of dead processes go here (a prompt's go when that prompt is written: write_metadata)
+        clean_stale_tmp(self.root)
         manifest = {"fingerprint": fingerprint, "identity": self.identity, **self.extra}
         write_text_atomic(self.manifest_path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
 
@@ -121,6 +122,8 @@ class OutputFolder:
         """<NNNNN>/metadata.jsonl with the prompt record (GenEval's layout)."""
         folder = self.root / f"{index:05d}"
         (folder / "samples").mkdir(parents=True, exist_ok=True)
+        for stale in folder.glob("**/*.tmp"):  # a killed run's half-written image (one writer per prompt)
+            stale.unlink(missing_ok=True)
         write_text_atomic(folder / "metadata.jsonl", json.dumps(dict(metadata)) + "\n")
         return folder
 
@@ -144,10 +147,7 @@ class OutputFolder:
             "seed": seed,
             "prompt": prompt,
         }
-        with open(self.log_path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(entry) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        append_line(self.log_path, json.dumps(entry))  # locked: shards of one model share the log
         return ImageRecord(index, sample, path, seed, digest, prompt)
 
 
@@ -445,8 +445,7 @@ class FolderImporter:
                     "source_file": str(file),
                     "source_sha256": digest_src,
                 }
-                with open(folder.log_path, "a", encoding="utf-8") as fh:
-                    fh.write(json.dumps(entry) + "\n")
+                append_line(folder.log_path, json.dumps(entry), sync=False)
                 done[(index, k)] = record
                 records.append(record)
         return records

@@ -13,6 +13,7 @@ Builders import their model libraries lazily: importing this module never loads 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,14 +21,17 @@ from typing import Any
 
 from t2ibench.errors import unknown_choice
 
+_KEPT = threading.local()  # per thread: registry kind → [(arguments key, object)], most recent last
+
 
 @dataclass
 class Registry:
-    """Named builders of one kind of backend."""
+    """Named builders of one kind of backend; ``keep``: how many built objects ``reuse`` keeps per thread."""
 
     kind: str
     builders: dict[str, Callable[..., Any]] = field(default_factory=dict)
     descriptions: dict[str, str] = field(default_factory=dict)
+    keep: int = 1
 
     def register(self, name: str, description: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Decorator: register ``builder`` under ``name`` (a second registration of a name is an error)."""
@@ -55,11 +59,29 @@ class Registry:
         """The runtime object of backend ``name``."""
         return self.builders[self.check(name)](*args, **kwargs)
 
+    def reuse(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """As ``build``, but the calling thread gets the same object back for the same arguments while it is among
+        the last ``keep`` it built here: consecutive prompt shards of one model on one worker load the weights
+        once. Objects are never shared between threads (a diffusers pipeline is not safe to call concurrently);
+        the oldest is dropped before a new one is built, so a thread holds at most ``keep`` models."""
+        key = repr((name, args, sorted(kwargs.items())))
+        kept: list[tuple[str, Any]] = getattr(_KEPT, self.kind, None) or []
+        for i, (k, obj) in enumerate(kept):
+            if k == key:
+                kept.append(kept.pop(i))
+                return obj
+        while len(kept) >= self.keep:
+            kept.pop(0)
+        setattr(_KEPT, self.kind, kept)
+        obj = self.build(name, *args, **kwargs)
+        kept.append((key, obj))
+        return obj
+
 
 GENERATORS = Registry("generator backend")
 DETECTORS = Registry("detector backend")
 COLOUR_CLASSIFIERS = Registry("colour classifier backend")
-EMBEDDERS = Registry("embedder backend")
+EMBEDDERS = Registry("embedder backend", keep=2)  # the image embedder and CLIP, used together
 
 
 @GENERATORS.register("diffusers", "a diffusers pipeline by hub id or folder (SD 1.x/2.x, SD-XL, IF), or tiny-random")

@@ -17,6 +17,7 @@ import gzip
 import json
 import os
 import shutil
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -125,7 +126,7 @@ def _ensure(kind: str, seed: int, build: Callable[[Path, int], object], cache: P
     if (target / "COMPLETE").exists():
         return target
     root.mkdir(parents=True, exist_ok=True)
-    staging = root / f".{target.name}.{os.getpid()}"
+    staging = root / f".{target.name}.{os.getpid()}.{threading.get_ident()}"  # threads of one process too
     shutil.rmtree(staging, ignore_errors=True)
     build(staging, seed)
     (staging / "COMPLETE").write_text(f"{TINY_RANDOM} {kind} seed {seed}: random weights, smoke outputs only\n")

@@ -15,8 +15,12 @@ from t2ibench.pipeline.results import (
 )
 from t2ibench.pipeline.runs import failure_cause, finish_run, start_run
 from t2ibench.pipeline.steps import (
+    merge_generated,
+    merge_judged,
+    prompt_shards,
     resolve_sigma,
     select_prompts,
+    shard_label,
     step_diversity,
     step_embed,
     step_fkea_shard,
@@ -39,8 +43,12 @@ __all__ = [
     "Stored",
     "failure_cause",
     "finish_run",
+    "merge_generated",
+    "merge_judged",
+    "prompt_shards",
     "resolve_sigma",
     "select_prompts",
+    "shard_label",
     "start_run",
     "step_diversity",
     "step_embed",

@@ -61,7 +61,7 @@ def step_generate(ws: Workspace, model: ModelConfig, prompts: Prompts, *, show_p
     from t2ibench.models.registry import GENERATORS
 
     spec = model.generator
-    generator = GENERATORS.build(
+    generator = GENERATORS.reuse(
         spec.backend, spec, device=ws.config.runtime.device, show_progress=show_progress, base=ws.root
     )
     out = ws.images_dir(model.name)
@@ -75,13 +75,57 @@ def step_generate(ws: Workspace, model: ModelConfig, prompts: Prompts, *, show_p
     )
 
 
+def prompt_shards(prompts: Prompts, size: int) -> list[list[tuple[int, Mapping[str, Any]]]]:
+    """Consecutive shards of ``size`` prompts in suite order (``size`` 0, or ≥ the count: one shard)."""
+    items = list(prompts)
+    if size < 0:
+        raise InputError(f"prompts_per_shard: must be ≥ 0; got {size}")
+    if not size or size >= len(items):
+        return [items]
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def shard_label(prompts: Prompts) -> str:
+    """'p00012-p00023': the first and last prompt index of a shard (names its files and task runs)."""
+    indices = [int(i) for i, _ in prompts]
+    if not indices:
+        raise InputError("a prompt shard is empty")
+    return f"p{indices[0]:05d}-p{indices[-1]:05d}"
+
+
+def merge_generated(parts: Sequence[Generated]) -> Generated:
+    """One model's images from its prompt shards, in shard order: exactly what one unsharded generation returns
+    (the manifest is the folder's, read now); a shard of another model or folder, or an image twice, is refused."""
+    if not parts:
+        raise InputError("no generation shards to merge")
+    first = parts[0]
+    for part in parts[1:]:
+        if (part.model, part.folder) != (first.model, first.folder):
+            raise InputError(f"{first.model}: cannot merge shards of {part.model} ({part.folder}) into {first.folder}")
+    images = tuple(i for part in parts for i in part.images)
+    keys = [(i.prompt_index, i.sample) for i in images]
+    if len(set(keys)) != len(keys):
+        twice = next(k for k in keys if keys.count(k) > 1)
+        raise InputError(f"{first.model}: prompt {twice[0]} sample {twice[1]} is in two generation shards")
+    manifest_file = Path(first.folder) / "manifest.json"
+    manifest = json.loads(manifest_file.read_text()) if manifest_file.is_file() else first.manifest
+    return Generated(model=first.model, folder=first.folder, images=images, manifest=manifest)
+
+
 # -- GenEval -------------------------------------------------------------------------------------------------------
 
 
 def step_geneval(
-    ws: Workspace, model: str, generated: Generated, prompts: Mapping[int, Mapping[str, Any]], *, show_progress: bool
+    ws: Workspace,
+    model: str,
+    generated: Generated,
+    prompts: Mapping[int, Mapping[str, Any]],
+    *,
+    show_progress: bool,
+    shard: str | None = None,
 ) -> Judged:
-    """Detect, colour and judge every image; writes the model version's results file (resuming a partial one)."""
+    """Detect, colour and judge every image; writes the model version's results file (resuming a partial one), or
+    with ``shard`` (a ``shard_label``) that shard's file, which ``merge_judged`` joins into the model's."""
     from t2ibench.geneval_eval import FolderScan, ImageItem, judge_scan, summarise
 
     cfg = ws.config.evaluators.geneval
@@ -95,8 +139,33 @@ def step_geneval(
         found_prompts=len({i.prompt_index for i in items}),
         expected_images=len(items),
     )
-    out = ws.results_file(model)
+    out = ws.results_file(model) if shard is None else ws.geneval_shard_file(model, shard)
     rows = judge_scan(scan, cfg, out=out, device=ws.config.runtime.device, show_progress=show_progress)
+    return Judged(model=model, results=str(out), sha256=file_digest(out), summary=summarise(rows).to_dict())
+
+
+def merge_judged(ws: Workspace, model: str, parts: Sequence[Judged]) -> Judged:
+    """The model version's results file from its shards' files, joined in shard order: byte for byte the file an
+    unsharded run writes (each shard's rows are in folder order, and shards are consecutive prompt ranges). The
+    file is rewritten only when its bytes change; a shard file that changed since its verdicts were made is refused."""
+    from t2ibench.geneval_eval import read_results, summarise
+    from t2ibench.io import write_bytes_atomic
+
+    if not parts:
+        raise InputError(f"{model}: no GenEval shards to merge")
+    chunks = []
+    for part in parts:
+        if part.model != model:
+            raise InputError(f"{model}: cannot merge the GenEval shard of {part.model} ({part.results})")
+        path = Path(part.results)
+        if not path.is_file() or file_digest(path) != part.sha256:
+            raise InputError(f"{path}: this GenEval shard's file is missing or changed since it was judged")
+        chunks.append(path.read_bytes())
+    out = ws.results_file(model)
+    data = b"".join(chunks)
+    if not out.is_file() or out.read_bytes() != data:
+        write_bytes_atomic(out, data)
+    rows = read_results(out)
     return Judged(model=model, results=str(out), sha256=file_digest(out), summary=summarise(rows).to_dict())
 
 
@@ -115,11 +184,11 @@ def step_embed(
     files = ws.embedding_files(model)
     Path(files.image).parent.mkdir(parents=True, exist_ok=True)
     paths = [Path(i.path) for i in generated.images]
-    image_embedder = EMBEDDERS.build(
+    image_embedder = EMBEDDERS.reuse(
         cfg.image_embedder.backend, cfg.image_embedder, device=device, show_progress=show_progress
     )
     image_vectors, _ = embed_images_cached(image_embedder, paths, ws.cache)
-    clip = EMBEDDERS.build(cfg.clip.backend, cfg.clip, device=device, show_progress=show_progress)
+    clip = EMBEDDERS.reuse(cfg.clip.backend, cfg.clip, device=device, show_progress=show_progress)
     clip_images, _ = embed_images_cached(clip, paths, ws.cache)
     prompt_ids = sorted({i.prompt_index for i in generated.images})
     clip_texts, truncated, _ = embed_texts_cached(clip, [str(prompts[p]["prompt"]) for p in prompt_ids], ws.cache)

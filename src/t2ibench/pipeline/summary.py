@@ -43,7 +43,8 @@ class StepOutcome:
 
 @dataclass(frozen=True)
 class ModelSummary:
-    """The outcomes of one model's steps (in ``STEPS`` order) and the seconds the run spent on it (wall clock)."""
+    """The outcomes of one model's steps (in ``STEPS`` order) and when it was done: seconds (wall clock) from the
+    start of the refresh until its last step finished (models run side by side, so these overlap)."""
 
     model: str
     steps: tuple[StepOutcome, ...]

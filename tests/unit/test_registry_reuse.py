@@ -1,0 +1,49 @@
+"""Registry.reuse: a worker thread loads a model once for consecutive shards, never shares it with another thread."""
+
+from __future__ import annotations
+
+import threading
+
+from t2ibench.models.registry import Registry
+
+
+def counting(keep: int = 1) -> tuple[Registry, list[tuple]]:
+    built: list[tuple] = []
+    registry = Registry("test backend", keep=keep)
+
+    @registry.register("m", "a model")
+    def build(spec: str, *, device: str = "cpu") -> object:
+        built.append((spec, device))
+        return object()
+
+    return registry, built
+
+
+def test_same_arguments_in_one_thread_build_once_and_others_rebuild():
+    registry, built = counting()
+    a = registry.reuse("m", "sd", device="cuda")
+    assert registry.reuse("m", "sd", device="cuda") is a
+    assert registry.reuse("m", "sd", device="cpu") is not a  # other arguments, another object
+    assert registry.reuse("m", "sd", device="cuda") is not a  # keep=1: the first was dropped
+    assert len(built) == 3
+
+
+def test_keep_two_alternates_without_rebuilding():
+    registry, built = counting(keep=2)
+    dino, clip = registry.reuse("m", "dinov2"), registry.reuse("m", "clip")
+    for _ in range(3):
+        assert registry.reuse("m", "dinov2") is dino
+        assert registry.reuse("m", "clip") is clip
+    assert len(built) == 2
+
+
+def test_threads_never_share_an_object():
+    registry, built = counting()
+    seen: list[object] = []
+    threads = [threading.Thread(target=lambda: seen.append(registry.reuse("m", "sd"))) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len({id(x) for x in seen}) == 3
+    assert len(built) == 3
