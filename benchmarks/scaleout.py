@@ -197,15 +197,29 @@ def smaller_runs() -> str:
             f"- The same at {s['prompts']} prompts per model (shards of {s['shard']}; `{path.name}`): cold "
             f"{m['cold_dask_2']:.0f} s on 2 workers vs {m['cold_dask_1']:.0f} s on 1 = **{s['cold_ratio']:.2f}×**; "
             f"cached {m['cached_dask_2']:.1f} s vs {m['cached_local_2']:.1f} s on threads; identical store "
-            f"{s['identical_store']}. About 16 s of every run is serial (process and flow start, the report, the "
-            "cluster's close), and on 2 cores the Prefect server, the flow and Dask's scheduler share the cores with "
-            "the workers, so the ratio falls as the model work grows."
+            f"{s['identical_store']}. A fixed part of every run is serial (process and flow start, the report, "
+            "the cluster's close), and on 2 cores the Prefect server, the flow and Dask's scheduler share the "
+            "cores with the workers, so the ratio falls as the model work grows."
         )
     return "\n".join(lines)
 
 
+def task_overhead() -> str:
+    """Prefect's bookkeeping per task, as benchmarks/task_overhead.py measured it (or where to get it)."""
+    path = RESULTS.parent / "task_overhead.json"
+    if not path.exists():
+        return "Prefect's bookkeeping per task: run benchmarks/task_overhead.py"
+    t = json.loads(path.read_text())
+    d, h = t["dask-2"], t["threads-2"]
+    return (
+        f"Prefect's bookkeeping for {d['tasks']} trivial cached tasks: {d['seconds']:.1f} s on 2 Dask workers vs "
+        f"{h['seconds']:.2f} s on 2 threads, `benchmarks/task_overhead.py`"
+    )
+
+
 def render(r: dict[str, Any]) -> str:
     m = r["medians"]
+    overhead = task_overhead()
     cold1 = ", ".join(f"{x['wall_s']:.0f}" for x in r["cold"]["1"])
     cold2 = ", ".join(f"{x['wall_s']:.0f}" for x in r["cold"]["2"])
     pairs = ", ".join(f"{b['wall_s'] / a['wall_s']:.2f}" for a, b in zip(r["cold"]["1"], r["cold"]["2"], strict=False))
@@ -225,8 +239,7 @@ fresh refresh process against one shared `prefect server`; {r["machine"].get("co
 - Cold on 2 workers / 1 worker: **{r["cold_ratio"]:.3f}×** (target ≤ 0.65×; per repeat, in the order run:
   {pairs}); identical store contents (every table but the run records): **{r["identical_store"]}**.
 - Fully cached on Dask / on local threads: **{r["cached_ratio"]:.2f}×** (target ≤ 1): cache hits and the cheap
-  merges and store writes run in the flow's own process (a Prefect task on a Dask worker costs ~0.25 s of
-  bookkeeping: 60 trivial cached tasks took 7.7 s on 2 workers vs 0.46 s on 2 threads), and a Dask cluster is
+  merges and store writes run in the flow's own process ({overhead}), and a Dask cluster is
   started only when a task must run there: a fully cached refresh starts none.
 {smaller_runs()}
 """

@@ -5,7 +5,7 @@
 
 No GPU was available to this project's machines, so the per-image costs are *assumptions* (stated below, from
 public figures for an A100-80GB at fp16, not measured here); what is measured here is the orchestration cost per
-task (benchmarks/scaleout.py). The estimate replays the refresh's own task graph (prompt shards of ``--shard``
+task (benchmarks/task_overhead.py). The estimate replays the refresh's own task graph (prompt shards of ``--shard``
 prompts: generate → GenEval per shard, embeddings per model after its last shard, diversity and Scendi on CPU
 in seconds) with the graph's submission order on G single-GPU workers, each task taking the first free worker
 (list scheduling, as a Dask cluster of one worker per device does); a worker keeps the models it loaded
@@ -44,7 +44,7 @@ ASSUMED = {
     "load_evaluator": 10.0,  # detector + colour model, once per worker
     "load_embedders": 10.0,
     "cpu_metrics_per_model": 30.0,  # FKEA shards, merge, Scendi, store (CPU; measured scale: seconds)
-    "task_overhead": 0.25,  # Prefect + Dask bookkeeping per task (measured: benchmarks/scaleout.py)
+    "task_overhead": 0.33,  # Prefect + Dask bookkeeping, worker-seconds per task (benchmarks/task_overhead.py)
 }
 
 
@@ -146,7 +146,8 @@ def render(r: dict) -> str:
         f"{c['load_evaluator']} s, the embedders {c['load_embedders']} s (a worker keeps what it loaded: a "
         "generator is loaded again only when the worker moves to another model); CPU metrics "
         f"{c['cpu_metrics_per_model']} s per model; "
-        f"{c['task_overhead']} s of Prefect/Dask bookkeeping per task (measured, `scaleout`). The task graph is "
+        f"{c['task_overhead']} s of Prefect/Dask bookkeeping per task (measured, `benchmarks/task_overhead.py`). "
+        "The task graph is "
         "replayed on G one-GPU workers (list scheduling in submission order).",
         "",
         "| prompt shards | tasks | 1 GPU | 4 GPUs | 8 GPUs |",

@@ -149,7 +149,8 @@ def cache_hit(task: Any, parameters: dict[str, Any]) -> bool:
 class Submitter:
     """Submits a refresh's tasks. On a Dask runner, a task Prefect would answer from its cache, and a cheap task
     (``cheap=True``: merges, the store write) whose inputs are all ready, run here in the flow's process instead:
-    a Prefect task on a Dask worker costs ~0.25 s of bookkeeping, more than a cache hit's whole work, so a fully
+    a Prefect task on a Dask worker costs a third of a second of bookkeeping (benchmarks/task_overhead.py),
+    more than a cache hit's whole work, so a fully
     cached refresh on Dask is as fast as on local threads while model work still goes to the workers."""
 
     def __init__(self, runner: Any) -> None:
