@@ -15,6 +15,7 @@ import argparse
 import atexit
 import contextlib
 import dataclasses
+import itertools
 import json
 import sys
 import time
@@ -27,25 +28,12 @@ from prefect import allow_failure, flow, get_run_logger
 from prefect.context import FlowRunContext
 from prefect.futures import as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
-from tasks.benchmark import (
-    diversity_task,
-    embed_task,
-    fkea_shard_task,
-    generate_task,
-    geneval_task,
-    merge_geneval_task,
-    merge_images_task,
-    prompts_task,
-    report_task,
-    scendi_task,
-    sigma_task,
-    store_task,
-)
+from tasks.benchmark import TASKS, prompts_task, report_task
 
 from flows.runners import Done, Submitter, describe, task_runner
-from t2ibench.config import Config, ModelConfig, load_config
+from t2ibench.config import Config, load_config
 from t2ibench.logs import console, route_to_log
-from t2ibench.pipeline import failure_cause, finish_run, prompt_shards, shard_label, start_run
+from t2ibench.pipeline import Call, ModelPlan, Ref, failure_cause, finish_run, plan_refresh, start_run
 from t2ibench.pipeline.runs import log_file
 from t2ibench.pipeline.summary import (
     STEPS,
@@ -63,18 +51,46 @@ from t2ibench.store import run_lock
 from t2ibench.workspace import Workspace
 
 PROGRAM = "leaderboard_refresh"
+MODEL_WORK = ("generate", "geneval", "embed", "reference-bandwidth", "fkea-shard", "diversity", "scendi")
+"""Steps that do model or metric work: retried on failure, and what a run's model-work seconds add up."""
 
 
 @dataclass(frozen=True)
 class Refresh:
-    """What a refresh did: its run id, each task's final Prefect state per model, the report's files, the seconds of
-    model work it did (cache hits excluded), and the summary (computed or cached per model and step)."""
+    """What a refresh did: its run id, each call's final Prefect state per model and step (and of the calls all
+    models share), the report's files, the seconds of model work it did (cache hits excluded), and the summary
+    (computed or cached per model and step)."""
 
     run_id: str
     states: dict[str, dict[str, str]]
+    shared: dict[str, str]
     report: dict[str, Any]
     model_work_s: float
     summary: RunSummary
+
+
+def run_summary(
+    cfg: Config,
+    ws: Workspace,
+    run_id: str,
+    prompts: int,
+    outcomes: list[ModelSummary],
+    report: dict[str, Any],
+    since: float,
+) -> RunSummary:
+    """The console summary of a finished refresh (``since``: its start, a ``time.perf_counter()`` reading)."""
+    log = console().log
+    return RunSummary(
+        config=cfg.name,
+        run_id=run_id,
+        prompts=prompts,
+        models=tuple(outcomes),
+        report_html=str(report.get("html", "")),
+        store=str(ws.store),
+        log=str(log) if log is not None else None,
+        seconds=round(time.perf_counter() - since, 3),
+        report_rendered=bool(report.get("rendered", True)),
+    )
 
 
 def _cached(future: Any) -> bool:
@@ -84,139 +100,82 @@ def _cached(future: Any) -> bool:
 
 @dataclass
 class ModelGraph:
-    """One model's submitted tasks, by summary step, and what was on disk before they ran."""
+    """One model's submitted calls (futures by call id), by summary column, and what was on disk before."""
 
-    model: ModelConfig
+    plan: ModelPlan
+    futures: dict[str, Any]
     on_disk: dict[str, Any]
     vectors: frozenset[str]
-    generate: list[Any]  # one per prompt shard
-    geneval: list[Any]  # one per prompt shard
-    merged: list[Any]  # with several shards: the merges of the images and of the verdicts
-    embed: Any
-    judged: Any
-    sigma: Any
-    shards: list[Any]
-    diversity: Any
-    scendi: Any
-    stored: Any
     done_s: float = 0.0
     finished: set[str] = field(default_factory=set)
 
+    @property
+    def name(self) -> str:
+        """The model's name."""
+        return self.plan.model.name
+
     def steps(self) -> dict[str, list[Any]]:
-        """The futures of each summary step (STEPS order), upstream first within a step."""
-        return {
-            "generate": [*self.generate, *self.merged[:1]],
-            "embed": [self.embed],
-            "geneval": [*self.geneval, *self.merged[1:]],
-            "diversity": [self.sigma, *self.shards, self.diversity],
-            "scendi": [self.scendi],
-            "store": [self.stored],
-        }
+        """The futures of each summary column (STEPS order), upstream first within a column."""
+        columns = self.plan.by_column()
+        return {step: [self.futures[c.id] for c in columns.get(step, [])] for step in STEPS}
+
+    def of(self, step: str) -> list[Any]:
+        """The futures of the calls of one step (task name), in plan order."""
+        return [self.futures[c.id] for c in self.plan.calls if c.step == step]
 
     def pending(self) -> str:
-        """The first step not finished yet ('' when all are)."""
+        """The first column not finished yet ('' when all are)."""
         return next((step for step in STEPS if step not in self.finished), "")
 
 
-def submit_model(
-    ws: Workspace, cfg: Config, model: ModelConfig, prompts: list[Any], run_id: str, after: Any, submit: Submitter
-) -> ModelGraph:
-    """Submit one model's whole task graph (nothing waits here); its store waits for ``after``, failed or not."""
-    name = model.name
-    # what is already there, to tell work done from work kept
-    on_disk, vectors = images_on_disk(ws.images_dir(name)), embedding_cache_shards(ws.cache)
-    retry = {"retries": cfg.runtime.retries, "retry_delay_seconds": list(cfg.runtime.retry_delay_seconds)}
+def submit_call(call: Call, futures: dict[str, Any], cfg: Config, submit: Submitter) -> Any:
+    """Submit one call as its step's task: ``Ref``s become the futures of earlier calls; a cached call whose output
+    files are gone runs again (``refresh_cache``); model work is retried as the runtime section says."""
+    options: dict[str, Any] = {"task_run_name": call.id.replace("/", "-")}
+    if call.spec.cached and not all(p.exists() for p in call.outputs):
+        options["refresh_cache"] = True
+    if call.step in MODEL_WORK:
+        options |= {"retries": cfg.runtime.retries, "retry_delay_seconds": list(cfg.runtime.retry_delay_seconds)}
 
-    def refresh(step: str) -> dict[str, bool]:
-        if ws.outputs_gone(step, name):
-            return {"refresh_cache": True}
-        return {}
+    def value(item: Any) -> Any:
+        if isinstance(item, Ref):
+            return futures[item.call]
+        if isinstance(item, list):
+            return [value(v) for v in item]
+        return item
 
-    parts = prompt_shards(prompts, cfg.runtime.prompts_per_shard)
-    labels = [shard_label(part) for part in parts] if len(parts) > 1 else [None]
-    generate, geneval, merged = [], [], []
-    for part, label in zip(parts, labels, strict=True):
-        suffix = f"-{label}" if label else ""
-        generating = generate_task.with_options(
-            task_run_name=f"generate-{name}{suffix}", **retry, **refresh("generate")
-        )
-        generate.append(submit(generating, ws=ws, model=model, prompts=part))
-        if label is None:
-            gone = refresh("geneval")
-        else:  # a shard's own results file: gone means judge that shard again
-            gone = {"refresh_cache": not ws.geneval_shard_file(name, label).exists()}
-        judging = geneval_task.with_options(task_run_name=f"geneval-{name}{suffix}", **retry, **gone)
-        geneval.append(submit(judging, ws=ws, model=name, generated=generate[-1], prompts=part, shard=label))
-    if len(parts) > 1:
-        generated = submit(merge_images_task, cheap=True, model=name, shards=generate)
-        judged = submit(merge_geneval_task, cheap=True, ws=ws, model=name, shards=geneval)
-        merged = [generated, judged]
-    else:
-        generated, judged = generate[0], geneval[0]
-    embedded = submit(
-        embed_task.with_options(**refresh("embed")), ws=ws, model=name, generated=generated, prompts=prompts
-    )
-    div_cfg = cfg.evaluators.diversity
-    sigma = submit(sigma_task, embedded=embedded, cfg=div_cfg)
-    shards = [
-        submit(
-            fkea_shard_task.with_options(refresh_cache=not ws.shard_state(name, i, div_cfg.shards).exists()),
-            ws=ws,
-            model=name,
-            embedded=embedded,
-            shard=i,
-            shards=div_cfg.shards,
-            sigma=sigma,
-        )
-        for i in range(div_cfg.shards)
-    ]
-    diversity = submit(diversity_task, ws=ws, model=name, embedded=embedded, shards=shards, sigma=sigma)
-    scendi = submit(scendi_task, ws=ws, model=name, embedded=embedded)
-    stored = submit(
-        store_task,
-        cheap=True,
-        wait_for=[allow_failure(after)] if after is not None else None,
-        ws=ws,
-        run_id=run_id,
-        model=model,
-        prompts=prompts,
-        generated=generated,
-        judged=judged,
-        diversity=diversity,
-        scendi=scendi,
-    )
-    return ModelGraph(
-        model, on_disk, vectors, generate, geneval, merged, embedded, judged, sigma, shards, diversity, scendi, stored
-    )
+    params = {name: value(item) for name, item in call.params.items()}
+    waits = [allow_failure(futures[a]) for a in call.after] or None
+    return submit(TASKS[call.step].with_options(**options), cheap=call.spec.cheap, wait_for=waits, **params)
 
 
-def first_failure(graphs: list[ModelGraph]) -> Any | None:
-    """The first failed task in config order, upstream first (its own exception, not a downstream 'NotReady')."""
-    for graph in graphs:
-        for futures in graph.steps().values():
-            for future in futures:
-                if future.state.is_failed() or future.state.is_crashed():
-                    return future
-    for graph in graphs:
-        for futures in graph.steps().values():
-            for future in futures:
-                if not future.state.is_completed():
-                    return future
+def first_failure(graphs: list[ModelGraph], shared: dict[str, Any]) -> Any | None:
+    """The first failed call, shared calls first, then in config order, upstream first (its own exception, not a
+    downstream 'NotReady')."""
+    every = [*shared.values(), *(f for g in graphs for fs in g.steps().values() for f in fs)]
+    for future in every:
+        if future.state.is_failed() or future.state.is_crashed():
+            return future
+    for future in every:
+        if not future.state.is_completed():
+            return future
     return None
 
 
 def summarise_model(ws: Workspace, graph: ModelGraph) -> ModelSummary:
-    """Computed or cached per step, from the finished futures."""
-    images = [i.path for f in graph.generate for i in f.result().images]
+    """Computed or cached per column, from the finished futures."""
+    generate = graph.of("generate")
+    images = [i.path for f in generate for i in f.result().images]
+    columns = graph.steps()
     return ModelSummary(
-        model=graph.model.name,
+        model=graph.name,
         steps=(
-            generate_outcome(all(_cached(f) for f in graph.generate), images, graph.on_disk),
-            embed_outcome(_cached(graph.embed), graph.vectors, embedding_cache_shards(ws.cache)),
-            step_outcome("geneval", [_cached(f) for f in graph.geneval]),
-            step_outcome("diversity", [_cached(f) for f in (graph.sigma, *graph.shards, graph.diversity)]),
-            step_outcome("scendi", [_cached(graph.scendi)]),
-            store_outcome(graph.stored.result().unchanged),
+            generate_outcome(all(_cached(f) for f in generate), images, graph.on_disk),
+            embed_outcome(_cached(graph.of("embed")[0]), graph.vectors, embedding_cache_shards(ws.cache)),
+            step_outcome("geneval", [_cached(f) for f in [*graph.of("geneval"), *graph.of("scores")]]),
+            step_outcome("diversity", [_cached(f) for f in columns["diversity"]]),
+            step_outcome("scendi", [_cached(f) for f in columns["scendi"]]),
+            store_outcome(graph.of("store")[0].result().unchanged),
         ),
         seconds=graph.done_s,
     )
@@ -229,9 +188,9 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> Refresh:
     started = time.perf_counter()
     context = FlowRunContext.get()
     runner = context.task_runner if context is not None else None
-    if isinstance(runner, ThreadPoolTaskRunner):
-        # tasks in this process's threads: import the model stack once, here, before they run side by side (a
-        # half-imported torch in sys.modules breaks scipy's array-API checks: "partially initialized module")
+    if isinstance(runner, ThreadPoolTaskRunner) and getattr(runner, "_max_workers", 1) > 1:
+        # tasks in several threads of this process: import the model stack once, here, before they run side by side
+        # (a half-imported torch in sys.modules breaks scipy's array-API checks: "partially initialized module")
         import torch  # noqa: F401
     # a Dask runner starts its cluster at the first task that must run there: a fully cached refresh starts none
 
@@ -241,10 +200,11 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> Refresh:
     progress = RunProgress(len(cfg.models), len(STEPS), label=f"refresh {cfg.name}")
     holder = f"leaderboard_refresh {run_id} ({cfg.name})"
     with run_lock(ws.store, wait=wait, holder=holder), contextlib.closing(progress) as display:
-        start_run(ws, run_id, "leaderboard_refresh")
+        start_run(ws, cfg, config, run_id, "leaderboard_refresh")
         try:
             prompts = prompts_task(cfg.geneval)
-            shards = len(prompt_shards(prompts, cfg.runtime.prompts_per_shard))
+            plan = plan_refresh(cfg, ws, prompts, run_id)
+            shards = max(len(m.by_column().get("generate", [])) for m in plan.models)
             logger.info(
                 "%d models × %d prompts (%d shard%s each) on %s",
                 len(cfg.models),
@@ -254,72 +214,178 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> Refresh:
                 describe(runner),
             )
             submit = Submitter(runner)
+            futures: dict[str, Any] = {}
             graphs: list[ModelGraph] = []
-            for model in cfg.models:
-                after = graphs[-1].stored if graphs else None
-                graphs.append(submit_model(ws, cfg, model, prompts, run_id, after, submit))
+            for call in plan.shared:
+                futures[call.id] = submit_call(call, futures, cfg, submit)
+            for model_plan in plan.models:
+                # what is already there, to tell work done from work kept
+                graph = ModelGraph(
+                    model_plan, futures, images_on_disk(model_plan.images), embedding_cache_shards(ws.cache)
+                )
+                for call in model_plan.calls:
+                    futures[call.id] = submit_call(call, futures, cfg, submit)
+                graphs.append(graph)
+            shared = {c.id: futures[c.id] for c in plan.shared}
             owner = {id(f): (g, step) for g in graphs for step, fs in g.steps().items() for f in fs}
-            left = {(g.model.name, step): len(fs) for g in graphs for step, fs in g.steps().items()}
-            every = [f for g in graphs for fs in g.steps().values() for f in fs]
-            display.at(graphs[0].model.name, "generate")
+            left = {(g.name, step): len(fs) for g in graphs for step, fs in g.steps().items()}
+            every = [*shared.values(), *(f for g in graphs for fs in g.steps().values() for f in fs)]
+            display.at(graphs[0].name, "generate")
             ran_here = [f for f in every if isinstance(f, Done)]
-            for future in [*ran_here, *as_completed([f for f in every if not isinstance(f, Done)])]:
+            # followed as they finish: a chain, never a list (unpacking as_completed would wait for all of them)
+            for future in itertools.chain(ran_here, as_completed([f for f in every if not isinstance(f, Done)])):
                 future.wait()  # its final state, as the engine returned it (the API's copy may lag behind)
+                if id(future) not in owner:
+                    continue  # a shared call (reference bandwidth): counted by the models that use it
                 graph, step = owner[id(future)]
-                left[(graph.model.name, step)] -= 1
-                if left[(graph.model.name, step)] == 0:
+                left[(graph.name, step)] -= 1
+                if left[(graph.name, step)] == 0:
                     graph.finished.add(step)
                     display.advance()
+                    done = [f for f in graph.steps()[step] if f.state.is_completed() and f.state.name != "Cached"]
+                    work = sum(getattr(f.result(), "elapsed_s", 0.0) for f in done)
+                    display.step_done(graph.name, step, time.perf_counter() - started, work)
                     if len(graph.finished) == len(STEPS):
                         graph.done_s = round(time.perf_counter() - started, 3)
                         failed = any(not f.state.is_completed() for fs in graph.steps().values() for f in fs)
-                        display.model_done(graph.model.name, graph.done_s, failed=failed)
-                waiting = [f"{g.model.name} {g.pending()}" for g in graphs if g.pending()]
+                        display.model_done(graph.name, graph.done_s, failed=failed)
+                waiting = [f"{g.name} {g.pending()}" for g in graphs if g.pending()]
                 if waiting:
                     display.at(waiting[0], "" if len(waiting) == 1 else f"(+{len(waiting) - 1} models)")
-            failed = first_failure(graphs)
+            failed = first_failure(graphs, shared)
             if failed is not None:
                 failed.result()  # raises the task's own exception
                 raise RuntimeError(f"task {failed.task_run_id} ended {failed.state.name}")
             states: dict[str, dict[str, str]] = {}
             model_work_s = 0.0
             outcomes = []
+            work = [f for f in every if f.state.name == "Completed"]
+            model_work_s = sum(getattr(f.result(), "elapsed_s", 0.0) for f in work)
             for graph in graphs:
-                work = [*graph.generate, *graph.geneval, graph.embed, *graph.shards, graph.diversity, graph.scendi]
-                model_work_s += sum(f.result().elapsed_s for f in work if f.state.name == "Completed")
-                states[graph.model.name] = {
-                    "generate": ",".join(f.state.name for f in graph.generate),
-                    "embed": graph.embed.state.name,
-                    "geneval": ",".join(f.state.name for f in graph.geneval),
-                    "sigma": graph.sigma.state.name,
-                    "fkea-shard": ",".join(s.state.name for s in graph.shards),
-                    "diversity": graph.diversity.state.name,
-                    "scendi": graph.scendi.state.name,
-                    **({"merge": ",".join(f.state.name for f in graph.merged)} if graph.merged else {}),
-                }
+                by_step: dict[str, list[str]] = {}
+                for call in graph.plan.calls:
+                    by_step.setdefault(call.step, []).append(futures[call.id].state.name)
+                states[graph.name] = {step: ",".join(names) for step, names in by_step.items()}
                 outcomes.append(summarise_model(ws, graph))
-                logger.info(
-                    "model %s stored: %s", graph.model.name, json.dumps(dataclasses.asdict(graph.stored.result()))
-                )
+                stored = graph.of("store")[0].result()
+                logger.info("model %s stored: %s", graph.name, json.dumps(dataclasses.asdict(stored)))
         except BaseException as exc:
             finish_run(ws, run_id, "failed", {"error": failure_cause(exc)})
             raise
         finish_run(ws, run_id, "completed", {"states": states, "task_runner": describe(runner)})
         display.at("all models", "report")
-        report = report_task(ws)
-    log = console().log
-    summary = RunSummary(
-        config=cfg.name,
-        run_id=run_id,
-        prompts=len(prompts),
-        models=tuple(outcomes),
-        report_html=str(report.get("html", "")),
-        store=str(ws.store),
-        log=str(log) if log is not None else None,
-        seconds=round(time.perf_counter() - started, 3),
-    )
+        report = report_task(ws.store, ws.reports, cfg.name, list(cfg.report.published_paths(ws.root)))
+    summary = run_summary(cfg, ws, run_id, len(prompts), outcomes, report, started)
     logger.info("reports: %s\n%s", report.get("markdown"), summary.render())
-    return Refresh(run_id=run_id, states=states, report=report, model_work_s=round(model_work_s, 3), summary=summary)
+    return Refresh(
+        run_id=run_id,
+        states=states,
+        shared={k: f.state.name for k, f in shared.items()},
+        report=report,
+        model_work_s=round(model_work_s, 3),
+        summary=summary,
+    )
+
+
+def cached_results(plan: Any) -> dict[str, Any] | None:
+    """Every cached call's result from the task cache, with the results of the calls that always run but the store
+    writes (merges: cheap, idempotent), if every cached call is a hit whose files exist; None at the first miss.
+
+    Reads the workspace's local result storage directly — never the API, which a cached refresh need not start."""
+    results: dict[str, Any] = {}
+    store = local_result_store()
+    for call in plan.calls():
+        if call.step == "store":
+            continue
+        if not call.spec.cached:
+            results[call.id] = call.spec.fn(**call.resolve(results))
+            continue
+        key = call.key(results)
+        if not all(p.exists() for p in call.outputs) or not store.exists(key):
+            return None
+        results[call.id] = store.read(key).result
+    return results
+
+
+def local_result_store() -> Any:
+    """Prefect's result store of this workspace's tasks (``PREFECT_LOCAL_STORAGE_PATH``, JSON results), opened without
+    asking an API for a default storage block."""
+    from prefect.filesystems import LocalFileSystem
+    from prefect.results import ResultStore
+    from prefect.settings import PREFECT_LOCAL_STORAGE_PATH
+
+    storage = LocalFileSystem(basepath=str(PREFECT_LOCAL_STORAGE_PATH.value()))
+    from prefect.serializers import JSONSerializer
+
+    return ResultStore(result_storage=storage, serializer=JSONSerializer())
+
+
+def refresh_without_prefect(config: str, cfg: Config, wait: float = 0.0) -> Refresh | None:
+    """The refresh when there is nothing to compute: if every step's result is in the task cache (its content key
+    unchanged, its files there), the store writes run here and the report is re-rendered only if its rows changed —
+    without starting Prefect, whose API server alone costs seconds. None when any step must run (the caller then
+    runs the flow, which takes the store's run lock itself)."""
+    from t2ibench.pipeline import PromptSet, select_prompts, step_key
+
+    started = time.perf_counter()
+    ws = Workspace.for_config(cfg, config)
+    key = step_key("prompts", select_prompts, {"suite": cfg.geneval})
+    store = local_result_store()
+    if not store.exists(key):
+        return None
+    prompts = store.read(key).result
+    if not isinstance(prompts, PromptSet):
+        return None
+    run_id = uuid.uuid4().hex[:12]
+    progress = RunProgress(len(cfg.models), len(STEPS), label=f"refresh {cfg.name}")
+    holder = f"leaderboard_refresh {run_id} ({cfg.name})"
+    with run_lock(ws.store, wait=wait, holder=holder), contextlib.closing(progress) as display:
+        plan = plan_refresh(cfg, ws, prompts, run_id)
+        results = cached_results(plan)
+        if results is None:
+            return None
+        print(
+            f"{PROGRAM}: every step's result is in the task cache (keys unchanged, files present): Prefect not started",
+            flush=True,
+        )
+        start_run(ws, cfg, config, run_id, "leaderboard_refresh")
+        try:
+            outcomes, states = [], {}
+            for model in plan.models:
+                for call in model.calls:
+                    if call.step == "store":
+                        results[call.id] = call.spec.fn(**call.resolve(results))
+                stored = results[model.store]
+                images = [i.path for c in model.calls if c.step == "generate" for i in results[c.id].images]
+                seconds = round(time.perf_counter() - started, 3)
+                outcomes.append(
+                    ModelSummary(
+                        model=model.model.name,
+                        steps=(
+                            generate_outcome(True, images, {}),
+                            embed_outcome(True, frozenset(), frozenset()),
+                            step_outcome("geneval", [True]),
+                            step_outcome("diversity", [True]),
+                            step_outcome("scendi", [True]),
+                            store_outcome(stored.unchanged),
+                        ),
+                        seconds=seconds,
+                    )
+                )
+                by_step: dict[str, list[str]] = {}
+                for call in model.calls:
+                    by_step.setdefault(call.step, []).append("Cached" if call.spec.cached else "Completed")
+                states[model.model.name] = {step: ",".join(names) for step, names in by_step.items()}
+                display.model_done(model.model.name, seconds)
+        except BaseException as exc:
+            finish_run(ws, run_id, "failed", {"error": failure_cause(exc)})
+            raise
+        finish_run(ws, run_id, "completed", {"states": states, "task_runner": "none: every step cached"})
+        display.at("all models", "report")
+        report = report_task.fn(ws.store, ws.reports, cfg.name, list(cfg.report.published_paths(ws.root)))
+    summary = run_summary(cfg, ws, run_id, len(prompts), outcomes, report, started)
+    shared = {c.id: "Cached" for c in plan.shared}
+    return Refresh(run_id=run_id, states=states, shared=shared, report=report, model_work_s=0.0, summary=summary)
 
 
 def refresh(config: str, wait: float = 0.0, loaded: Config | None = None) -> Refresh:
@@ -349,6 +415,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wait", type=float, default=0.0, help="wait this long for another refresh to finish")
     parser.add_argument("--dask", type=int, metavar="WORKERS", help="fan tasks out over a local Dask cluster")
     parser.add_argument("--summary", help="write the run summary (states per task, computed/cached) as JSON here")
+    parser.add_argument(
+        "--flow",
+        action="store_true",
+        help="run the Prefect flow even when every step is cached (by default such a refresh does not start Prefect)",
+    )
     args = parser.parse_args(argv)
     from t2ibench.errors import InputError
 
@@ -379,7 +450,9 @@ def main(argv: list[str] | None = None) -> int:
         return code
 
     try:
-        result = refresh(args.config, wait=args.wait, loaded=cfg)
+        result = None if args.flow or args.dask else refresh_without_prefect(args.config, cfg, args.wait)
+        if result is None:
+            result = refresh(args.config, wait=args.wait, loaded=cfg)
     except InputError as exc:
         return failed(f"{PROGRAM}: error: {' '.join(str(exc).split())}", 2)
     except KeyboardInterrupt:

@@ -22,6 +22,7 @@ LONGEST_FIRST = (
     "integration/test_flows.py",
     "integration/test_concurrency.py",
     "integration/test_dvc.py",
+    "integration/test_inputs_are_keys.py",
     "unit/test_digits_example.py",
 )
 

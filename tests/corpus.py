@@ -620,17 +620,10 @@ def _(tmp: Path) -> str:
 def _(tmp: Path) -> Any:
     from t2ibench.config import parse_config
     from t2ibench.geneval_eval import ResultRow, write_results
-    from t2ibench.pipeline import Generated, ImageInfo, Judged, Scores, step_store
-    from t2ibench.workspace import Workspace
+    from t2ibench.hashing import file_digest
+    from t2ibench.pipeline import Generated, ImageInfo, Judged, PromptSet, Scores, TaskScores, step_store
 
-    cfg = parse_config(
-        {
-            "name": "x",
-            "models": [{"name": "tiny"}],
-            "outputs": {"store": str(tmp / "populated.duckdb"), "data": str(tmp)},
-        }
-    )
-    ws = Workspace(root=tmp, config=cfg)
+    cfg = parse_config({"name": "x", "models": [{"name": "tiny"}]})
     prompt = SUITE[0]["prompt"]
     write_results(
         tmp / "r.jsonl", [ResultRow("x/00000/samples/00000.png", "single_object", prompt, True, "", SUITE[0])]
@@ -638,8 +631,24 @@ def _(tmp: Path) -> Any:
     images = tuple(ImageInfo(0, k, f"x{k}.png", str(k), 1) for k in range(2))
     empty = Scores(model="tiny", metrics=(), modes=(), n=0)
     generated = Generated(model="tiny", folder=str(tmp), images=images, manifest={})
-    judged = Judged(model="tiny", results=str(tmp / "r.jsonl"), sha256="x", summary={})
-    return step_store(ws, "r", cfg.models[0], list(enumerate(SUITE)), generated, judged, empty, empty)
+    judged = Judged(model="tiny", results=str(tmp / "r.jsonl"), sha256=file_digest(tmp / "r.jsonl"), summary={})
+    return step_store(
+        store=tmp / "populated.duckdb",
+        run_id="r",
+        model=cfg.models[0],
+        suite="geneval",
+        model_hash="0" * 16,
+        evaluator_hash="1" * 16,
+        protocol={},
+        lite=[],
+        smoke_evaluators=False,
+        prompts=PromptSet.of(list(enumerate(SUITE))),
+        generated=generated,
+        judged=judged,
+        scores=TaskScores(model="tiny", rows=(), level=0.95),
+        diversity=empty,
+        scendi=empty,
+    )
 
 
 @case(

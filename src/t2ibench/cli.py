@@ -513,7 +513,8 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     )
     options = {"seed": "--seed-images", "source": "--import-from", "images_per_prompt": "--images-per-prompt"}
     spec = _spec(lambda: GeneratorConfig(backend=backend, images_per_prompt=args.images_per_prompt, **fields), options)
-    generator = GENERATORS.build(backend, spec, device=args.device, show_progress=not args.quiet, base=Path.cwd())
+    source = Path(args.import_from).resolve() if args.import_from else None
+    generator = GENERATORS.build(backend, spec, device=args.device, show_progress=not args.quiet, source=source)
     records = generator.generate(selected, args.out, overwrite=args.overwrite)
     if getattr(generator, "reimported", None):
         print(f"note: re-imported {len(generator.reimported)} images whose source changed", file=sys.stderr)
@@ -556,7 +557,33 @@ def _cmd_run(args: argparse.Namespace) -> int:
         arguments += ["--dask", str(args.dask)]
     if args.summary:
         arguments += ["--summary", str(Path(args.summary).resolve())]
+    if args.flow:
+        arguments.append("--flow")
     return _run_workspace_module(root, "flows.leaderboard_refresh", arguments)
+
+
+def _cmd_gc(args: argparse.Namespace) -> int:
+    from t2ibench.config import load_config
+    from t2ibench.pipeline.gc import find_garbage, remove
+    from t2ibench.store import run_lock
+    from t2ibench.workspace import Workspace
+
+    cfg = load_config(args.config)
+    ws = Workspace.for_config(cfg, args.config)
+    with run_lock(ws.store, holder=f"t2ibench gc ({cfg.name})"):
+        garbage = find_garbage(cfg, ws)
+        for path, size in garbage.stale:
+            print(f"{'would remove' if args.dry_run else 'remove'} {path} ({size / 1e6:.1f} MB)")
+        freed = garbage.size if args.dry_run else remove(garbage, ws)
+    for path in garbage.foreign:
+        print(f"left alone: {path} (not a model of config {cfg.name!r})", file=sys.stderr)
+    verb = "would free" if args.dry_run else "freed"
+    print(
+        f"{ws.data}: {len(garbage.stale)} stale versions or files, {verb} {freed / 1e6:.1f} MB; "
+        f"{len(garbage.kept)} current version folders kept",
+        file=sys.stderr,
+    )
+    return EXIT_OK
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -830,7 +857,8 @@ def build_parser() -> argparse.ArgumentParser:
         "generate",
         help="generate images for a prompt suite into GenEval's layout (diffusers, or 'tiny-random' offline)",
         description="Defaults follow GenEval's generation script: 4 images per prompt, 50 steps, guidance 9, seed 42 "
-        "re-seeded per prompt. Re-running resumes: finished images (checked against samples.jsonl hashes) are kept.",
+        "re-seeded per prompt. Re-running resumes: a finished image is kept when its file matches its "
+        "samples.jsonl hash and it was made for the same prompt record.",
     )
     gen.add_argument("suite", choices=["geneval"])
     _suite_options(gen, metadata=True)
@@ -877,7 +905,23 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--summary", help="also write the run's summary as JSON (computed/cached per model and step, task states)"
     )
+    run.add_argument(
+        "--flow",
+        action="store_true",
+        help="run the Prefect flow even when every step is cached (such a refresh otherwise does not start Prefect)",
+    )
     run.set_defaults(func=_cmd_run)
+
+    gc = verbs.add_parser(
+        "gc",
+        help="remove the files of versions the config no longer makes (older images, results, embeddings)",
+        description="Keep, under the config's data folder, only the versions its leaderboard shows: the folders "
+        "its refresh would write now. Folders of models the config does not name are left alone; stored rows are "
+        "never touched.",
+    )
+    gc.add_argument("--config", required=True)
+    gc.add_argument("--dry-run", action="store_true", help="list what would be removed, remove nothing")
+    gc.set_defaults(func=_cmd_gc)
 
     report = verbs.add_parser("report", help="render the leaderboard (Markdown, HTML, plots, galleries) from the store")
     report.add_argument("--config", required=True)

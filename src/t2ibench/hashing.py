@@ -10,7 +10,7 @@ import dataclasses
 import hashlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,11 @@ def file_sha256(path: str | Path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def record_sha256(record: Mapping[str, Any]) -> str:
+    """SHA-256 (64 hex digits) of a prompt record's canonical JSON (sorted keys): what an image or verdict was for."""
+    return hashlib.sha256(json.dumps(dict(record), sort_keys=True).encode()).hexdigest()
 
 
 def file_digest(path: str | Path) -> str:

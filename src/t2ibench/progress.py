@@ -29,10 +29,14 @@ def progress(total: int | None, desc: str, *, enabled: bool = True, unit: str = 
     )
 
 
+LONG_STEP_S = 10.0
+"""A refresh's step with at least this many seconds of model work gets its own progress line away from a terminal."""
+
+
 class RunProgress:
     """A refresh's progress: on a terminal, one live bar over every (model, step), labelled with the step being
     waited for, and gone when the run ends (the summary replaces it); elsewhere (pipes, CI, cron) one line per
-    finished model."""
+    finished model and per long step, each as it happens, with the seconds since the run started."""
 
     def __init__(self, models: int, steps: int, *, label: str, stream: TextIO | None = None) -> None:
         self.stream = stream if stream is not None else console().err
@@ -61,6 +65,16 @@ class RunProgress:
     def advance(self) -> None:
         """Count one (model, step) as done."""
         self.bar.update(1)
+
+    def step_done(self, model: str, step: str, seconds: float, work: float) -> None:
+        """A model's step finished ``seconds`` into the run after ``work`` seconds of model work; away from a terminal,
+        a step of at least ``LONG_STEP_S`` of work gets its own line."""
+        if self.bar.disable and work >= LONG_STEP_S:
+            print(
+                f"{self.label}: {model} {step} done at {seconds:.0f} s ({work:.0f} s of work)",
+                file=self.stream,
+                flush=True,
+            )
 
     def model_done(self, model: str, seconds: float, *, failed: bool = False) -> None:
         """Count a model as finished (``failed``: a task of it failed); away from a terminal, say so in one line."""

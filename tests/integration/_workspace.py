@@ -148,7 +148,7 @@ def summary_paths(output: str) -> dict[str, Path]:
     for line in output.splitlines():
         name, _, value = line.partition(":")
         if name in ("report", "store", "log") and value.strip().startswith("/"):
-            found[name] = Path(value.strip())
+            found[name] = Path(value.strip().split("  ")[0])  # the report's path may be followed by a note
     return found
 
 

@@ -19,15 +19,15 @@ pytestmark = pytest.mark.slow
 ANCHORS = [
     ("Beginning flow run", 1.0),
     ("Task run 'prompts", 1.5),
-    ("Task run 'generate-tiny-a'", 0.5),
-    ("Task run 'embed-tiny-a'", 0.5),
-    ("Task run 'geneval-tiny-a'", 0.2),
-    ("Task run 'fkea-shard-1'", 0.15),
-    ("Task run 'diversity-tiny-a'", 0.15),
-    ("Task run 'scendi-tiny-a'", 0.2),
-    ("Task run 'store-tiny-a'", 1.5),
-    ("Task run 'generate-tiny-b'", 0.5),
-    ("Task run 'store-tiny-b'", 0.6),
+    ("Task run 'tiny-a-generate'", 0.5),
+    ("Task run 'tiny-a-embed'", 0.5),
+    ("Task run 'tiny-a-geneval'", 0.2),
+    ("Task run 'tiny-a-fkea-shard-1'", 0.15),
+    ("Task run 'tiny-a-diversity'", 0.15),
+    ("Task run 'tiny-a-scendi'", 0.2),
+    ("Task run 'tiny-a-store'", 1.5),
+    ("Task run 'tiny-b-generate'", 0.5),
+    ("Task run 'tiny-b-store'", 0.6),
 ]
 CONTENT = {  # table: columns compared (run ids, timestamps and absolute paths differ between workspaces)
     "models": "model, model_hash, label, backend, model_id, sampling, smoke",
@@ -36,9 +36,9 @@ CONTENT = {  # table: columns compared (run ids, timestamps and absolute paths d
     "detections": "*",
     "verdicts": "*",
     "metrics": "model, model_hash, evaluator_hash, metric, params_key, alpha, sigma, rff_dim, n, seed, value, "
-    "error_bound",
+    "error_bound, sigma_source",
     "modes": "model, model_hash, evaluator_hash, source, mode_index, share, entropy_share, top, bottom",
-    # content_hash covers results.jsonl, which names images by absolute path: it differs between workspaces
+    # content_hash covers the images' absolute paths: it differs between workspaces
     "model_versions": "model, model_hash, evaluator_hash",
 }
 

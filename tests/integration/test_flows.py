@@ -12,6 +12,8 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -22,28 +24,43 @@ from t2ibench.store import Store
 from tests.integration._workspace import STEP_COLUMNS, make_workspace, noise, summary_paths, summary_table
 
 REPO = Path(__file__).resolve().parents[2]
-MODEL_WORK = ("generate", "embed", "geneval", "sigma", "fkea-shard", "diversity", "scendi")
+MODEL_WORK = ("generate", "embed", "geneval", "scores", "fkea-shard", "diversity", "scendi")
 pytestmark = pytest.mark.slow
 
 
-def run_flow(workspace: Path, env: dict[str, str], name: str, *extra: str) -> dict:
+def run_flow(
+    workspace: Path, env: dict[str, str], name: str, *extra: str, config: str = "smoke.yaml", data: str = "data"
+) -> dict:
+    """Run a refresh as a program with its console on pipes (as under cron or CI); the --summary JSON, plus what it
+    printed (``console``), each stderr line with the seconds since the start it arrived at (``arrived``), and what it
+    appended to the log file (``logged``)."""
     summary = workspace / f"{name}.json"
     cmd = [
         sys.executable,
         "-m",
         "flows.leaderboard_refresh",
         "--config",
-        str(workspace / "configs" / "smoke.yaml"),
+        str(workspace / "configs" / config),
         "--summary",
         str(summary),
         *extra,
     ]
-    log = workspace / "data" / "logs" / "refresh.log"
+    log = workspace / data / "logs" / "refresh.log"
     offset = log.stat().st_size if log.exists() else 0
-    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    arrived: list[tuple[float, str]] = []
+    reader = threading.Thread(target=lambda: arrived.extend((time.monotonic() - start, line) for line in proc.stderr))
+    reader.start()
+    out = proc.stdout.read()
+    proc.wait(timeout=900)
+    reader.join()
+    err = "".join(line for _, line in arrived)
+    assert proc.returncode == 0, out[-3000:] + err[-3000:]
     result = json.loads(summary.read_text())
-    result["console"] = proc.stdout + proc.stderr  # what the user sees: progress lines and the summary table
+    result["console"] = out + err  # what the user sees: progress lines and the summary table
+    result["arrived"] = arrived
+    result["ended"] = time.monotonic() - start
     with open(log, encoding="utf-8") as fh:  # what this run sent to its log file (appended run after run)
         fh.seek(offset)
         result["logged"] = fh.read()
@@ -72,8 +89,10 @@ def cached(workspace, cold):
     root, env = workspace
     store = Store(root / "data" / "t2ibench.duckdb")
     before = {t: store.query(f"SELECT count(*) FROM {t}")[1][0][0] for t in ("images", "verdicts", "metrics", "modes")}
+    report = {p: p.stat().st_mtime_ns for p in (root / "reports").rglob("*") if p.is_file()}
     summary = run_flow(root, env, "cached")
     after = {t: store.query(f"SELECT count(*) FROM {t}")[1][0][0] for t in ("images", "verdicts", "metrics", "modes")}
+    summary["report_files"] = (report, {p: p.stat().st_mtime_ns for p in (root / "reports").rglob("*") if p.is_file()})
     return summary, before, after
 
 
@@ -134,10 +153,15 @@ def test_the_console_shows_only_the_progress_and_the_summary(workspace, cold, ca
         assert [row[step] for step in STEP_COLUMNS] == ["cached"] * len(STEP_COLUMNS), (model, row)
     assert summary_paths(console)["report"].is_file()
     # what the console did not show is in the log file: Prefect's lines and the libraries' warnings
-    for summary in (cold, cached[0]):
-        assert "Task run 'generate-tiny-a' - Finished in state" in summary["logged"]
-        assert "Flow run '" in summary["logged"]
-    assert "Finished in state Cached" in cached[0]["logged"]
+    assert "Task run 'tiny-a-generate' - Finished in state" in cold["logged"]
+    assert "Flow run '" in cold["logged"]
+    # a refresh with nothing to compute answers every step from the task cache without starting Prefect
+    assert (
+        "every step's result is in the task cache (keys unchanged, files present): Prefect not started"
+        in (cached[0]["logged"])
+    )
+    assert "Flow run '" not in cached[0]["logged"]
+    assert "Starting temporary server" not in cached[0]["logged"]
     # the model libraries' warnings and progress bars (which ones depends on the versions and on what the tiny
     # models' cache already holds: diffusers' 'Loading pipeline components' bar comes with every pipeline load)
     third_party = [line for line in cold["logged"].splitlines() if "warn" in line.lower() or "it/s]" in line]
@@ -151,6 +175,28 @@ def test_a_run_with_nothing_new_does_no_model_work(cached):
     for model in ("tiny-a", "tiny-b"):
         assert states(summary, model) == {"Cached"}, summary["states"][model]
     assert before == after  # upserts again, no duplicates
+
+
+def test_away_from_a_terminal_each_model_is_reported_as_it_finishes(cold):
+    """On pipes (cron, CI) a line per model arrives when that model is done, saying when: not all at the end."""
+    lines = [(at, line) for at, line in cold["arrived"] if re.search(r"refresh smoke: tiny-[ab] done in", line)]
+    assert [line.split()[2] for _, line in lines] == ["tiny-a", "tiny-b"], cold["console"]
+    said = [float(re.search(r"done in (\d+) s", line).group(1)) for _, line in lines]
+    (a_at, _), (b_at, _) = lines
+    # the two models finish seconds apart (one worker thread: tiny-b's work starts after tiny-a's), and each line
+    # arrived then, not at the end; the seconds it states move with its arrival (both count from the start)
+    assert b_at - a_at > 1.0, lines
+    assert abs((b_at - a_at) - (said[1] - said[0])) < 2.0, lines
+    assert a_at < cold["ended"] - 1.0, lines
+
+
+def test_a_cached_refresh_keeps_the_report_it_shows(cached):
+    """The second, fully cached refresh leaves the report's files untouched: its rows did not change."""
+    assert "(unchanged: its rows are the same)" in cached[0]["console"]
+    assert cached[0]["report"]["rendered"] is False
+    before, after = cached[0]["report_files"]
+    assert len(before) > 10
+    assert after == before  # not one file rewritten
 
 
 def test_changing_one_model_recomputes_that_model_only(workspace, changed):
@@ -379,3 +425,79 @@ def test_a_failing_run_ends_with_its_real_cause(tmp_path, model_cache):
     assert stored == [{"model": "tiny-b"}]
     assert "refresh smoke: tiny-a failed after" in proc.stderr
     assert "refresh smoke: tiny-b done in" in proc.stderr
+
+
+@pytest.fixture(scope="module")
+def releveled(workspace, changed):
+    """The refresh after changing evaluators.ci_level alone (0.95 → 0.9)."""
+    root, env = workspace
+    path = root / "configs" / "smoke.yaml"
+    config = yaml.safe_load(path.read_text())
+    config["evaluators"]["ci_level"] = 0.9
+    path.write_text(yaml.safe_dump(config))
+    return run_flow(root, env, "releveled")
+
+
+def test_changing_the_confidence_level_recomputes_the_intervals_and_nothing_else(workspace, releveled):
+    """The confidence level is read by the Table-2 and the diversity steps: they run again, every other step is
+    answered from the cache, and every stored interval of the current versions is at the new level."""
+    root, _ = workspace
+    for model in ("tiny-a", "tiny-b"):
+        steps = releveled["states"][model]
+        assert {steps[s] for s in ("scores", "diversity")} == {"Completed"}, steps
+        reused = ("generate", "embed", "geneval", "fkea-shard", "scendi")
+        assert {x for s in reused for x in steps[s].split(",")} == {"Cached"}, steps
+    store = Store(root / "data" / "t2ibench.duckdb")
+    current = "JOIN current_models USING (model, model_hash, evaluator_hash)"
+    levels = store.rows(f"SELECT DISTINCT ci_level FROM geneval_scores {current} WHERE ci_level IS NOT NULL")
+    levels += store.rows(f"SELECT DISTINCT ci_level FROM metrics {current} WHERE ci_level IS NOT NULL")
+    assert {r["ci_level"] for r in levels} == {0.9}
+
+
+def test_a_copy_of_the_config_with_other_outputs_keeps_to_its_own_folders(workspace, releveled):
+    """A copy of a config that writes elsewhere computes into its own folders (the output location is part of every
+    file-writing step's key); the original's next refresh is still answered from the cache, its rows point at its
+    own files, and deleting the copy's folders leaves it whole."""
+    root, env = workspace
+    config = yaml.safe_load((root / "configs" / "smoke.yaml").read_text())
+    config["name"] = "copy"
+    config["models"] = config["models"][:1]
+    config["outputs"] = {
+        "data": "copy",
+        "reports": "copy/reports",
+        "store": "copy/t2ibench.duckdb",
+        "cache": "data/cache",
+    }
+    (root / "configs" / "copy.yaml").write_text(yaml.safe_dump(config))
+    copy = run_flow(root, env, "copy", config="copy.yaml", data="copy")
+    assert copy["states"]["tiny-a"]["generate"] == "Completed"  # its own images folder, not the original's
+    assert len(list((root / "copy" / "images" / "tiny-a").glob("*/*/samples/*.png"))) == 24
+    again = run_flow(root, env, "after-copy")
+    assert states(again, "tiny-a") == {"Cached"}
+    store = Store(root / "data" / "t2ibench.duckdb")
+    paths = [
+        Path(r["path"]) for r in store.rows("SELECT i.path FROM images i JOIN current_models USING (model, model_hash)")
+    ]
+    assert paths
+    assert all(p.is_relative_to(root / "data") for p in paths)
+    shutil.rmtree(root / "copy")
+    assert all(p.is_file() for p in paths)
+
+
+def test_a_config_naming_another_configs_store_is_refused(workspace, releveled):
+    """The store belongs to the config that created it: another config naming it is refused before any work, and
+    the store is left as it was."""
+    root, env = workspace
+    config = yaml.safe_load((root / "configs" / "smoke.yaml").read_text())
+    config["name"] = "intruder"
+    config["outputs"]["data"] = "intruder"
+    (root / "configs" / "intruder.yaml").write_text(yaml.safe_dump(config))
+    store = Store(root / "data" / "t2ibench.duckdb")
+    tables = ("runs", "models", "images", "verdicts", "metrics")
+    before = {t: store.rows(f"SELECT * FROM {t} ORDER BY ALL") for t in tables}
+    cmd = [sys.executable, "-m", "flows.leaderboard_refresh", "--config", str(root / "configs" / "intruder.yaml")]
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert "belongs to config 'smoke' (configs/smoke.yaml); config 'intruder' (configs/intruder.yaml)" in last, last
+    assert {t: store.rows(f"SELECT * FROM {t} ORDER BY ALL") for t in tables} == before

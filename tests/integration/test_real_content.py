@@ -245,14 +245,31 @@ def test_the_leaderboard_ranks_the_models_as_their_construction_says(offline):
         assert row["vendi_1"] == vendi[model]
         assert row["scendi"] == scendi[model]
         assert row["vendi_inf"] <= row["vendi_2"] <= row["vendi_1"]  # Rényi entropies fall with α
-        assert row["sigma"] == pytest.approx(0.55)
+        assert row["sigma_source"].startswith("reference:photos-v1@")
+    # one σ for every model: the embedding space's, the median pairwise distance of the image embedder's features
+    # of the fixed reference photos (recomputed here with scipy from the embedder itself)
+    from scipy.spatial.distance import pdist
+
+    from t2ibench.models.ssd import MobileNetFeatures
+    from t2ibench.suites.reference import load_reference
+
+    features = MobileNetFeatures(normalize=True, show_progress=False).embed_images(
+        list(load_reference("photos-v1").images)
+    )
+    expected = float(np.median(pdist(np.asarray(features, dtype=np.float64))))
+    assert all(row["sigma"] == pytest.approx(expected, rel=1e-9) for row in diversity.values())
+    board_rank = {m: r["diversity_rank"] for m, r in board.items()}
+    assert sorted(board_rank.values()) == [1, 2, 3, 4]  # comparable: one kernel, ranked
+    assert all(r["diversity_note"] is None for r in board.values())
     protocol = {r["model"]: r for r in store.rows("SELECT * FROM protocol")}
     assert set(protocol) == set(board)
     for row in protocol.values():  # every score with the protocol that made it
-        evaluator = json.loads(row["evaluator"])
-        assert evaluator["geneval"]["detector"]["backend"] == "opencv-ssd"
-        assert (evaluator["geneval"]["threshold"], evaluator["geneval"]["counting_threshold"]) == (0.1, 0.6)
-        assert evaluator["diversity"]["sigma"] == 0.55
+        evaluator = json.loads(row["evaluator"])  # the protocol record: each evaluation step's settings
+        geneval = evaluator["geneval"]["geneval"]
+        assert geneval["detector"]["backend"] == "opencv-ssd"
+        assert (geneval["threshold"], geneval["counting_threshold"]) == (0.1, 0.6)
+        assert evaluator["diversity"]["diversity"]["sigma"] == "reference"
+        assert {r["reference"] for r in evaluator["reference-bandwidth"]} == {"photos-v1", "geneval-prompts-v1"}
         assert json.loads(row["generation"])["images_per_prompt"] == 2
         environment = json.loads(row["environment"])
         assert environment["packages"]["numpy"] == np.__version__
@@ -354,10 +371,10 @@ def test_a_second_offline_run_reuses_everything(offline):
     with open(log, encoding="utf-8") as fh:
         fh.seek(offset)
         logged = fh.read()
-    for model in table:  # Prefect's account of the same run, in the log: cache hits, no model work
-        assert f"Task run 'generate-{model}' - Finished in state Cached" in logged, logged[-3000:]
-        assert f"Task run 'geneval-{model}' - Finished in state Cached" in logged, logged[-3000:]
-    assert "Completed()" not in "".join(line for line in logged.splitlines() if "Task run 'generate-" in line)
+    # every step's result came from the task cache: Prefect was not even started, and no model work was done
+    assert "every step's result is in the task cache (keys unchanged, files present): Prefect not started" in logged
+    assert "Task run '" not in logged, logged[-3000:]
+    assert "(unchanged: its rows are the same)" not in console  # its files were gone: the report was rendered
 
 
 def test_gallery_artifacts_carry_the_stored_mode_values(offline):

@@ -15,29 +15,41 @@ from t2ibench.workspace import Workspace
 from tests.integration._workspace import make_workspace
 
 
-def run(root: Path, model_cache: Path, size: int, *, side_by_side: bool = False) -> tuple[dict, bytes, pipeline.Judged]:
-    """Generate and judge the smoke config's first model in shards of ``size`` prompts (0: unsharded)."""
-    config, _ = make_workspace(root, model_cache, models=1, per_task=1)  # 6 prompts, 12 images
-    ws = Workspace.for_config(load_config(config), config)
-    model = ws.config.models[0]
-    prompts = pipeline.select_prompts(ws.config.geneval)
-    records = dict(prompts)
-    parts = pipeline.prompt_shards(prompts, size)
+def plan(root: Path, model_cache: Path, size: int) -> tuple[Workspace, pipeline.ModelPlan]:
+    """The smoke config's first model (6 prompts, 12 images) planned in prompt shards of ``size`` (0: unsharded)."""
+    config, _ = make_workspace(
+        root, model_cache, models=1, per_task=1, edit=lambda c: c["runtime"].update(prompts_per_shard=size)
+    )
+    cfg = load_config(config)
+    ws = Workspace.for_config(cfg, config)
+    return ws, pipeline.plan_refresh(cfg, ws, pipeline.select_prompts(cfg.geneval), "run").models[0]
 
-    def shard(part):
-        generated = pipeline.step_generate(ws, model, part, show_progress=False)
-        label = pipeline.shard_label(part) if len(parts) > 1 else None
-        return generated, pipeline.step_geneval(ws, model.name, generated, records, show_progress=False, shard=label)
+
+def run(root: Path, model_cache: Path, size: int, *, side_by_side: bool = False) -> tuple[dict, bytes, pipeline.Judged]:
+    """Generate and judge the model's shards (the plan's calls, without Prefect), then merge them."""
+    _ws, model = plan(root, model_cache, size)
+    generate = [c for c in model.calls if c.step == "generate"]
+    geneval = [c for c in model.calls if c.step == "geneval"]
+
+    def shard(pair):
+        gen, judge = pair
+        generated = gen.spec.fn(**gen.resolve({}))
+        return generated, judge.spec.fn(**judge.resolve({gen.id: generated}))
 
     if side_by_side:  # two shards at a time writing into the one images folder and its sample log
         with ThreadPoolExecutor(2) as pool:
-            done = list(pool.map(shard, parts))
+            done = list(pool.map(shard, zip(generate, geneval, strict=True)))
     else:
-        done = [shard(part) for part in parts]
-    if len(parts) > 1:
-        generated = pipeline.merge_generated([g for g, _ in done])
-        judged = pipeline.merge_judged(ws, model.name, [j for _, j in done])
+        done = [shard(pair) for pair in zip(generate, geneval, strict=True)]
+    results = {c.id: r for c, (r, _) in zip(generate, done, strict=True)} | {
+        c.id: r for c, (_, r) in zip(geneval, done, strict=True)
+    }
+    merges = {c.step: c for c in model.calls if c.step in ("images", "verdicts")}
+    if len(generate) > 1:
+        generated = merges["images"].spec.fn(**merges["images"].resolve(results))
+        judged = merges["verdicts"].spec.fn(**merges["verdicts"].resolve(results))
     else:
+        assert not merges
         ((generated, judged),) = done
     images = {(i.prompt_index, i.sample): Path(i.path).read_bytes() for i in generated.images}
     assert [(i.prompt_index, i.sample) for i in generated.images] == sorted(images)  # (prompt, sample) order
@@ -51,9 +63,8 @@ def test_any_sharding_gives_identical_images_and_verdicts(tmp_path, tiny_env):
     for size, side_by_side in ((2, True), (4, False)):
         images, results, judged = run(tmp_path / f"s{size}", tiny_env, size, side_by_side=side_by_side)
         assert images == whole_images, size  # byte for byte
-        # the merged results file is the unsharded one, byte for byte, once the folder names are the same
-        theirs = results.replace(str(tmp_path / f"s{size}").encode(), str(tmp_path / "whole").encode())
-        assert theirs == whole_results, size
+        # the merged results file is the unsharded one, byte for byte (images are named relative to the workspace)
+        assert results == whole_results, size
         assert judged.summary == whole.summary
     # the sample log of a folder written by shards side by side has every image once, no torn line
     log = (next((tmp_path / "s2" / "data" / "images").glob("*/*")) / "samples.jsonl").read_text().splitlines()
@@ -62,21 +73,19 @@ def test_any_sharding_gives_identical_images_and_verdicts(tmp_path, tiny_env):
 
 
 def test_a_shard_file_changed_after_judging_is_refused(tmp_path, tiny_env):
-    config, _ = make_workspace(tmp_path, tiny_env, models=1, per_task=1)
-    ws = Workspace.for_config(load_config(config), config)
-    model = ws.config.models[0]
-    prompts = pipeline.select_prompts(ws.config.geneval)
-    parts = pipeline.prompt_shards(prompts, 3)
-    assert len(parts) == 2
-    judged = []
-    for part in parts:
-        generated = pipeline.step_generate(ws, model, part, show_progress=False)
-        label = pipeline.shard_label(part)
-        judged.append(pipeline.step_geneval(ws, model.name, generated, dict(prompts), show_progress=False, shard=label))
-    Path(judged[1].results).write_text("")
+    ws, model = plan(tmp_path, tiny_env, 3)
+    generate = [c for c in model.calls if c.step == "generate"]
+    geneval = [c for c in model.calls if c.step == "geneval"]
+    assert len(generate) == 2
+    results = {}
+    for gen, judge in zip(generate, geneval, strict=True):
+        results[gen.id] = gen.spec.fn(**gen.resolve(results))
+        results[judge.id] = judge.spec.fn(**judge.resolve(results))
+    Path(results[geneval[1].id].results).write_text("")
+    merge = next(c for c in model.calls if c.step == "verdicts")
     with pytest.raises(InputError, match="shard's file is missing or changed"):
-        pipeline.merge_judged(ws, model.name, judged)
+        merge.spec.fn(**merge.resolve(results))
     with pytest.raises(InputError, match="in two generation shards"):
-        pipeline.merge_generated([generated, generated])
+        pipeline.merge_generated([results[generate[0].id]] * 2)
     with pytest.raises(InputError, match="not a prompt-shard label"):
-        ws.geneval_shard_file(model.name, "../../etc")
+        ws.geneval_shard_file(model.model.name, model.model_hash, "0" * 16, "../../etc")

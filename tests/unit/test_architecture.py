@@ -1,6 +1,7 @@
 """The layering rules of docs/architecture.md, checked on the source so they cannot silently erode."""
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -37,7 +38,7 @@ def test_metrics_use_only_numpy_scipy_and_the_standard_library():
             assert name.startswith(("t2ibench.metrics", "t2ibench.errors")), f"{path.name} imports {name}"
 
 
-@pytest.mark.parametrize(("module", "home"), [("torch", "models"), ("duckdb", "store.py"), ("prefect", None)])
+@pytest.mark.parametrize(("module", "home"), [("torch", "models"), ("duckdb", "store"), ("prefect", None)])
 def test_heavy_dependencies_stay_in_their_layer(module, home):
     for path in py_files(SRC):
         rel = path.relative_to(SRC)
@@ -127,8 +128,8 @@ def module_of(path: Path) -> str:
 # what each layer may import from inside the library (prefixes); the map in docs/architecture.md
 ALLOWED_INSIDE = {
     "t2ibench.metrics": ("t2ibench.metrics", "t2ibench.errors"),
-    "t2ibench.store": ("t2ibench.errors", "t2ibench.metrics"),
-    "t2ibench.suites": ("t2ibench.suites", "t2ibench.errors", "t2ibench.io", "t2ibench.metrics"),
+    "t2ibench.store": ("t2ibench.store", "t2ibench.errors", "t2ibench.metrics"),
+    "t2ibench.suites": ("t2ibench.suites", "t2ibench.errors", "t2ibench.io", "t2ibench.metrics", "t2ibench.hashing"),
     "t2ibench.models": (
         "t2ibench.models",
         "t2ibench.errors",
@@ -150,6 +151,7 @@ ALLOWED_INSIDE = {
         "t2ibench.geneval_eval",
         "t2ibench.human_agreement",
         "t2ibench.suites",  # published reference tables are suite data
+        "t2ibench.hashing",  # the code version in the report's render stamp
     ),
 }
 
@@ -194,13 +196,51 @@ def test_no_private_name_crosses_a_module():
 
 
 def test_sql_lives_behind_store_methods():
-    """No connection is handed out for ad-hoc SQL: outside store.py nothing executes SQL or opens transactions."""
+    """No connection is handed out for ad-hoc SQL: outside the store package nothing executes SQL or opens
+    transactions."""
     import re
 
     root = Path(__file__).resolve().parents[2]
     for path in [*py_files(SRC), *py_files(root / "flows"), *py_files(root / "tasks")]:
-        if path == SRC / "store.py":
+        if path.is_relative_to(SRC / "store"):
             continue
         text = path.read_text()
         for pattern in (r"\.execute\(", r"\.write\(\)\s+as\s+con", r"\.upsert\(con", r"\.replace\(con"):
             assert not re.search(pattern, text), f"{path.relative_to(root)} runs SQL itself ({pattern})"
+
+
+# SQL text as t2ibench writes it (upper-case keywords): a statement's head, a FROM or JOIN naming a relation, a clause
+SQL_TEXT = re.compile(r"\bSELECT\s|\bFROM\s+[a-z_(]|\bJOIN\s+[a-z_]|\bORDER BY\b|\bGROUP BY\b|\bWHERE\s+[a-z_]")
+
+
+def sql_literals(node: ast.AST) -> list[str]:
+    """The string constants under ``node`` (f-string pieces and docstrings included) that hold SQL text."""
+    strings = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return [s for s in strings if SQL_TEXT.search(s)]
+
+
+def test_the_report_holds_no_sql_and_reads_the_store_through_named_queries():
+    """report/ reads the store only through ``t2ibench.store.queries`` (one named, typed function per thing it
+    shows): no module under report/ holds SQL text or calls the store's raw ``rows``/``query``; the same detector
+    finds the SQL of every query function and of the schema's views, and every query is one the report uses."""
+    queries_path = SRC / "store" / "queries.py"
+    tree = ast.parse(queries_path.read_text(), filename=str(queries_path))
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
+    assert len(functions) >= 20, sorted(functions)
+    for name, function in functions.items():
+        assert sql_literals(function), f"the SQL detector finds no SQL in queries.{name}: it is broken"
+    assert len(sql_literals(ast.parse((SRC / "store" / "schema.py").read_text()))) >= 20  # the views
+
+    used: set[str] = set()
+    for path in py_files(SRC / "report"):
+        rel = path.relative_to(SRC)
+        report = ast.parse(path.read_text(), filename=str(path))
+        assert not sql_literals(report), f"{rel} holds SQL: {sql_literals(report)[0][:80]!r} (add a query instead)"
+        for node in ast.walk(report):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "queries":
+                used.add(node.attr)
+            called = node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else ""
+            assert called not in {"rows", "query", "user_query", "user_export"}, f"{rel} calls .{called}() itself"
+    assert used == set(functions), (
+        f"unused queries: {sorted(set(functions) - used)}; unknown: {sorted(used - set(functions))}"
+    )

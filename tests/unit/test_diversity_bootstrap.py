@@ -153,20 +153,26 @@ def test_the_config_fields_are_validated(field, value, message):
 
 
 def run_diversity(tmp_path, diversity):
-    from t2ibench.pipeline.results import Embedded
+    from t2ibench.hashing import file_digest
+    from t2ibench.pipeline.results import Bandwidth, Embedded, EmbeddingFiles
     from t2ibench.pipeline.steps import step_diversity, step_fkea_shard
-    from t2ibench.workspace import EmbeddingFiles, Workspace
 
     config = parse_config({"name": "x", "models": [{"name": "a"}], "evaluators": {"diversity": diversity}})
-    ws = Workspace(root=tmp_path, config=config)
     X, ids = sample(3)
     path = tmp_path / "image.npy"
     np.save(path, X.astype(np.float32))
     files = EmbeddingFiles(str(path), str(path), str(path))
-    embedded = Embedded("a", files, files, tuple(ids), tuple([0, 1, 2] * PROMPTS), tuple(sorted(set(ids))))
+    digests = EmbeddingFiles(*(file_digest(path),) * 3)
+    embedded = Embedded("a", files, digests, tuple(ids), tuple([0, 1, 2] * PROMPTS), tuple(sorted(set(ids))))
     cfg = config.evaluators.diversity
-    shards = [step_fkea_shard(str(path), str(tmp_path / f"s{k}.npz"), k, 2, cfg, 1.5) for k in range(2)]
-    return step_diversity(ws, "a", embedded, shards, 1.5), X, ids
+    sigma = Bandwidth(value=1.5, source="fixed")
+    shards = [
+        step_fkea_shard(
+            embedded, k, 2, cfg.kernel, sigma, cfg.rff_dim, cfg.seed, cfg.orthogonal, tmp_path / f"s{k}.npz"
+        )
+        for k in range(2)
+    ]
+    return step_diversity(embedded, shards, sigma, cfg, config.evaluators.ci_level), X, ids
 
 
 def test_step_diversity_stores_the_intervals(tmp_path):

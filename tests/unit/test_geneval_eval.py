@@ -289,7 +289,7 @@ def test_a_resume_rejudges_images_that_changed(tmp_path, caplog):
     detector.current = FOUND
     evaluate_scan(scan, detector, RedColour(), out=out, show_progress=False)
     assert detector.calls == 5
-    assert "1 partial verdicts are for images that changed" in caplog.text
+    assert "1 partial verdicts are stale (1 for changed images)" in caplog.text
 
 
 def test_summary_cli_flags_missing_prompts(tmp_path, capsys):

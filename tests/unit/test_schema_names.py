@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from t2ibench.errors import InputError
-from t2ibench.store import TABLES, Store
+from t2ibench.store import SCHEMA_VERSION, TABLES, Store
 
 VERSION = {"model": "m", "model_hash": "h", "evaluator_hash": "e", "suite": "g"}
 ATTR = {
@@ -164,7 +164,7 @@ def test_a_schema_8_store_is_migrated_without_losing_or_duplicating_rows(tmp_pat
 
     store.initialise()  # opening it for writing migrates it
 
-    assert store.rows("SELECT value FROM store_meta WHERE key = 'schema_version'") == [{"value": "9"}]
+    assert store.rows("SELECT value FROM store_meta WHERE key = 'schema_version'") == [{"value": str(SCHEMA_VERSION)}]
     for table, cols in old_columns.items():
         assert table_rows(store, table, cols) == before[table], table  # nothing lost, nothing changed
         key = ", ".join(TABLES[table][1])

@@ -1,55 +1,84 @@
-"""Metric core (numpy/scipy only): kernels, kernel-entropy diversity (exact VENDI/RKE, FKEA), Scendi, modes."""
+"""Metric core (numpy/scipy only): kernels, kernel-entropy diversity (exact VENDI/RKE, FKEA), Scendi, modes.
 
-from t2ibench.metrics.bootstrap import EntropyBootstrap, ScoreInterval, bootstrap_entropy, cluster_draws
-from t2ibench.metrics.conditional import (
-    ConditionalVendiEstimator,
-    ConditionalVendiResult,
-    conditional_vendi,
-    conditional_vendi_features,
-)
-from t2ibench.metrics.convergence import (
-    ConvergencePoint,
-    ConvergenceReport,
-    convergence_of_values,
-    convergence_report,
-    convergence_reports,
-    nested_subsets,
-)
-from t2ibench.metrics.covariance import CovarianceAccumulator
-from t2ibench.metrics.entropy import (
-    DEFAULT_ALPHAS,
-    FKEA,
-    CosineEntropy,
-    EntropyResult,
-    MethodChoice,
-    StreamingKernelEntropy,
-    choose_method,
-    exact_entropy,
-    fkea_error_radius,
-    fkea_scores,
-    rke_score,
-    vendi_score,
-)
-from t2ibench.metrics.kernels import (
-    FeatureMap,
-    NormalizedLinearFeatures,
-    RandomFourierFeatures,
-    cosine_kernel,
-    gaussian_kernel,
-    median_heuristic_sigma,
-)
-from t2ibench.metrics.modes import Mode, ModeSet, kernel_modes, scendi_modes
-from t2ibench.metrics.nystrom import NystromEntropy, NystromFeatures, NystromResult, choose_landmarks
-from t2ibench.metrics.scendi import Scendi, ScendiResult, check_aligned, gather_by_id, scendi_score
-from t2ibench.metrics.spectrum import (
-    InvariantError,
-    SpectrumClippingWarning,
-    check_vendi_invariants,
-    clean_spectrum,
-    renyi_vendi,
-    vendi_spectrum_scores,
-)
-from t2ibench.metrics.truncated import truncate_spectrum, truncated_vendi
+Submodules load on first use (``from t2ibench.metrics import FKEA`` works as ever): a caller that needs one input
+check does not pay for scipy.linalg and every estimator (about a quarter of a second per process).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from t2ibench.metrics.bootstrap import EntropyBootstrap, ScoreInterval, bootstrap_entropy, cluster_draws
+    from t2ibench.metrics.conditional import (
+        ConditionalVendiEstimator,
+        ConditionalVendiResult,
+        conditional_vendi,
+        conditional_vendi_features,
+    )
+    from t2ibench.metrics.convergence import (
+        ConvergencePoint,
+        ConvergenceReport,
+        convergence_of_values,
+        convergence_report,
+        convergence_reports,
+        nested_subsets,
+    )
+    from t2ibench.metrics.covariance import CovarianceAccumulator
+    from t2ibench.metrics.entropy import (
+        DEFAULT_ALPHAS,
+        FKEA,
+        CosineEntropy,
+        EntropyResult,
+        MethodChoice,
+        StreamingKernelEntropy,
+        choose_method,
+        exact_entropy,
+        fkea_error_radius,
+        fkea_scores,
+        rke_score,
+        vendi_score,
+    )
+    from t2ibench.metrics.kernels import (
+        FeatureMap,
+        NormalizedLinearFeatures,
+        RandomFourierFeatures,
+        cosine_kernel,
+        gaussian_kernel,
+        median_heuristic_sigma,
+    )
+    from t2ibench.metrics.modes import Mode, ModeSet, kernel_modes, scendi_modes
+    from t2ibench.metrics.nystrom import NystromEntropy, NystromFeatures, NystromResult, choose_landmarks
+    from t2ibench.metrics.scendi import Scendi, ScendiResult, check_aligned, gather_by_id, scendi_score
+    from t2ibench.metrics.spectrum import (
+        InvariantError,
+        SpectrumClippingWarning,
+        check_vendi_invariants,
+        clean_spectrum,
+        renyi_vendi,
+        vendi_spectrum_scores,
+    )
+    from t2ibench.metrics.truncated import truncate_spectrum, truncated_vendi
+
+
+_SUBMODULES = (
+    "bootstrap", "conditional", "convergence", "covariance", "entropy", "kernels", "modes", "nystrom", "scendi",
+    "spectrum", "truncated",
+)  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    """The public name ``name`` (one of ``__all__``) from the first submodule that has it, imported on first use."""
+    if name in __all__:
+        for module in _SUBMODULES:
+            found = importlib.import_module(f"t2ibench.metrics.{module}")
+            if name in vars(found):
+                value = vars(found)[name]
+                globals()[name] = value
+                return value
+    raise AttributeError(f"module 't2ibench.metrics' has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_ALPHAS",

@@ -367,3 +367,46 @@ def bootstrap_table2(
         low, high = np.percentile(overall, [tail, 100 - tail])
         out["overall"] = (float(low), float(high))
     return out
+
+
+def table2_rows(verdicts: Iterable[tuple[str, bool, Any]], *, level: float = CI_LEVEL) -> list[dict[str, Any]]:
+    """``geneval_scores`` rows (task, accuracy, correct, images, tasks, prompts, bootstrap CI) of (task, correct,
+    prompt) image verdicts, from ``table2``, ``overall_score`` and ``bootstrap_table2`` (this module is the one place
+    Table 2's arithmetic lives); the overall score as task 'overall'. The pipeline and the store's backfill both
+    write these rows."""
+    items = list(verdicts)
+    scores = table2((t, ok) for t, ok, _ in items)
+    overall = overall_score(scores)
+    intervals = bootstrap_table2(items, level=level)
+    prompts = {t: len({p for task, _, p in items if task == t}) for t in TASKS}
+    rows: list[dict[str, Any]] = []
+    for t in scores:
+        low, high = intervals.get(t.task, (None, None))
+        rows.append(
+            {
+                "task": t.task,
+                "accuracy": t.accuracy if t.total else None,
+                "correct": t.correct,
+                "images": t.total,
+                "tasks": 1,
+                "prompts": prompts[t.task],
+                "ci_low": low,
+                "ci_high": high,
+                "ci_level": level,
+            }
+        )
+    low, high = intervals.get("overall", (None, None))
+    rows.append(
+        {
+            "task": "overall",
+            "accuracy": None if overall != overall else overall,
+            "correct": sum(t.correct for t in scores),
+            "images": sum(t.total for t in scores),
+            "tasks": tasks_present(scores),
+            "prompts": sum(prompts.values()),
+            "ci_low": low,
+            "ci_high": high,
+            "ci_level": level,
+        }
+    )
+    return rows

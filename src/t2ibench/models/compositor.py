@@ -473,7 +473,9 @@ class CompositorGenerator:
                 note(f"{out}: the compositor's cut-outs changed since these images were made; composing them again")
                 overwrite = True
         folder.open(overwrite=overwrite)
-        done = folder.completed()
+        resume = folder.resume(dict(prompts))  # an image composed for another prompt record is composed again
+        resume.note(folder.root, "composing")
+        done = resume.done
         n = self.spec.images_per_prompt
         records: list[ImageRecord] = []
         truth = []
@@ -486,7 +488,7 @@ class CompositorGenerator:
                         the_plan = plan(metadata, rng, self.variant)
                     else:
                         image, the_plan = render(metadata, rng, self.variant, cutouts)
-                        done[(index, k)] = folder.save(index, k, image, self.spec.seed, str(metadata["prompt"]))
+                        done[(index, k)] = folder.save(index, k, image, self.spec.seed, metadata)
                     records.append(done[(index, k)])
                     truth.append(
                         {

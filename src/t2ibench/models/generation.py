@@ -3,8 +3,11 @@
 Layout: ``<out>/<NNNNN>/metadata.jsonl`` (the prompt record), ``<out>/<NNNNN>/samples/<k:05>.png`` and optionally
 ``grid.png``, plus ``<out>/manifest.json`` (model id, revision, pipeline and scheduler classes and configs, every
 sampling parameter, library versions, the smoke label) and ``<out>/samples.jsonl`` (one line per finished image:
-prompt index, sample, seed, file and its SHA-256). A re-run with the same specification skips images whose file
-matches the logged hash and regenerates the rest; a different specification in the same folder is refused.
+prompt index, sample, seed, file and its SHA-256, the prompt and a SHA-256 of the whole prompt record it was made
+for). A re-run with the same specification keeps an image only when its file matches the logged hash and it was
+made for the record it is now asked for (lines of older versions, without the record digest, by the prompt text);
+the rest are made again (a changed record with a note), and a different specification in the same folder is
+refused. The log is append-only: the latest line for a (prompt, sample) is the one that counts.
 
 Seeding. ``seeding="prompt"`` is GenEval's convention (its ``diffusers_generate.py`` calls
 ``seed_everything(seed)`` before every prompt): one ``torch.Generator`` seeded with ``seed`` per prompt, the
@@ -29,8 +32,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from t2ibench.config import GeneratorConfig
-from t2ibench.errors import InputError
-from t2ibench.hashing import file_sha256
+from t2ibench.errors import InputError, note
+from t2ibench.hashing import file_sha256, record_sha256
 from t2ibench.images import check_inside, inside
 from t2ibench.io import append_line, clean_stale_tmp, output_dir, write_text_atomic
 from t2ibench.models._torch import loads_models
@@ -52,6 +55,33 @@ class ImageRecord:
     seed: int | None
     sha256: str
     prompt: str
+    record_sha256: str | None = None  # of the prompt record it was made for; None: logged by an older version
+
+
+@dataclass(frozen=True)
+class Resume:
+    """What an output folder's log lets a run keep: the images complete for the records asked for, and the
+    (prompt, sample) pairs whose intact image was made for another prompt record (to be made again)."""
+
+    done: dict[tuple[int, int], ImageRecord]
+    changed: tuple[tuple[int, int], ...] = ()
+
+    def note(self, root: Path, doing: str, *, made: str = "made") -> None:
+        """Tell the user (one line) how many images of which prompts are redone for a changed prompt record."""
+        if not self.changed:
+            return
+        prompts = sorted({index for index, _ in self.changed})
+        shown = ", ".join(str(i) for i in prompts[:10]) + (f" (+{len(prompts) - 10} more)" if len(prompts) > 10 else "")
+        which = f"prompt{'s' if len(prompts) > 1 else ''} {shown}"
+        note(f"{root}: {len(self.changed)} images were {made} for another prompt record ({which}); {doing} them again")
+
+
+def _made_for(entry: Mapping[str, Any], record: Mapping[str, Any], digest: str) -> bool:
+    """Whether a log line was written for ``record`` (whose ``record_sha256`` is ``digest``)."""
+    logged = entry.get("record_sha256")
+    if logged is None:  # a line from a version that logged only the prompt text: the text is all there is to compare
+        return entry.get("prompt") == str(record["prompt"])
+    return bool(logged == digest)
 
 
 def _fingerprint(payload: Mapping[str, Any]) -> str:
@@ -100,23 +130,52 @@ class OutputFolder:
         manifest = {"fingerprint": fingerprint, "identity": self.identity, **self.extra}
         write_text_atomic(self.manifest_path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
 
-    def completed(self) -> dict[tuple[int, int], ImageRecord]:
-        """Images whose file exists and matches its logged hash (a torn last log line is ignored)."""
+    def completed(self, records: Mapping[int, Mapping[str, Any]] | None = None) -> dict[tuple[int, int], ImageRecord]:
+        """Images whose file matches its latest logged hash and, for prompts in ``records``, made for that record."""
+        return self.resume(records).done
+
+    def resume(self, records: Mapping[int, Mapping[str, Any]] | None = None) -> Resume:
+        """What a run asked for ``records`` (prompt index → record) can keep; see ``Resume``.
+
+        Only the latest log line of each (prompt, sample) counts (the log is append-only; a torn or malformed line
+        is ignored): its file must exist inside the folder and match its hash, and where ``records`` names the
+        prompt, the line must have been written for that record (``record_sha256`` of its canonical JSON; a line of
+        an older version without it, for the same prompt text). Prompts not in ``records`` are checked by hash only.
+        """
+        latest: dict[tuple[int, int], dict[str, Any]] = {}
+        if self.log_path.exists():
+            for line in self.log_path.read_text(encoding="utf-8").splitlines():
+                try:
+                    entry = json.loads(line)
+                    key = (int(entry["prompt_index"]), int(entry["sample"]))
+                    if not isinstance(entry["file"], str) or not isinstance(entry["sha256"], str):
+                        continue
+                except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                    continue
+                latest[key] = entry
+        wanted = dict(records or {})
+        digests = {index: record_sha256(record) for index, record in wanted.items()}
         done: dict[tuple[int, int], ImageRecord] = {}
-        if not self.log_path.exists():
-            return done
-        for line in self.log_path.read_text(encoding="utf-8").splitlines():
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:
-                continue
+        changed: list[tuple[int, int]] = []
+        for key, entry in latest.items():
             path = self.root / entry["file"]
             if not inside(path, self.root):
                 continue  # a log line pointing outside the folder is never trusted
-            if path.is_file() and file_sha256(path) == entry["sha256"]:
-                key = (int(entry["prompt_index"]), int(entry["sample"]))
-                done[key] = ImageRecord(key[0], key[1], path, entry.get("seed"), entry["sha256"], entry["prompt"])
-        return done
+            if not (path.is_file() and file_sha256(path) == entry["sha256"]):
+                continue  # half-written, altered or gone: made again
+            if key[0] in wanted and not _made_for(entry, wanted[key[0]], digests[key[0]]):
+                changed.append(key)
+                continue
+            done[key] = ImageRecord(
+                key[0],
+                key[1],
+                path,
+                entry.get("seed"),
+                entry["sha256"],
+                str(entry.get("prompt", "")),
+                entry.get("record_sha256"),
+            )
+        return Resume(done=done, changed=tuple(sorted(changed)))
 
     def write_metadata(self, index: int, metadata: Mapping[str, Any]) -> Path:
         """<NNNNN>/metadata.jsonl with the prompt record (GenEval's layout)."""
@@ -127,18 +186,31 @@ class OutputFolder:
         write_text_atomic(folder / "metadata.jsonl", json.dumps(dict(metadata)) + "\n")
         return folder
 
+    def keep_metadata(self, index: int, metadata: Mapping[str, Any]) -> None:
+        """Rewrite <NNNNN>/metadata.jsonl if it does not hold ``metadata`` (a prompt whose images are all kept)."""
+        path = self.root / f"{index:05d}" / "metadata.jsonl"
+        try:
+            same = path.read_text(encoding="utf-8") == json.dumps(dict(metadata)) + "\n"
+        except (OSError, UnicodeDecodeError):
+            same = False
+        if not same:
+            self.write_metadata(index, metadata)
+
     def save(
-        self, index: int, sample: int, image: Any, seed: int | None, prompt: str, *, log: bool = True
+        self, index: int, sample: int, image: Any, seed: int | None, record: Mapping[str, Any], *, log: bool = True
     ) -> ImageRecord:
-        """Write one PNG atomically, then (unless ``log`` is False) log it: a logged image is always complete."""
+        """Write one PNG made for prompt ``record`` atomically, then (unless ``log`` is False) log it with the
+        record's digest: a logged image is always complete."""
         rel = Path(f"{index:05d}") / "samples" / f"{sample:05d}.png"
         path = self.root / rel
         tmp = path.with_name(path.name + ".tmp")
         image.save(tmp, format="PNG")
         os.replace(tmp, path)
         digest = file_sha256(path)
+        prompt, made_for = str(record["prompt"]), record_sha256(record)
+        saved = ImageRecord(index, sample, path, seed, digest, prompt, made_for)
         if not log:
-            return ImageRecord(index, sample, path, seed, digest, prompt)
+            return saved
         entry = {
             "prompt_index": index,
             "sample": sample,
@@ -146,9 +218,10 @@ class OutputFolder:
             "sha256": digest,
             "seed": seed,
             "prompt": prompt,
+            "record_sha256": made_for,
         }
         append_line(self.log_path, json.dumps(entry))  # locked: shards of one model share the log
-        return ImageRecord(index, sample, path, seed, digest, prompt)
+        return saved
 
 
 def save_grid(images: Sequence[Any], path: Path, columns: int) -> None:
@@ -288,7 +361,9 @@ class DiffusersGenerator:
 
         folder = OutputFolder(Path(out), identity={"spec": self.spec.sampling()}, extra={"generator": self.describe()})
         folder.open(overwrite=overwrite)
-        done = folder.completed()
+        resume = folder.resume(dict(prompts))  # an image made for another prompt record is made again
+        resume.note(folder.root, "generating")
+        done = resume.done
         n = self.spec.images_per_prompt
         bar = progress(len(prompts) * n, "generate", enabled=self.show_progress, unit="img")
         records: list[ImageRecord] = []
@@ -296,6 +371,7 @@ class DiffusersGenerator:
             prompt = str(metadata["prompt"])
             have = [k for k in range(n) if (index, k) in done]
             if len(have) == n:
+                folder.keep_metadata(index, metadata)  # e.g. kept by an old log line's prompt text
                 records += [done[(index, k)] for k in range(n)]
                 bar.update(n)
                 continue
@@ -313,7 +389,7 @@ class DiffusersGenerator:
                     seeds = [sample_seed(self.spec.seed, index, k) for k in window]
                     for k, seed, image in zip(window, seeds, self._run(prompt, self._generators(seeds)), strict=True):
                         if k in missing:
-                            done[(index, k)] = folder.save(index, k, image, seed, prompt)
+                            done[(index, k)] = folder.save(index, k, image, seed, metadata)
                         images[k] = image
                     bar.update(len(window))
             else:  # one generator per prompt, drawn in order: the prompt is the unit of resume
@@ -322,7 +398,7 @@ class DiffusersGenerator:
                     batch = list(range(start, min(start + self.spec.effective_batch_size, n)))
                     out_images = self._run(prompt, [generator] * len(batch))
                     for k, image in zip(batch, out_images, strict=True):
-                        done[(index, k)] = folder.save(index, k, image, self.spec.seed, prompt)
+                        done[(index, k)] = folder.save(index, k, image, self.spec.seed, metadata)
                         images[k] = image
                     bar.update(len(batch))
             if self.spec.grid and images:
@@ -363,7 +439,8 @@ class FolderImporter:
         """Copy each prompt's images from the source folder; missing or mismatched prompts are errors.
 
         Resuming re-imports any image whose source file changed since it was imported (its SHA-256 is logged),
-        so a re-import after the source was regenerated never keeps stale copies.
+        so a re-import after the source was regenerated never keeps stale copies, and any image imported for
+        another prompt record (the record's digest is logged; see ``OutputFolder.resume``), with a note.
         """
         import shutil
 
@@ -380,7 +457,9 @@ class FolderImporter:
             )
         folder = OutputFolder(Path(out), identity={"import": str(self.source.resolve())}, extra=self.describe())
         folder.open(overwrite=overwrite)
-        done = folder.completed()
+        resume = folder.resume(dict(prompts))  # an image imported for another prompt record is imported again
+        resume.note(folder.root, "importing", made="imported")
+        done, changed = resume.done, set(resume.changed)
         sources = _logged_sources(folder.log_path)
         self.reimported = []
         records: list[ImageRecord] = []
@@ -416,7 +495,10 @@ class FolderImporter:
                 if (index, k) in done and sources.get((index, k)) == (str(file), digest_src):
                     records.append(done[(index, k)])
                     continue
-                if (index, k) in sources:  # imported before, but the source or the copy changed since
+                if (index, k) in sources and (
+                    (index, k) not in changed or sources[(index, k)] != (str(file), digest_src)
+                ):
+                    # imported before, but the source or the copy changed since (a changed record alone is noted)
                     self.reimported.append(str(file))
                 image, note = load_rgb(file)  # refuses unreadable files, names them
                 if file.suffix.lower() == ".png" and note is None:
@@ -432,16 +514,18 @@ class FolderImporter:
                     os.replace(tmp, target)
                     digest = file_sha256(target)
                     rel = target.relative_to(folder.root)
-                    record = ImageRecord(index, k, target, None, digest, str(metadata["prompt"]))
+                    made_for = record_sha256(metadata)
+                    record = ImageRecord(index, k, target, None, digest, str(metadata["prompt"]), made_for)
                     entry: dict[str, Any] = {"file": str(rel), "sha256": digest}
                 else:  # other formats and non-RGB PNGs are stored as the RGB image every evaluator sees
-                    record = folder.save(index, k, image, None, str(metadata["prompt"]), log=False)
+                    record = folder.save(index, k, image, None, metadata, log=False)
                     entry = {"file": str(record.path.relative_to(folder.root)), "sha256": record.sha256}
                 entry |= {
                     "prompt_index": index,
                     "sample": k,
                     "seed": None,
                     "prompt": metadata["prompt"],
+                    "record_sha256": record.record_sha256,
                     "source_file": str(file),
                     "source_sha256": digest_src,
                 }

@@ -4,8 +4,8 @@ The CLI, the pipeline and config validation all go through these four registries
 place (a ``register`` call beside its class) and every entry point knows it, with did-you-mean errors for typos.
 Builders import their model libraries lazily: importing this module never loads torch.
 
-* ``GENERATORS``: ``build(name, spec, device=..., show_progress=..., base=...)`` → a ``Generator``
-  (``spec`` is a ``GeneratorConfig``; ``base`` resolves a folder backend's relative ``source``).
+* ``GENERATORS``: ``build(name, spec, device=..., show_progress=..., source=...)`` → a ``Generator``
+  (``spec`` is a ``GeneratorConfig``; ``source`` is the folder backend's source folder, resolved).
 * ``DETECTORS``: ``build(name, cfg, device=...)`` → a ``Detector`` (``cfg`` is a ``DetectorConfig``).
 * ``COLOUR_CLASSIFIERS``: ``build(name, cfg, device=...)`` → a colour classifier (``cfg``: ``ColourConfig``).
 * ``EMBEDDERS``: ``build(name, cfg, device=..., show_progress=...)`` → an ``Embedder`` (``EmbedderConfig``).
@@ -85,24 +85,26 @@ EMBEDDERS = Registry("embedder backend", keep=2)  # the image embedder and CLIP,
 
 
 @GENERATORS.register("diffusers", "a diffusers pipeline by hub id or folder (SD 1.x/2.x, SD-XL, IF), or tiny-random")
-def _diffusers(spec: Any, *, device: str, show_progress: bool, base: Path) -> Any:
+def _diffusers(spec: Any, *, device: str, show_progress: bool, source: Path | None) -> Any:
     from t2ibench.models.generation import DiffusersGenerator
 
     return DiffusersGenerator(spec, device=device, show_progress=show_progress)
 
 
 @GENERATORS.register("folder", "import images made elsewhere, in GenEval's folder layout")
-def _folder(spec: Any, *, device: str, show_progress: bool, base: Path) -> Any:
+def _folder(spec: Any, *, device: str, show_progress: bool, source: Path | None) -> Any:
+    from t2ibench.errors import InputError
     from t2ibench.models.generation import FolderImporter
 
-    source = Path(spec.source)
-    return FolderImporter(source if source.is_absolute() else base / source, images_per_prompt=spec.images_per_prompt)
+    if source is None:
+        raise InputError(f"generator.source {spec.source!r}: the folder backend needs its source folder")
+    return FolderImporter(source, images_per_prompt=spec.images_per_prompt)
 
 
 @GENERATORS.register(
     "compositor", "ground truth by construction: real cut-outs composed per prompt (faithful, sloppy:P, collapsed)"
 )
-def _compositor(spec: Any, *, device: str, show_progress: bool, base: Path) -> Any:
+def _compositor(spec: Any, *, device: str, show_progress: bool, source: Path | None) -> Any:
     from t2ibench.models.compositor import CompositorGenerator
 
     return CompositorGenerator(spec, show_progress=show_progress)

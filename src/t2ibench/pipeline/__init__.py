@@ -1,17 +1,25 @@
-"""The benchmark as plain, typed steps (``steps``) with typed results (``results``), the rows they store (``rows``)
-and a run's lifecycle (``runs``). Prefect lives outside the library: ``tasks/`` wraps each step, ``flows/``
-composes them."""
+"""The benchmark as plain, typed steps (``steps``) with typed results (``results``), whose inputs are their cache
+keys, versions and protocol (``identity``), laid out as one plan per refresh (``plan``); the rows they store
+(``rows``) and a run's lifecycle (``runs``). Prefect lives outside the library: ``tasks/`` wraps each step,
+``flows/`` composes them."""
 
+from t2ibench.pipeline.identity import OUTPUT, PLACEMENT, fingerprint, settings, step_key
+from t2ibench.pipeline.plan import STEPS, Call, ModelPlan, Plan, Ref, execute, plan_refresh
 from t2ibench.pipeline.results import (
+    Bandwidth,
     Embedded,
+    EmbeddingFiles,
     Generated,
     ImageInfo,
     Judged,
+    LocalFiles,
     MetricRecord,
     ModeRecord,
+    PromptSet,
     Scores,
     ShardState,
     Stored,
+    TaskScores,
 )
 from t2ibench.pipeline.runs import failure_cause, finish_run, start_run
 from t2ibench.pipeline.steps import (
@@ -26,28 +34,46 @@ from t2ibench.pipeline.steps import (
     step_fkea_shard,
     step_generate,
     step_geneval,
+    step_median_bandwidth,
+    step_reference_bandwidth,
     step_scendi,
-    step_sigma,
+    step_scores,
     step_store,
 )
 
 __all__ = [
+    "OUTPUT",
+    "PLACEMENT",
+    "STEPS",
+    "Bandwidth",
+    "Call",
     "Embedded",
+    "EmbeddingFiles",
     "Generated",
     "ImageInfo",
     "Judged",
+    "LocalFiles",
     "MetricRecord",
     "ModeRecord",
+    "ModelPlan",
+    "Plan",
+    "PromptSet",
+    "Ref",
     "Scores",
     "ShardState",
     "Stored",
+    "TaskScores",
+    "execute",
     "failure_cause",
+    "fingerprint",
     "finish_run",
     "merge_generated",
     "merge_judged",
+    "plan_refresh",
     "prompt_shards",
     "resolve_sigma",
     "select_prompts",
+    "settings",
     "shard_label",
     "start_run",
     "step_diversity",
@@ -55,7 +81,10 @@ __all__ = [
     "step_fkea_shard",
     "step_generate",
     "step_geneval",
+    "step_key",
+    "step_median_bandwidth",
+    "step_reference_bandwidth",
     "step_scendi",
-    "step_sigma",
+    "step_scores",
     "step_store",
 ]

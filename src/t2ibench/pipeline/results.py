@@ -1,14 +1,64 @@
-"""The typed results the pipeline's steps return: frozen, JSON-serialisable (Prefect caches them as JSON), and
+"""The typed values the pipeline's steps pass along: frozen, JSON-serialisable (Prefect caches them as JSON), and
 small — paths and hashes, never arrays. The flow passes them from step to step; the store step turns them into
-rows (``t2ibench.pipeline.rows``)."""
+rows (``t2ibench.pipeline.rows``).
+
+Every result has a ``digest()`` over what it holds — image bytes' hashes, a file's bytes, scores — and never over a
+path, a count or the seconds it took: it is what a downstream step's cache key holds of it
+(``t2ibench.pipeline.identity``).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from t2ibench.hashing import content_hash
-from t2ibench.workspace import EmbeddingFiles
+from t2ibench.hashing import content_hash, to_plain
+from t2ibench.pipeline.identity import Content
+
+
+@dataclass(frozen=True)
+class PromptSet:
+    """The selected prompt records of a suite, as (index, record) pairs in suite order: a setting (what a model
+    version is generated and judged for), identified by its records' content."""
+
+    records: tuple[tuple[int, dict[str, Any]], ...]
+
+    def digest(self) -> str:
+        """Content hash of the (index, record) pairs."""
+        return content_hash([[int(i), r] for i, r in self.records])
+
+    def __iter__(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        return iter((int(i), dict(r)) for i, r in self.records)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def by_index(self) -> dict[int, dict[str, Any]]:
+        """Index → record."""
+        return {int(i): dict(r) for i, r in self.records}
+
+    def shard(self, start: int, stop: int) -> PromptSet:
+        """The records at positions [start, stop) (a prompt shard)."""
+        return PromptSet(self.records[start:stop])
+
+    @classmethod
+    def of(cls, pairs: Sequence[tuple[int, Mapping[str, Any]]]) -> PromptSet:
+        """From (index, record) pairs."""
+        return cls(tuple((int(i), dict(r)) for i, r in pairs))
+
+
+@dataclass(frozen=True)
+class LocalFiles(Content):
+    """A stamp of the local files a step reads besides its results (an imported folder, local weights): their
+    resolved path and a stat digest (relative path, size, mtime of every file); ``path`` '' for none."""
+
+    path: str
+    stamp: str
+
+    def digest(self) -> str:
+        """Hash of the path and the stamp: replacing or touching a file changes it."""
+        return content_hash([self.path, self.stamp])
 
 
 @dataclass(frozen=True)
@@ -23,7 +73,7 @@ class ImageInfo:
 
 
 @dataclass(frozen=True)
-class Generated:
+class Generated(Content):
     """A model's images for the selected prompts, in (prompt, sample) order, and the folder's manifest."""
 
     model: str
@@ -33,8 +83,12 @@ class Generated:
     elapsed_s: float = 0.0
 
     def images_hash(self) -> str:
-        """Content hash of the images (their prompt, sample and bytes): what every later step's cache key uses."""
+        """Content hash of the images (their prompt, sample and bytes)."""
         return content_hash([[i.prompt_index, i.sample, i.sha256] for i in self.images])
+
+    def digest(self) -> str:
+        """The model's name, its images' content and the manifest's generation fingerprint (not the folder)."""
+        return content_hash([self.model, self.images_hash(), self.manifest.get("fingerprint"), self.smoke])
 
     @property
     def smoke(self) -> bool:
@@ -43,7 +97,7 @@ class Generated:
 
 
 @dataclass(frozen=True)
-class Judged:
+class Judged(Content):
     """GenEval's verdicts of a model's images: the results file, its hash and the Table-2 summary."""
 
     model: str
@@ -52,9 +106,26 @@ class Judged:
     summary: dict[str, Any]
     elapsed_s: float = 0.0
 
+    def digest(self) -> str:
+        """The model's name and the results file's bytes."""
+        return content_hash([self.model, self.sha256])
+
 
 @dataclass(frozen=True)
-class Embedded:
+class EmbeddingFiles:
+    """The three feature matrices of one model version (paths as strings, so results serialise as JSON)."""
+
+    image: str
+    clip_image: str
+    clip_text: str
+
+    def paths(self) -> list[str]:
+        """The three files."""
+        return [self.image, self.clip_image, self.clip_text]
+
+
+@dataclass(frozen=True)
+class Embedded(Content):
     """A model's feature files, their hashes, which prompt and sample each row is, and truncated prompts."""
 
     model: str
@@ -64,20 +135,53 @@ class Embedded:
     samples: tuple[int, ...]
     text_prompt_ids: tuple[int, ...]
     truncated_prompts: tuple[int, ...] = ()
-    image_embedder: str = ""  # section hashes of the two embedders
-    clip: str = ""
     elapsed_s: float = 0.0
+
+    def digest(self) -> str:
+        """The model's name, the three files' bytes and which prompt and sample each row is."""
+        ids = [self.image_prompt_ids, self.samples, self.text_prompt_ids, self.truncated_prompts]
+        return content_hash([self.model, to_plain(self.sha256), to_plain(ids)])
 
 
 @dataclass(frozen=True)
-class ShardState:
+class Bandwidth(Content):
+    """A Gaussian bandwidth σ (embedding units) and where it comes from: ``source`` 'fixed' (a configured number),
+    'reference:<set>@<digest>' (the median pairwise distance of the embedder's features of a fixed, named
+    reference set: the same for every model) or 'median:<model>' (this model's own median: not comparable)."""
+
+    value: float
+    source: str
+    n: int = 0  # vectors the median was taken over (0 for a fixed σ)
+
+    def digest(self) -> str:
+        """The value and its source."""
+        return content_hash([self.value, self.source, self.n])
+
+    @property
+    def per_model(self) -> bool:
+        """True for a model's own median: its scores are not comparable with another model's."""
+        return self.source.startswith("median:")
+
+    @property
+    def kind(self) -> str:
+        """'fixed', 'reference' or 'median' (the part of ``source`` before the colon)."""
+        return self.source.split(":", 1)[0]
+
+
+@dataclass(frozen=True)
+class ShardState(Content):
     """The additive FKEA (or cosine) state of one shard of a model's image features; ``state`` None if empty."""
 
     shard: int
     shards: int
     n: int
     state: str | None
+    sha256: str = ""  # of the state file's bytes ('' when empty)
     elapsed_s: float = 0.0
+
+    def digest(self) -> str:
+        """The shard's place and its state file's bytes."""
+        return content_hash([self.shard, self.shards, self.sha256])
 
 
 @dataclass(frozen=True)
@@ -99,6 +203,8 @@ class MetricRecord:
     ci_high: float | None = None
     ci_level: float | None = None
     ci_method: str | None = None
+    # where σ came from: 'fixed', 'reference:<set>@<digest>' or 'median:<model>' (None: no Gaussian kernel)
+    sigma_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -118,7 +224,7 @@ class ModeRecord:
 
 
 @dataclass(frozen=True)
-class Scores:
+class Scores(Content):
     """The scores and modes one metric step computed for a model (FKEA diversity, or Scendi)."""
 
     model: str
@@ -126,6 +232,25 @@ class Scores:
     modes: tuple[ModeRecord, ...]
     n: int
     elapsed_s: float = 0.0
+
+    def digest(self) -> str:
+        """Every score and mode."""
+        return content_hash([self.model, to_plain(self.metrics), to_plain(self.modes)])
+
+
+@dataclass(frozen=True)
+class TaskScores(Content):
+    """GenEval's Table 2 of one model version: ``geneval_scores`` rows (per task and 'overall', with bootstrap
+    intervals at ``level``), computed from its verdicts."""
+
+    model: str
+    rows: tuple[dict[str, Any], ...]
+    level: float
+    elapsed_s: float = 0.0
+
+    def digest(self) -> str:
+        """Every row."""
+        return content_hash([self.model, list(self.rows), self.level])
 
 
 @dataclass(frozen=True)

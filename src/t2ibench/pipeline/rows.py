@@ -6,12 +6,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from t2ibench.config import Evaluators, ModelConfig
+from t2ibench.config import ModelConfig
 from t2ibench.geneval_eval import ResultRow
 from t2ibench.hashing import content_hash, to_plain
-from t2ibench.metrics.geneval import CI_LEVEL
 from t2ibench.pipeline.results import Generated, MetricRecord, ModeRecord, Scores
-from t2ibench.store import VersionRows, table2_rows
+from t2ibench.store import VersionRows
 
 
 def result_rows(results: Sequence[ResultRow], suite: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -68,21 +67,16 @@ def version_rows(
     generated: Generated,
     results: Sequence[ResultRow],
     judged_sha256: str,
+    table2: Sequence[Mapping[str, Any]],
     scores: Sequence[Scores],
-    evaluators: Evaluators | None = None,
+    protocol: Mapping[str, Any],
+    lite: Sequence[str] = (),
 ) -> VersionRows:
-    """Every row of one model/evaluation version, and the content hash that says whether it changed."""
+    """Every row of one model/evaluation version, and the content hash that says whether it changed (every row
+    written, the model's label and settings included)."""
     verdicts, detections = result_rows(results, suite)
     metrics = [metric_row(m) for s in scores for m in s.metrics]
     modes = [mode_row(m) for s in scores for m in s.modes]
-    content = content_hash(
-        [
-            generated.images_hash(),
-            judged_sha256,
-            [[m.metrics, m.modes] for m in scores],
-            generated.manifest,
-        ]
-    )
     model_row = {
         "label": model.label or model.name,
         "backend": model.generator.backend,
@@ -92,6 +86,17 @@ def version_rows(
         "manifest": generated.manifest,
         "smoke": smoke,
     }
+    content = content_hash(
+        [
+            generated.images_hash(),
+            judged_sha256,
+            [[m.metrics, m.modes] for m in scores],
+            list(table2),
+            model_row,
+            [[int(i), dict(r)] for i, r in prompts],
+            [[i.prompt_index, i.sample, i.path, i.sha256, i.seed] for i in generated.images],
+        ]
+    )
     return VersionRows(
         model=model.name,
         model_hash=model_hash,
@@ -111,9 +116,6 @@ def version_rows(
         detections=detections,
         metrics=metrics,
         modes=modes,
-        geneval_scores=table2_rows(
-            ((r.tag, r.correct, r.prompt) for r in results),
-            level=evaluators.ci_level if evaluators else CI_LEVEL,
-        ),
-        evaluator_settings={"settings": to_plain(evaluators), "lite": evaluators.lite} if evaluators else {},
+        geneval_scores=[dict(r) for r in table2],
+        evaluator_settings={"settings": to_plain(protocol), "lite": list(lite)},
     )

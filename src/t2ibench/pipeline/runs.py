@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from t2ibench.config import Config
 from t2ibench.errors import InputError
 from t2ibench.hashing import code_version, section_hash
 from t2ibench.models.registry import device_name
@@ -13,27 +14,39 @@ from t2ibench.store import Store
 from t2ibench.workspace import Workspace
 
 
-def start_run(ws: Workspace, run_id: str, flow: str) -> int:
-    """Record a run as started; runs still 'running' (killed ones: the run lock excludes live ones) are marked
-    'abandoned' (returns how many)."""
+def start_run(ws: Workspace, config: Config, config_path: str | Path, run_id: str, flow: str) -> int:
+    """Record a run of ``config`` as started in the workspace's store (which must belong to this config: see
+    ``Store.claim``); runs still 'running' (killed ones: the run lock excludes live ones) are marked 'abandoned'
+    (returns how many)."""
     run = {
         "run_id": run_id,
-        "config_name": ws.config.name,
-        "config_hash": section_hash(ws.config),
+        "config_name": config.name,
+        "config_hash": section_hash(config),
         "code_version": code_version(),
         "finished_at": None,
-        "smoke": ws.config.smoke,
+        "smoke": config.smoke,
         "details": {
             "flow": flow,
-            "lite": ws.config.evaluators.lite,
+            "config_file": config_file(ws, config_path),
+            "lite": config.evaluators.lite,
             "environment": {
                 **environment(ws.root),
-                "device": device_name(ws.config.runtime.device),  # what the model registries will run on
-                "device_setting": ws.config.runtime.device,
+                "device": device_name(config.runtime.device),  # what the model registries will run on
+                "device_setting": config.runtime.device,
             },
         },
     }
-    return Store(ws.store).start_run(run)
+    return Store(ws.store).start_run(run, owner=(config.name, config_file(ws, config_path)))
+
+
+def config_file(ws: Workspace, config_path: str | Path) -> str:
+    """The config file's path relative to the workspace (what a store's owner records: the same in every clone),
+    or its absolute path when it lies outside the workspace."""
+    path = Path(config_path).resolve()
+    try:
+        return str(path.relative_to(ws.root.resolve()))
+    except ValueError:
+        return str(path)
 
 
 def environment(root: Path) -> dict[str, Any]:
@@ -72,7 +85,7 @@ def environment(root: Path) -> dict[str, Any]:
 def log_file(ws: Workspace) -> Path:
     """The refresh log of a config, ``<data>/logs/refresh.log``: what Prefect and the model libraries print during a
     run (``t2ibench.logs.route_to_log``), appended run after run."""
-    return ws.data / "logs" / "refresh.log"
+    return ws.log
 
 
 def finish_run(ws: Workspace, run_id: str, status: str, details: Mapping[str, Any] | None = None) -> None:

@@ -1,10 +1,12 @@
 """The benchmark's steps as plain functions (no Prefect): ``tasks/`` wraps each in a cached Prefect task.
 
-Every step takes the workspace (which owns every output path and the config), the typed results of the steps it
-depends on, and returns a typed result (``t2ibench.pipeline.results``). A plain Python caller can chain them
-without any orchestration:
+Every step takes exactly the values it uses — config sections or fields, the typed results of the steps it depends
+on, the paths it writes — and returns a typed result (``t2ibench.pipeline.results``). Its parameters' roles
+(setting, content, output, placement: ``t2ibench.pipeline.identity``) are read off its signature, so its cache key,
+the version names and the protocol record can never miss an input. A plain Python caller can chain them without any
+orchestration (``t2ibench.pipeline.plan`` lays out the calls):
 
-    prompts → generate → (embed, geneval) → sigma → fkea shards → diversity, scendi → store
+    prompts → generate → (embed, geneval → scores) → bandwidths → fkea shards → diversity, scendi → store
 """
 
 from __future__ import annotations
@@ -14,31 +16,50 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 
-from t2ibench.config import DiversityConfig, GenEvalSuite, ModelConfig, ScendiConfig, select_indices
+from t2ibench.config import (
+    DiversityConfig,
+    EmbedderConfig,
+    GeneratorConfig,
+    GenEvalConfig,
+    GenEvalSuite,
+    ModelConfig,
+    ScendiConfig,
+    select_indices,
+)
 from t2ibench.errors import InputError
-from t2ibench.hashing import file_digest, section_hash
+from t2ibench.hashing import file_digest
+from t2ibench.pipeline.identity import OUTPUT, PLACEMENT
 from t2ibench.pipeline.results import (
+    Bandwidth,
     Embedded,
+    EmbeddingFiles,
     Generated,
     ImageInfo,
     Judged,
+    LocalFiles,
     MetricRecord,
     ModeRecord,
+    PromptSet,
     Scores,
     ShardState,
     Stored,
+    TaskScores,
 )
-from t2ibench.workspace import EmbeddingFiles, Workspace
 
+Out = Annotated[Path, OUTPUT]
+Device = Annotated[str, PLACEMENT]
+Progress = Annotated[bool, PLACEMENT]
+SharedCache = Annotated[Path, PLACEMENT]  # the content-keyed embedding cache: where, never what
 Prompts = Sequence[tuple[int, Mapping[str, Any]]]
+Features = Literal["image", "clip_image", "clip_text"]
 
 
-def select_prompts(suite: GenEvalSuite) -> list[tuple[int, dict[str, Any]]]:
-    """(index, record) of the suite's prompts, restricted by ``prompts`` and/or ``limit_per_task``."""
+def select_prompts(suite: GenEvalSuite) -> PromptSet:
+    """The suite's prompts as (index, record) pairs, restricted by ``prompts`` and/or ``limit_per_task``."""
     from t2ibench.suites.geneval import generate_suite
 
     records = generate_suite(seed=suite.seed, per_task=suite.per_task, classes=suite.classes)
@@ -53,36 +74,41 @@ def select_prompts(suite: GenEvalSuite) -> list[tuple[int, dict[str, Any]]]:
         selected = kept
     if not selected:
         raise InputError("geneval: the prompt selection is empty")
-    return selected
+    return PromptSet.of(selected)
 
 
-def step_generate(ws: Workspace, model: ModelConfig, prompts: Prompts, *, show_progress: bool = True) -> Generated:
-    """Generate (or import) the model's images into its images folder; resumes what is already there."""
+def step_generate(
+    generator: GeneratorConfig,
+    model: str,
+    prompts: PromptSet,
+    local: LocalFiles,
+    out: Out,
+    device: Device = "auto",
+    show_progress: Progress = False,
+) -> Generated:
+    """Generate (or import, from ``local``: the folder backend's source) the model's images into ``out``; resumes
+    what is already there."""
     from t2ibench.models.registry import GENERATORS
 
-    spec = model.generator
-    generator = GENERATORS.reuse(
-        spec.backend, spec, device=ws.config.runtime.device, show_progress=show_progress, base=ws.root
-    )
-    out = ws.images_dir(model.name)
-    records = generator.generate(list(prompts), out)
+    source = Path(local.path) if local.path else None
+    built = GENERATORS.reuse(generator.backend, generator, device=device, show_progress=show_progress, source=source)
+    records = built.generate(list(prompts), out)
     manifest = json.loads((out / "manifest.json").read_text())
     return Generated(
-        model=model.name,
+        model=model,
         folder=str(out),
         images=tuple(ImageInfo(r.prompt_index, r.sample, str(r.path), r.sha256, r.seed) for r in records),
         manifest=manifest,
     )
 
 
-def prompt_shards(prompts: Prompts, size: int) -> list[list[tuple[int, Mapping[str, Any]]]]:
+def prompt_shards(prompts: PromptSet, size: int) -> list[PromptSet]:
     """Consecutive shards of ``size`` prompts in suite order (``size`` 0, or ≥ the count: one shard)."""
-    items = list(prompts)
     if size < 0:
         raise InputError(f"prompts_per_shard: must be ≥ 0; got {size}")
-    if not size or size >= len(items):
-        return [items]
-    return [items[i : i + size] for i in range(0, len(items), size)]
+    if not size or size >= len(prompts):
+        return [prompts]
+    return [prompts.shard(i, i + size) for i in range(0, len(prompts), size)]
 
 
 def shard_label(prompts: Prompts) -> str:
@@ -93,16 +119,16 @@ def shard_label(prompts: Prompts) -> str:
     return f"p{indices[0]:05d}-p{indices[-1]:05d}"
 
 
-def merge_generated(parts: Sequence[Generated]) -> Generated:
+def merge_generated(shards: list[Generated]) -> Generated:
     """One model's images from its prompt shards, in shard order: exactly what one unsharded generation returns
     (the manifest is the folder's, read now); a shard of another model or folder, or an image twice, is refused."""
-    if not parts:
+    if not shards:
         raise InputError("no generation shards to merge")
-    first = parts[0]
-    for part in parts[1:]:
+    first = shards[0]
+    for part in shards[1:]:
         if (part.model, part.folder) != (first.model, first.folder):
             raise InputError(f"{first.model}: cannot merge shards of {part.model} ({part.folder}) into {first.folder}")
-    images = tuple(i for part in parts for i in part.images)
+    images = tuple(i for part in shards for i in part.images)
     keys = [(i.prompt_index, i.sample) for i in images]
     if len(set(keys)) != len(keys):
         twice = next(k for k in keys if keys.count(k) > 1)
@@ -116,52 +142,56 @@ def merge_generated(parts: Sequence[Generated]) -> Generated:
 
 
 def step_geneval(
-    ws: Workspace,
-    model: str,
+    geneval: GenEvalConfig,
     generated: Generated,
-    prompts: Mapping[int, Mapping[str, Any]],
-    *,
-    show_progress: bool,
-    shard: str | None = None,
+    prompts: PromptSet,
+    out: Out,
+    names_from: Out,
+    device: Device = "auto",
+    show_progress: Progress = False,
 ) -> Judged:
-    """Detect, colour and judge every image; writes the model version's results file (resuming a partial one), or
-    with ``shard`` (a ``shard_label``) that shard's file, which ``merge_judged`` joins into the model's."""
+    """Detect, colour and judge every image of ``generated`` (those of ``prompts``); writes the results file ``out``
+    (a model version's, or one prompt shard's that ``merge_judged`` joins), resuming a partial one. Results name
+    each image by its path relative to ``names_from`` (the workspace), so the file is the same in every clone."""
     from t2ibench.geneval_eval import FolderScan, ImageItem, judge_scan, summarise
 
-    cfg = ws.config.evaluators.geneval
+    records = prompts.by_index()
     items = tuple(
-        ImageItem(i.prompt_index, f"{i.sample:05d}", Path(i.path), prompts[i.prompt_index]) for i in generated.images
+        ImageItem(i.prompt_index, f"{i.sample:05d}", Path(i.path), records[i.prompt_index])
+        for i in generated.images
+        if i.prompt_index in records
     )
     scan = FolderScan(
         root=Path(generated.folder),
         items=items,
-        expected_prompts=len(prompts),
+        expected_prompts=len(records),
         found_prompts=len({i.prompt_index for i in items}),
         expected_images=len(items),
+        names_from=names_from,
     )
-    out = ws.results_file(model) if shard is None else ws.geneval_shard_file(model, shard)
-    rows = judge_scan(scan, cfg, out=out, device=ws.config.runtime.device, show_progress=show_progress)
-    return Judged(model=model, results=str(out), sha256=file_digest(out), summary=summarise(rows).to_dict())
+    rows = judge_scan(scan, geneval, out=out, device=device, show_progress=show_progress)
+    return Judged(model=generated.model, results=str(out), sha256=file_digest(out), summary=summarise(rows).to_dict())
 
 
-def merge_judged(ws: Workspace, model: str, parts: Sequence[Judged]) -> Judged:
-    """The model version's results file from its shards' files, joined in shard order: byte for byte the file an
-    unsharded run writes (each shard's rows are in folder order, and shards are consecutive prompt ranges). The
-    file is rewritten only when its bytes change; a shard file that changed since its verdicts were made is refused."""
+def merge_judged(shards: list[Judged], out: Out) -> Judged:
+    """The model version's results file ``out`` from its shards' files, joined in shard order: byte for byte the
+    file an unsharded run writes (each shard's rows are in folder order, and shards are consecutive prompt ranges).
+    The file is rewritten only when its bytes change; a shard file that changed since its verdicts were made is
+    refused."""
     from t2ibench.geneval_eval import read_results, summarise
     from t2ibench.io import write_bytes_atomic
 
-    if not parts:
-        raise InputError(f"{model}: no GenEval shards to merge")
+    if not shards:
+        raise InputError("no GenEval shards to merge")
+    model = shards[0].model
     chunks = []
-    for part in parts:
+    for part in shards:
         if part.model != model:
             raise InputError(f"{model}: cannot merge the GenEval shard of {part.model} ({part.results})")
         path = Path(part.results)
         if not path.is_file() or file_digest(path) != part.sha256:
             raise InputError(f"{path}: this GenEval shard's file is missing or changed since it was judged")
         chunks.append(path.read_bytes())
-    out = ws.results_file(model)
     data = b"".join(chunks)
     if not out.is_file() or out.read_bytes() != data:
         write_bytes_atomic(out, data)
@@ -169,29 +199,51 @@ def merge_judged(ws: Workspace, model: str, parts: Sequence[Judged]) -> Judged:
     return Judged(model=model, results=str(out), sha256=file_digest(out), summary=summarise(rows).to_dict())
 
 
+def step_scores(judged: Judged, ci_level: float) -> TaskScores:
+    """GenEval's Table 2 of a model version from its verdicts: accuracy per task and overall, with bootstrap
+    intervals over prompts at ``ci_level``."""
+    from t2ibench.geneval_eval import read_results
+    from t2ibench.metrics.geneval import table2_rows
+
+    if not Path(judged.results).is_file() or file_digest(judged.results) != judged.sha256:
+        raise InputError(f"{judged.results}: the results file is missing or changed since it was judged")
+    results = read_results(judged.results)
+    rows = table2_rows(((r.tag, r.correct, r.prompt) for r in results), level=ci_level)
+    return TaskScores(model=judged.model, rows=tuple(rows), level=ci_level)
+
+
 # -- embeddings ------------------------------------------------------------------------------------------------
 
 
 def step_embed(
-    ws: Workspace, model: str, generated: Generated, prompts: Mapping[int, Mapping[str, Any]], *, show_progress: bool
+    image_embedder: EmbedderConfig,
+    clip: EmbedderConfig,
+    generated: Generated,
+    prompts: PromptSet,
+    out: Out,
+    cache: SharedCache,
+    device: Device = "auto",
+    show_progress: Progress = False,
 ) -> Embedded:
-    """Image features (image embedder), CLIP image and text features per image; cached by content."""
+    """Image features (image embedder), CLIP image and text features per image, into the folder ``out``; vectors
+    are reused by content from the embedding ``cache``."""
     from t2ibench.models.embedding import embed_images_cached, embed_texts_cached
     from t2ibench.models.registry import EMBEDDERS
 
-    cfg = ws.config.evaluators
-    device = ws.config.runtime.device
-    files = ws.embedding_files(model)
-    Path(files.image).parent.mkdir(parents=True, exist_ok=True)
-    paths = [Path(i.path) for i in generated.images]
-    image_embedder = EMBEDDERS.reuse(
-        cfg.image_embedder.backend, cfg.image_embedder, device=device, show_progress=show_progress
+    files = EmbeddingFiles(
+        image=str(out / "image_features.npy"),
+        clip_image=str(out / "clip_image_features.npy"),
+        clip_text=str(out / "clip_text_features.npy"),
     )
-    image_vectors, _ = embed_images_cached(image_embedder, paths, ws.cache)
-    clip = EMBEDDERS.reuse(cfg.clip.backend, cfg.clip, device=device, show_progress=show_progress)
-    clip_images, _ = embed_images_cached(clip, paths, ws.cache)
+    out.mkdir(parents=True, exist_ok=True)
+    records = prompts.by_index()
+    paths = [Path(i.path) for i in generated.images]
+    embedder = EMBEDDERS.reuse(image_embedder.backend, image_embedder, device=device, show_progress=show_progress)
+    image_vectors, _ = embed_images_cached(embedder, paths, cache)
+    pairs = EMBEDDERS.reuse(clip.backend, clip, device=device, show_progress=show_progress)
+    clip_images, _ = embed_images_cached(pairs, paths, cache)
     prompt_ids = sorted({i.prompt_index for i in generated.images})
-    clip_texts, truncated, _ = embed_texts_cached(clip, [str(prompts[p]["prompt"]) for p in prompt_ids], ws.cache)
+    clip_texts, truncated, _ = embed_texts_cached(pairs, [str(records[p]["prompt"]) for p in prompt_ids], cache)
     for target, array in ((files.image, image_vectors), (files.clip_image, clip_images), (files.clip_text, clip_texts)):
         tmp = Path(target).with_name(Path(target).name + ".tmp")
         with open(tmp, "wb") as fh:
@@ -202,33 +254,87 @@ def step_embed(
         "samples": [i.sample for i in generated.images],
         "text_prompt_ids": prompt_ids,
     }
-    ws.embedding_ids(model).write_text(json.dumps(ids) + "\n")
+    (out / "ids.json").write_text(json.dumps(ids) + "\n")
     return Embedded(
-        model=model,
+        model=generated.model,
         files=files,
         sha256=EmbeddingFiles(*(file_digest(p) for p in files.paths())),
         image_prompt_ids=tuple(ids["image_prompt_ids"]),
         samples=tuple(ids["samples"]),
         text_prompt_ids=tuple(prompt_ids),
         truncated_prompts=tuple(prompt_ids[i] for i in truncated),
-        image_embedder=section_hash(cfg.image_embedder),
-        clip=section_hash(cfg.clip),
     )
 
 
-# -- diversity -----------------------------------------------------------------------------------------------------
+def load_features(embedded: Embedded, which: Features) -> np.ndarray:
+    """One of a model's feature matrices (n, d), refused when the file changed since it was embedded."""
+    path = getattr(embedded.files, which)
+    if not Path(path).is_file() or file_digest(path) != getattr(embedded.sha256, which):
+        raise InputError(f"{path}: the feature file is missing or changed since it was embedded; run the refresh again")
+    array: np.ndarray = np.load(path, allow_pickle=False)
+    return array
+
+
+# -- bandwidths ------------------------------------------------------------------------------------------------------
+
+
+def step_reference_bandwidth(
+    embedder: EmbedderConfig,
+    reference: str,
+    device: Device = "auto",
+    show_progress: Progress = False,
+) -> Bandwidth:
+    """σ of an embedding space: the median pairwise distance (embedding units) of the embedder's features of the
+    fixed, named ``reference`` set (``t2ibench.suites.reference``: photos for images, GenEval's official prompts for
+    texts). The same for every model, run and leaderboard that uses this embedder."""
+    from t2ibench.metrics import median_heuristic_sigma
+    from t2ibench.models.registry import EMBEDDERS
+    from t2ibench.suites.reference import load_reference
+
+    ref = load_reference(reference)
+    built = EMBEDDERS.reuse(embedder.backend, embedder, device=device, show_progress=show_progress)
+    if ref.kind == "image":
+        vectors = built.embed_images(list(ref.images))
+    else:
+        vectors = built.embed_texts(list(ref.texts)).vectors
+    X = np.asarray(vectors, dtype=np.float64)
+    value = float(median_heuristic_sigma(X, seed=0))
+    return Bandwidth(value=value, source=f"reference:{ref.name}@{ref.digest}", n=len(X))
+
+
+def step_median_bandwidth(embedded: Embedded, features: Features, seed: int) -> Bandwidth:
+    """σ as this model's own median pairwise distance of ``features`` (a seeded subsample above 2,000 rows): its
+    scores are not comparable with another model's (each is measured under its own kernel)."""
+    from t2ibench.metrics import median_heuristic_sigma
+
+    X = load_features(embedded, features)
+    return Bandwidth(value=float(median_heuristic_sigma(X, seed=seed)), source=f"median:{embedded.model}", n=len(X))
+
+
+def check_bandwidth(setting: float | str, bandwidth: Bandwidth | None, *, what: str) -> float | None:
+    """σ's value (None without one), checked against the rule the config section asks for (a number: that value;
+    'reference' or 'median': a σ of that kind) — a plan that wired another bandwidth is an error, not a number."""
+    if bandwidth is None:
+        return None
+    if isinstance(setting, str):
+        ok = bandwidth.kind == setting
+    else:
+        ok = bandwidth.kind == "fixed" and bandwidth.value == float(setting)
+    if not ok:
+        raise InputError(
+            f"{what}: configured as {setting!r}, given a bandwidth of {bandwidth.source} ({bandwidth.value:g})"
+        )
+    return bandwidth.value
 
 
 def resolve_sigma(value: float | str, X: np.ndarray, seed: int) -> float:
-    """A configured bandwidth, or the median heuristic on X (n, d) for "median"."""
+    """A configured bandwidth, or the median heuristic on X (n, d) for "median" (the library's one-call paths)."""
     from t2ibench.metrics import median_heuristic_sigma
 
     return float(median_heuristic_sigma(X, seed=seed)) if value == "median" else float(value)
 
 
-def step_sigma(features: str, cfg: DiversityConfig) -> float:
-    """The Gaussian bandwidth of a model's image features: as configured, or the median heuristic."""
-    return resolve_sigma(cfg.sigma, np.load(features, allow_pickle=False), cfg.seed)
+# -- diversity -----------------------------------------------------------------------------------------------------
 
 
 def feature_center(X: np.ndarray) -> np.ndarray:
@@ -238,32 +344,39 @@ def feature_center(X: np.ndarray) -> np.ndarray:
     return center
 
 
-def _estimator(cfg: DiversityConfig, sigma: float, X: np.ndarray) -> Any:
+def _estimator(kernel: str, sigma: float | None, rff_dim: int, seed: int, orthogonal: bool, X: np.ndarray) -> Any:
     from t2ibench.metrics import FKEA, CosineEntropy
 
-    if cfg.kernel == "gaussian":
+    if kernel == "gaussian":
+        assert sigma is not None
         return FKEA(
-            sigma=sigma,
-            rff_dim=cfg.rff_dim,
-            seed=cfg.seed,
-            dim=X.shape[1],
-            center=feature_center(X),
-            orthogonal=cfg.orthogonal,
+            sigma=sigma, rff_dim=rff_dim, seed=seed, dim=X.shape[1], center=feature_center(X), orthogonal=orthogonal
         )
     return CosineEntropy(dim=X.shape[1])
 
 
 def step_fkea_shard(
-    features: str, state: str, shard: int, shards: int, cfg: DiversityConfig, sigma: float
+    embedded: Embedded,
+    shard: int,
+    shards: int,
+    kernel: str,
+    sigma: Bandwidth | None,
+    rff_dim: int,
+    seed: int,
+    orthogonal: bool,
+    out: Out,
 ) -> ShardState:
-    """FKEA (or cosine) state of one shard (rows shard::shards) of the features, saved to ``state``: additive."""
-    X = np.load(features, allow_pickle=False)
+    """FKEA (Gaussian kernel of bandwidth ``sigma``; or the exact cosine) state of one shard (rows
+    shard::shards) of the image features, saved to ``out``: additive, merged by ``step_diversity``."""
+    X = load_features(embedded, "image")
     rows = X[shard::shards]
-    est = _estimator(cfg, sigma, X)
-    if len(rows):
-        est.update(rows)
-        est.save(state)
-    return ShardState(shard=shard, shards=shards, n=est.n, state=state if est.n else None)
+    est = _estimator(kernel, None if sigma is None else sigma.value, rff_dim, seed, orthogonal, X)
+    if not len(rows):
+        return ShardState(shard=shard, shards=shards, n=0, state=None)
+    est.update(rows)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    est.save(out)
+    return ShardState(shard=shard, shards=shards, n=est.n, state=str(out), sha256=file_digest(out))
 
 
 def _metric(
@@ -271,7 +384,7 @@ def _metric(
     alpha: float,
     value: float,
     result: Any,
-    sigma: float,
+    sigma: Bandwidth | None,
     cfg: DiversityConfig,
     interval: Any = None,
     ci_method: str | None = None,
@@ -279,10 +392,11 @@ def _metric(
 ) -> MetricRecord:
     """One diversity score as a stored row; ``interval`` (a ``ScoreInterval`` or None) fills ci_low/ci_high."""
     key_alpha: float | str = "inf" if math.isinf(alpha) else alpha
+    gaussian = cfg.kernel == "gaussian"
     params = {
         "alpha": key_alpha,
         "n": result.n,
-        "sigma": sigma,
+        "sigma": sigma.value if sigma is not None else None,
         "rff_dim": cfg.rff_dim,
         "seed": cfg.seed,
         "kernel": cfg.kernel,
@@ -292,8 +406,8 @@ def _metric(
         params_key=json.dumps(params, sort_keys=True),
         kernel=cfg.kernel,
         alpha=alpha,  # ∞ is stored as the value inf
-        sigma=sigma,
-        rff_dim=cfg.rff_dim if cfg.kernel == "gaussian" else None,
+        sigma=sigma.value if sigma is not None else None,
+        rff_dim=cfg.rff_dim if gaussian else None,
         n=int(result.n),
         seed=cfg.seed,
         value=float(value),
@@ -306,6 +420,7 @@ def _metric(
         ci_high=None if interval is None else float(interval.high),
         ci_level=None if interval is None else ci_level,
         ci_method=ci_method,
+        sigma_source=sigma.source if sigma is not None else None,
     )
 
 
@@ -313,32 +428,40 @@ MIN_CONVERGENCE_PROMPTS = 9  # the n/8 subset needs ≥ 2 prompts to bootstrap o
 
 
 def _convergence_records(
-    name: str, report: Any, result: Any, sigma: float | None, cfg: Any, truncated: bool
+    name: str,
+    report: Any,
+    sigma: Bandwidth | None,
+    *,
+    kernel: str,
+    rff_dim: int,
+    seed: int,
+    truncation: int | None,
 ) -> list[MetricRecord]:
     """One ``convergence`` row per fraction of a convergence report: the score there, its band, the verdict."""
     rows = []
+    gaussian = kernel == "gaussian"
     for p in report.points:
         params = {
             "score": name,
             "fraction": p.fraction,
-            "kernel": cfg.kernel,
-            "sigma": sigma,
-            "rff_dim": cfg.rff_dim if cfg.kernel == "gaussian" else None,
-            "seed": cfg.seed,
+            "kernel": kernel,
+            "sigma": sigma.value if sigma is not None else None,
+            "rff_dim": rff_dim if gaussian else None,
+            "seed": seed,
             "resamples": report.resamples,
-            **({"t": cfg.truncation} if truncated else {}),
+            **({"t": truncation} if truncation is not None else {}),
         }
         banded = not (math.isnan(p.low) or math.isnan(p.high))
         rows.append(
             MetricRecord(
                 metric="convergence",
                 params_key=json.dumps(params, sort_keys=True),
-                kernel=cfg.kernel,
+                kernel=kernel,
                 alpha=None,
-                sigma=sigma,
+                sigma=params["sigma"],
                 rff_dim=params["rff_dim"],
                 n=p.n_images,
-                seed=cfg.seed,
+                seed=seed,
                 value=float(p.value),
                 error_bound=None,
                 details={
@@ -351,7 +474,7 @@ def _convergence_records(
                     "reason": report.reason,
                     "relative_change": report.relative_change,
                     "tolerance": report.tolerance,
-                    **({"t": cfg.truncation} if truncated else {}),
+                    **({"t": truncation} if truncation is not None else {}),
                 },
                 ci_low=float(p.low) if banded else None,
                 ci_high=float(p.high) if banded else None,
@@ -361,6 +484,7 @@ def _convergence_records(
                     if banded
                     else "not computed: the score is refitted per subset (no bootstrap); change rule only"
                 ),
+                sigma_source=sigma.source if sigma is not None else None,
             )
         )
     return rows
@@ -381,23 +505,41 @@ def _mode(mode: Any, positions: np.ndarray, source: str) -> ModeRecord:
     )
 
 
-def step_diversity(ws: Workspace, model: str, embedded: Embedded, shards: Sequence[ShardState], sigma: float) -> Scores:
-    """Merge shard states into the model's FKEA scores (with cluster-bootstrap intervals over prompts where
-    n ≤ ``bootstrap_max_n``), the diversity-vs-n curve and the FKEA modes."""
+def _load_state(cls: Any, state: ShardState) -> Any:
+    """A shard's saved state, refused when its file changed since the shard was computed."""
+    assert state.state is not None
+    if not Path(state.state).is_file() or file_digest(state.state) != state.sha256:
+        raise InputError(f"{state.state}: this FKEA shard state is missing or changed since it was computed")
+    return cls.load(state.state)
+
+
+def step_diversity(
+    embedded: Embedded,
+    shards: list[ShardState],
+    sigma: Bandwidth | None,
+    diversity: DiversityConfig,
+    ci_level: float,
+) -> Scores:
+    """Merge shard states into the model's FKEA scores (with cluster-bootstrap intervals over prompts at
+    ``ci_level`` where n ≤ ``bootstrap_max_n``), the diversity-vs-n curve and the FKEA modes."""
     from t2ibench.metrics import FKEA, CosineEntropy, bootstrap_entropy
     from t2ibench.metrics.modes import kernel_modes
 
-    cfg = ws.config.evaluators.diversity
+    cfg = diversity
+    model = embedded.model
+    check_bandwidth(cfg.sigma, sigma if cfg.kernel == "gaussian" else None, what="evaluators.diversity.sigma")
+    if len(shards) != cfg.shards:
+        raise InputError(f"{model}: {len(shards)} FKEA shard states given, evaluators.diversity.shards is {cfg.shards}")
     cls: Any = FKEA if cfg.kernel == "gaussian" else CosineEntropy
     merged = None
     for s in shards:
         if s.state:
-            state = cls.load(s.state)
+            state = _load_state(cls, s)
             merged = state if merged is None else merged.merge(state)
     if merged is None:
         raise InputError(f"{model}: no images to measure")
     result = merged.compute(cfg.alphas)
-    X = np.load(embedded.files.image, allow_pickle=False)
+    X = load_features(embedded, "image")
     name = "fkea" if cfg.kernel == "gaussian" else "cosine_vendi"
     # intervals: prompts resampled with all their images; the resample spectra come from the same features φ(x)
     # the state accumulated (the k × k weighted Gram or the D × D covariance, whichever is smaller)
@@ -414,11 +556,11 @@ def step_diversity(ws: Workspace, model: str, embedded: Embedded, shards: Sequen
             embedded.image_prompt_ids,
             alphas=tuple(result.vendi),
             resamples=cfg.bootstrap,
-            level=ws.config.evaluators.ci_level,
+            level=ci_level,
             seed=cfg.seed,
         )
         ci_method = boot.describe()
-    level = ws.config.evaluators.ci_level
+    level = ci_level
     # VENDI-∞ = 1/λ_max is a maximum: the bootstrap undercovers it everywhere (docs/metrics.md), so none is stored
     unreliable = "not computed: the bootstrap is unreliable for VENDI-∞ (a maximum)"
     records = [
@@ -447,8 +589,16 @@ def step_diversity(ws: Workspace, model: str, embedded: Embedded, shards: Sequen
             level=level,
             seed=cfg.seed,
         )
-        for name, report in reports.items():
-            records += _convergence_records(name, report, result, sigma, cfg, name == "truncated_vendi_1")
+        for score, report in reports.items():
+            records += _convergence_records(
+                score,
+                report,
+                sigma,
+                kernel=cfg.kernel,
+                rff_dim=cfg.rff_dim,
+                seed=cfg.seed,
+                truncation=cfg.truncation if score == "truncated_vendi_1" else None,
+            )
     if cfg.truncation is not None:
         from t2ibench.metrics import truncated_vendi
 
@@ -474,9 +624,11 @@ def step_diversity(ws: Workspace, model: str, embedded: Embedded, shards: Sequen
                 )
             )
     order = np.random.default_rng(cfg.seed).permutation(len(X))
+    value = None if sigma is None else sigma.value
     for n in sorted({n for n in cfg.n_curve if 0 < n <= len(X)}):
-        curve = _estimator(cfg, sigma, X).update(X[order[:n]]).compute([1.0])
-        records.append(_metric("fkea_curve", 1.0, curve.vendi[1.0], curve, sigma, cfg))
+        curve = _estimator(cfg.kernel, value, cfg.rff_dim, cfg.seed, cfg.orthogonal, X).update(X[order[:n]])
+        at_n = curve.compute([1.0])
+        records.append(_metric("fkea_curve", 1.0, at_n.vendi[1.0], at_n, sigma, cfg))
     count = len(shards)
     parts = [X[s::count] for s in range(count) if len(X[s::count])]
     modes = kernel_modes(merged, parts, k=min(cfg.modes, len(X)), top=min(cfg.top, len(X)))
@@ -487,62 +639,68 @@ def step_diversity(ws: Workspace, model: str, embedded: Embedded, shards: Sequen
     )
 
 
-def step_scendi(ws: Workspace, model: str, embedded: Embedded) -> Scores:
-    """Scendi of (image, prompt) CLIP pairs matched by prompt id, its decomposition and its modes."""
+def step_scendi(
+    embedded: Embedded, scendi: ScendiConfig, image_sigma: Bandwidth | None, text_sigma: Bandwidth | None
+) -> Scores:
+    """Scendi of (image, prompt) CLIP pairs matched by prompt id (Gaussian kernels of bandwidths ``image_sigma`` and
+    ``text_sigma``, or the cosine kernel), its decomposition, conditional/information VENDI and its modes."""
     from t2ibench.metrics.modes import scendi_modes
     from t2ibench.metrics.scendi import Scendi, gather_by_id
 
-    cfg: ScendiConfig = ws.config.evaluators.scendi
-    images = np.load(embedded.files.clip_image, allow_pickle=False)
-    texts = np.load(embedded.files.clip_text, allow_pickle=False)
+    cfg = scendi
+    model = embedded.model
+    images = load_features(embedded, "clip_image")
+    texts = load_features(embedded, "clip_text")
     image_ids = list(embedded.image_prompt_ids)
     paired = gather_by_id(image_ids, list(embedded.text_prompt_ids), texts)
     gaussian = cfg.kernel == "gaussian"
-    image_sigma = resolve_sigma(cfg.image_sigma, images, cfg.seed) if gaussian else None
-    text_sigma = resolve_sigma(cfg.text_sigma, texts, cfg.seed) if gaussian and len(texts) > 1 else 1.0
+    if gaussian and (image_sigma is None or text_sigma is None):
+        raise InputError("scendi: the Gaussian kernel needs an image and a text bandwidth")
+    i_sigma = check_bandwidth(cfg.image_sigma, image_sigma if gaussian else None, what="evaluators.scendi.image_sigma")
+    t_sigma = check_bandwidth(cfg.text_sigma, text_sigma if gaussian else None, what="evaluators.scendi.text_sigma")
 
     def fit(rows: Any) -> Scendi:
         """Scendi of the pairs at ``rows`` (all of them: slice(None)), with this step's kernels and seed."""
         ids = [image_ids[i] for i in np.arange(len(image_ids))[rows]]
-        sub = Scendi(
-            kernel=cfg.kernel,
-            image_sigma=image_sigma,
-            text_sigma=text_sigma if gaussian else None,
-            rff_dim=cfg.rff_dim,
-            seed=cfg.seed,
-        )
+        sub = Scendi(kernel=cfg.kernel, image_sigma=i_sigma, text_sigma=t_sigma, rff_dim=cfg.rff_dim, seed=cfg.seed)
         return sub.update(images[rows], paired[rows], image_ids=ids, text_ids=ids)
 
     est = fit(slice(None))
     res = est.compute(epsilon=cfg.epsilon, inverse=cfg.inverse)
     params = {
         "kernel": cfg.kernel,
-        "image_sigma": image_sigma,
-        "text_sigma": text_sigma,
+        "image_sigma": i_sigma,
+        "text_sigma": t_sigma if gaussian else 1.0,
         "rff_dim": cfg.rff_dim,
         "epsilon": cfg.epsilon if cfg.inverse == "ridge" else None,
         "inverse": cfg.inverse,
         "seed": cfg.seed,
         "n": res.n,
     }
+    sources = {
+        "image_sigma_source": image_sigma.source if gaussian and image_sigma is not None else None,
+        "text_sigma_source": text_sigma.source if gaussian and text_sigma is not None else None,
+    }
     # what C_TT⁻¹'s regularisation did on this data (shown next to every Scendi value; not part of the key)
     used = {"regularisation": res.regularisation, "pinv_kept": res.pinv_kept}
+    source = sources["image_sigma_source"]
     records = tuple(
         MetricRecord(
             metric=metric,
             params_key=json.dumps(params, sort_keys=True),
             kernel=cfg.kernel,
             alpha=1.0,
-            sigma=image_sigma,
+            sigma=i_sigma,
             rff_dim=cfg.rff_dim if gaussian else None,
             n=res.n,
             seed=cfg.seed,
             value=float(value),
             error_bound=None,
-            details={**params, **used},
+            details={**params, **sources, **used},
             # each resample would refit the (4r)² joint image–text covariance and its Schur complement: at the
             # default r = 1000 that is B × Scendi's own cost (docs/performance.md), so no interval is computed
             ci_method="not computed: B refits of the joint image-text covariance (cost)",
+            sigma_source=source,
         )
         for metric, value in (
             ("scendi", res.scendi),
@@ -562,8 +720,8 @@ def step_scendi(ws: Workspace, model: str, embedded: Embedded) -> Scores:
             images[rows],
             paired[rows],
             kernel=cfg.kernel,
-            image_sigma=image_sigma,
-            text_sigma=text_sigma if gaussian else None,
+            image_sigma=i_sigma,
+            text_sigma=t_sigma,
             rff_dim=cfg.rff_dim if gaussian else None,
             seed=cfg.seed if gaussian else None,
             alphas=(1.0,),
@@ -595,12 +753,19 @@ def step_scendi(ws: Workspace, model: str, embedded: Embedded) -> Scores:
         values["info_vendi"].append(float(cv.information[1.0]))
         sizes = [(int(r.size), len({image_ids[i] for i in r})) for r in subsets]
         labels = {"scendi": "Scendi", "cond_vendi": "conditional VENDI-1", "info_vendi": "information VENDI-1"}
-        div_cfg = dataclasses.replace(
-            ws.config.evaluators.diversity, kernel=cfg.kernel, rff_dim=cfg.rff_dim, seed=cfg.seed
-        )
-        for name, vals in values.items():
-            report = convergence_of_values(labels[name], DEFAULT_FRACTIONS, vals, sizes, seed=cfg.seed)
-            records += tuple(_convergence_records(name, report, res, image_sigma, div_cfg, False))
+        for score, vals in values.items():
+            report = convergence_of_values(labels[score], DEFAULT_FRACTIONS, vals, sizes, seed=cfg.seed)
+            records += tuple(
+                _convergence_records(
+                    score,
+                    report,
+                    image_sigma if gaussian else None,
+                    kernel=cfg.kernel,
+                    rff_dim=cfg.rff_dim,
+                    seed=cfg.seed,
+                    truncation=None,
+                )
+            )
     top = min(cfg.top, len(images))
     modes = scendi_modes(
         est, images, k=min(cfg.modes, len(images)), top=top, bottom=top, epsilon=cfg.epsilon, inverse=cfg.inverse
@@ -615,20 +780,31 @@ def step_scendi(ws: Workspace, model: str, embedded: Embedded) -> Scores:
 
 
 def step_store(
-    ws: Workspace,
+    store: Path,
     run_id: str,
     model: ModelConfig,
-    prompts: Prompts,
+    suite: str,
+    model_hash: str,
+    evaluator_hash: str,
+    protocol: dict[str, Any],
+    lite: list[str],
+    smoke_evaluators: bool,
+    prompts: PromptSet,
     generated: Generated,
     judged: Judged,
+    scores: TaskScores,
     diversity: Scores,
     scendi: Scores,
 ) -> Stored:
-    """Write one model version's rows in one transaction (idempotent: an unchanged version is not rewritten)."""
+    """Write one model version's rows into ``store`` in one transaction (idempotent: an unchanged version is not
+    rewritten); ``protocol`` is the evaluator settings by step, as the evaluator hash was derived from them, and
+    ``lite`` names the offline stand-ins among the evaluators (empty for the reference ones)."""
     from t2ibench.geneval_eval import read_results
     from t2ibench.pipeline.rows import version_rows
     from t2ibench.store import Store
 
+    if not Path(judged.results).is_file() or file_digest(judged.results) != judged.sha256:
+        raise InputError(f"{judged.results}: the results file is missing or changed since it was judged")
     results = read_results(judged.results)
     judged_keys = {(int(r.prompt_index or 0), int(r.sample)) for r in results}
     missing = [(i.prompt_index, i.sample) for i in generated.images if (i.prompt_index, i.sample) not in judged_keys]
@@ -636,18 +812,20 @@ def step_store(
         raise InputError(f"{model.name}: {len(missing)} images have no GenEval verdict (e.g. {missing[0]})")
     version = version_rows(
         model=model,
-        model_hash=ws.model_hash(model.name),
-        evaluator_hash=ws.evaluator_hash,
-        suite=ws.suite_id,
-        smoke=generated.smoke or ws.config.smoke_evaluators,
-        prompts=prompts,
+        model_hash=model_hash,
+        evaluator_hash=evaluator_hash,
+        suite=suite,
+        smoke=generated.smoke or smoke_evaluators,
+        prompts=list(prompts),
         generated=generated,
         results=results,
         judged_sha256=judged.sha256,
+        table2=scores.rows,
         scores=(diversity, scendi),
-        evaluators=ws.config.evaluators,
+        protocol=protocol,
+        lite=lite,
     )
-    unchanged = Store(ws.store).write_version(run_id, version)
+    unchanged = Store(store).write_version(run_id, version)
     return Stored(
         model=model.name,
         unchanged=unchanged,

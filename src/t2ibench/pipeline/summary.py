@@ -67,6 +67,7 @@ class RunSummary:
     store: str
     log: str | None
     seconds: float
+    report_rendered: bool = True  # False: the report's rows had not changed, its files were kept
 
     def render(self) -> str:
         """The console summary: a header line, one row per model with a column per step, the legend, the paths."""
@@ -83,7 +84,8 @@ class RunSummary:
         lines = [f"refresh {self.config} (run {self.run_id}): {len(self.models)} models × {self.prompts} prompts"]
         lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]
         lines.append(LEGEND)
-        paths = [("report", self.report_html), ("store", self.store)] + ([("log", self.log)] if self.log else [])
+        report = self.report_html + ("" if self.report_rendered else "  (unchanged: its rows are the same)")
+        paths = [("report", report), ("store", self.store)] + ([("log", self.log)] if self.log else [])
         lines += [f"{name + ':':<8}{path}" for name, path in paths]
         return "\n".join(lines) + "\n"
 

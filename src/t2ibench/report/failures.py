@@ -16,9 +16,8 @@ from typing import Any
 from t2ibench.errors import InputError
 from t2ibench.metrics.geneval import RELATIONS
 from t2ibench.report.markdown import markdown_table
-from t2ibench.store import Store
+from t2ibench.store import Store, queries
 
-CURRENT = "JOIN current_models USING (model, model_hash, evaluator_hash)"
 COLOUR_OUTCOMES = ("correct", "swap", "leak", "absent", "miss", "object missing")
 WORST_CLASSES = 15
 
@@ -34,27 +33,15 @@ def _fmt(value: Any, digits: int = 2) -> str:
 def collect(store: Store, models: Sequence[str] | None = None) -> dict[str, list[dict[str, Any]]]:
     """Rows of every failure view for the current version of each model (all models, or ``models``)."""
     data = {
-        "summary": store.rows("SELECT * FROM failure_summary"),
-        "position": store.rows(f"SELECT * FROM position_bias {CURRENT}"),
-        "confusion": store.rows(
-            f"SELECT model, requested, found, images, share FROM position_confusion {CURRENT} ORDER BY ALL"
-        ),
-        "colour_attr": store.rows(
-            f"SELECT model, outcome, count(*) AS images FROM color_attr_outcomes {CURRENT} "
-            "WHERE outcome IS NOT NULL GROUP BY ALL ORDER BY ALL"
-        ),
-        "colour_attr_rates": store.rows(f"SELECT * FROM color_attr_rates {CURRENT}"),
-        "counting": store.rows(
-            f"SELECT model, requested, delta, images, share FROM counting_errors {CURRENT} ORDER BY ALL"
-        ),
-        "two_object": store.rows(f"SELECT * FROM two_object_rates {CURRENT}"),
-        "two_object_outcomes": store.rows(
-            f"SELECT model, outcome, count(*) AS images FROM two_object_outcomes {CURRENT} GROUP BY ALL ORDER BY ALL"
-        ),
-        "classes": store.rows(
-            f"SELECT model, class, requested, missing_rate, failure_rate FROM class_failures {CURRENT} "
-            "ORDER BY model, missing_rate DESC, requested DESC, class"
-        ),
+        "summary": queries.failure_summary(store),
+        "position": queries.position_bias(store),
+        "confusion": queries.position_confusion(store),
+        "colour_attr": queries.color_attr_outcomes(store),
+        "colour_attr_rates": queries.color_attr_rates(store),
+        "counting": queries.counting_errors(store),
+        "two_object": queries.two_object_rates(store),
+        "two_object_outcomes": queries.two_object_outcomes(store),
+        "classes": queries.class_failures(store),
     }
     known = sorted({r["model"] for r in data["summary"]})
     if models:

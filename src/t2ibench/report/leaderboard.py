@@ -12,6 +12,7 @@ Models are named by their config name everywhere; a label is shown beside it as 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import html
 import itertools
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from t2ibench.errors import InputError
+from t2ibench.hashing import code_version
 from t2ibench.io import remove_stale_tmp, write_text_atomic
 from t2ibench.metrics.geneval import TASKS
 from t2ibench.report import failures
@@ -30,7 +32,7 @@ from t2ibench.report.geneval import TASK_TITLES
 from t2ibench.report.markdown import markdown_table
 from t2ibench.report.pages import write_model_pages
 from t2ibench.report.site import BANNER_CSS, Cell, banner_html, footer_html, navigation, page, table
-from t2ibench.store import Store
+from t2ibench.store import Store, queries
 from t2ibench.suites.published import PublishedTable, load_published
 
 LITE_NOTE = "LITE EVALUATOR, not comparable with published GenEval scores"
@@ -47,43 +49,15 @@ def _fmt(value: Any, digits: int = 2) -> str:
 
 def collect(store: Store) -> dict[str, Any]:
     """Every row the report needs, read from the store (read-only)."""
-    board = store.rows("SELECT * FROM leaderboard")
-    metrics = store.rows(
-        """SELECT c.model, m.metric, m.alpha, m.value, m.error_bound, m.n, m.sigma, m.rff_dim, m.ci_low, m.ci_high,
-                  m.ci_level, m.ci_method
-           FROM current_models c JOIN metrics m USING (model, model_hash, evaluator_hash)"""
-    )
-    modes = store.rows(
-        """SELECT c.model, o.source, o.mode_index, o.eigenvalue, o.share, o.entropy_share, o.mass, o.top, o.bottom,
-                  o.top_scores, o.bottom_scores
-           FROM current_models c JOIN modes o USING (model, model_hash, evaluator_hash)
-           ORDER BY c.model, o.source, o.mode_index"""
-    )
-    images = store.rows(
-        """SELECT c.model, i.prompt_index, i.sample, i.path, p.prompt, p.task
-           FROM current_models c JOIN images i USING (model, model_hash)
-           LEFT JOIN prompts p USING (suite, prompt_index)
-           ORDER BY c.model, i.prompt_index, i.sample"""
-    )
-    task_ci = store.rows(
-        """SELECT c.model, t.task, t.ci_low, t.ci_high, t.images, t.prompts
-           FROM current_models c JOIN geneval_tasks t USING (model, model_hash, evaluator_hash)
-           ORDER BY c.model, t.task"""
-    )
-    verdicts = store.rows(
-        """SELECT g.model, g.suite, g.prompt_index, g.sample, g.task, g.correct, g.reason, g.prompt, g.metadata,
-                  f.failure
-           FROM geneval_images g JOIN current_models USING (model, model_hash, evaluator_hash)
-           LEFT JOIN image_failures f USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
-           ORDER BY g.model, g.prompt_index, g.sample"""
-    )
-    detections = store.rows(
-        """SELECT d.model, d.prompt_index, d.sample, d.class, d.rank, d.x1, d.y1, d.x2, d.y2, d.score, d.color
-           FROM detections d JOIN current_models USING (model, model_hash, evaluator_hash)
-           ORDER BY d.model, d.prompt_index, d.sample, d.class, d.rank"""
-    )
-    runs = store.rows("SELECT * FROM runs WHERE status = 'completed' ORDER BY finished_at DESC LIMIT 1")
-    agreement = store.rows("SELECT * FROM agreement ORDER BY scope, source, task, statistic")
+    board = queries.leaderboard(store)
+    metrics = queries.current_metrics(store)
+    modes = queries.current_modes(store)
+    images = queries.current_images(store)
+    task_ci = queries.task_intervals(store)
+    verdicts = queries.current_verdicts(store)
+    detections = queries.current_detections(store)
+    run = queries.latest_run(store)
+    agreement = queries.agreement(store)
     return {
         "board": board,
         "metrics": metrics,
@@ -92,10 +66,10 @@ def collect(store: Store) -> dict[str, Any]:
         "task_ci": task_ci,
         "verdicts": verdicts,
         "detections": detections,
-        "diversity": store.rows("SELECT * FROM diversity"),
-        "convergence": store.rows("SELECT * FROM diversity_convergence"),
-        "protocol": store.rows("SELECT * FROM protocol"),
-        "run": runs[0] if runs else None,
+        "diversity": queries.diversity(store),
+        "convergence": queries.diversity_convergence(store),
+        "protocol": queries.protocol(store),
+        "run": run,
         "agreement": agreement,
     }
 
@@ -350,13 +324,29 @@ def _diversity_cell(div: dict[str, Any], key: str) -> Cell:
     )
 
 
+def _diversity_rank_cell(row: dict[str, Any]) -> Cell:
+    """VENDI-1's rank among the models measured under the same kernel, or 'not ranked' with the reason as tooltip."""
+    if row.get("diversity_rank") is not None:
+        return Cell.text(str(row["diversity_rank"]), sort=row["diversity_rank"], css="")
+    if row.get("vendi_1") is None:
+        return Cell.text("—", sort="", css="")
+    note = html.escape(str(row.get("diversity_note") or "not comparable"))
+    return Cell(f'<span title="{note}">not ranked</span>', "", "")
+
+
+def diversity_flags(board: list[dict[str, Any]]) -> list[str]:
+    """One line per model whose diversity is not ranked against the others: '<model>: <why>'."""
+    return [f"{r['model']}: {r['diversity_note']}" for r in board if r.get("diversity_note")]
+
+
 def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict[str, str]) -> str:
     ties = tied_with_next(data["board"])
     rank = ranks(data["board"])
     ci = {(r["model"], r["task"]): r for r in data["task_ci"]}
     pct = level_text(data["board"])
     headers = ["rank", "model", f"Overall [{pct} CI]", *TASK_TITLES.values(), "images (prompts)", "FKEA VENDI-1",
-               "truncated VENDI-1", "RKE", "Scendi", "σ", "rff_dim", "FKEA radius", "protocol"]  # fmt: skip
+               "truncated VENDI-1", "RKE", "Scendi", "diversity rank", "σ", "rff_dim", "FKEA radius",
+               "protocol"]  # fmt: skip
     rows = []
     for row in data["board"]:
         model = row["model"]
@@ -381,6 +371,7 @@ def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict
             Cell(f"{row['images']} ({row['prompts']})" if row.get("images") is not None else "—",
                  str(row.get("images") or ""), ""),
             *(_diversity_cell(div, key) for key in ("vendi_1", "truncated_vendi_1", "rke", "scendi")),
+            _diversity_rank_cell(row),
             Cell.number(div.get("sigma"), digits=3),
             Cell.number(div.get("rff_dim"), digits=0),
             Cell.number(div.get("fkea_radius"), digits=3),
@@ -492,8 +483,8 @@ def _markdown(
     rank = ranks(data["board"])
     pct = level_text(data["board"])
     headers = ["rank", "model", "Overall", f"{pct} CI", *TASK_TITLES.values(), "images (prompts)", "FKEA VENDI-1",
-               "VENDI-1 interval", "truncated VENDI-1", "RKE", "Scendi", "σ", "rff_dim", "FKEA radius",
-               "modes"]  # fmt: skip
+               "VENDI-1 interval", "truncated VENDI-1", "RKE", "Scendi", "diversity rank", "σ", "rff_dim",
+               "FKEA radius", "modes"]  # fmt: skip
     rows = []
     for row in data["board"]:
         model = row["model"]
@@ -514,6 +505,9 @@ def _markdown(
                 _fmt(div.get("truncated_vendi_1")),
                 _fmt(div.get("rke")),
                 _fmt(div.get("scendi")),
+                str(row["diversity_rank"])
+                if row.get("diversity_rank") is not None
+                else ("not ranked" if row.get("vendi_1") is not None else "—"),
                 _fmt(div.get("sigma"), 3),
                 _fmt(div.get("rff_dim"), 0),
                 _fmt(div.get("fkea_radius"), 3),
@@ -532,6 +526,10 @@ def _markdown(
         "",
         markdown_table(headers, rows) if rows else "No completed model yet.",
     ]
+    flags = diversity_flags(data["board"])
+    if flags:
+        md += ["", "Diversity is ranked only between models measured under one kernel (the same σ from a shared "
+               "source, kernel, rff_dim and embedders):", "", *(f"* {f}" for f in flags)]  # fmt: skip
     for t in published:
         md += [
             "",
@@ -589,8 +587,21 @@ def render_reports(
     out.mkdir(parents=True, exist_ok=True)
     remove_stale_tmp(out)  # a killed render's temporary files
     tables = [load_published(p) for p in published]
-    data = collect(store)
-    failure_data = failures.collect(store)
+    with store.session():  # one connection for every read
+        data = collect(store)
+        failure_data = failures.collect(store)
+    # the report is re-rendered only when what it shows changed: its rows, the published tables, the config's name
+    # and the code that renders them (a refresh with nothing new keeps the files as they are)
+    on_disk = [Path(r["path"]).exists() for r in data["images"]]  # galleries and thumbnails are drawn from them
+    # the run that last made each version current is bookkeeping the report does not show (a model card names the
+    # run that computed its version): a refresh that changed nothing leaves the report as it is
+    rows = [_unbooked(v) for k, v in sorted(data.items()) if k != "run"] + [data["run"], _unbooked(failure_data)]
+    inputs = [rows, [dataclasses.asdict(t) for t in tables], config_name, code_version(), on_disk]
+    report_stamp = hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()
+    rendered = out / ".report-rendered-from"
+    before = json.loads(rendered.read_text()) if rendered.exists() else {}
+    if before.get("stamp") == report_stamp and all(p.exists() for p in _files(before.get("result", {}), out)):
+        return {**before["result"], "rendered": False}
     links = _galleries(data, out)
     # plots are re-drawn only when what they show changed (matplotlib alone costs about a second to import)
     plot_data = [
@@ -630,6 +641,14 @@ def render_reports(
             f"different protocols (column 'protocol'); scores of different groups are not comparable. They differ "
             f"in: {html.escape(shown)}. See each model card.</p>"
         )
+    flags = diversity_flags(data["board"])
+    if flags:
+        flag += (
+            '<p class="flag" id="diversity-flag">Diversity is ranked only between models measured under one kernel '
+            "(the same σ from a shared source, kernel, rff_dim and embedders); column 'diversity rank'. "
+            + html.escape("; ".join(flags))
+            + ".</p>"
+        )
     generation = generation_differences(data)
     if generation:
         flag += (
@@ -663,7 +682,7 @@ def render_reports(
         _markdown(data, links, plots, failures.markdown_section(failure_data, failure_plots), tables, banners,
                   provenance),
     )  # fmt: skip
-    return {
+    result = {
         "markdown": str(out / "leaderboard.md"),
         "html": str(out / "leaderboard.html"),
         "models_html": {m: str(out / p) for m, p in pages.items()},
@@ -675,3 +694,29 @@ def render_reports(
         "models": len(data["board"]),
         "protocols": len(set(groups.values())),
     }
+    write_text_atomic(rendered, json.dumps({"stamp": report_stamp, "result": result}, default=str))
+    return {**result, "rendered": True}
+
+
+BOOKKEEPING = ("run_id", "finished_at")
+"""Columns of the current versions' rows that name the latest run to make them current: not shown by the report."""
+
+
+def _unbooked(value: Any) -> Any:
+    """``value`` (rows, or a mapping of row lists) without the BOOKKEEPING columns of its rows."""
+    if isinstance(value, dict):
+        return {k: _unbooked(v) for k, v in value.items() if k not in BOOKKEEPING}
+    if isinstance(value, list):
+        return [_unbooked(v) for v in value]
+    return value
+
+
+def _files(result: dict[str, Any], out: Path) -> list[Path]:
+    """Every file a rendered report's result names: its pages, plots and galleries (relative ones under ``out``)."""
+    named = [result.get("markdown", ""), result.get("html", ""), result.get("agreement_html", "")]
+    named += list(result.get("models_html", {}).values())
+    named += list(result.get("plots", {}).values())
+    named += [p for plots in result.get("failure_plots", {}).values() for p in plots.values()]
+    named += list(result.get("galleries", {}).values())
+    files = [Path(p) if Path(p).is_absolute() else out / p for p in named if p]
+    return files or [out / "\0 nothing rendered"]

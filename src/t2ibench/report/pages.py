@@ -172,13 +172,34 @@ def _fraction_title(fraction: float) -> str:
     return f"n/{k}" if abs(1.0 / k - fraction) < 1e-9 else f"{fraction:g}n"
 
 
+def evaluator_sections(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The config sections inside a stored protocol record (``evaluators.settings``): 'geneval', 'image_embedder',
+    'clip', 'diversity', 'scendi' — from the record by step (schema 10: {'geneval': {'geneval': ...}, 'embed':
+    {'image_embedder': ..., 'clip': ...}, ...}) or, for versions stored before, the evaluators section itself."""
+
+    def step(name: str) -> dict[str, Any]:
+        value = settings.get(name, {})
+        return value if isinstance(value, dict) else {}
+
+    if "embed" not in settings:
+        return dict(settings)
+    return {
+        "geneval": step("geneval").get("geneval", {}),
+        "image_embedder": step("embed").get("image_embedder", {}),
+        "clip": step("embed").get("clip", {}),
+        "diversity": step("diversity").get("diversity", {}),
+        "scendi": step("scendi").get("scendi", {}),
+        "ci_level": step("scores").get("ci_level"),
+    }
+
+
 def card(protocol: Mapping[str, Any] | None, diversity: Mapping[str, Any] | None, suite: str, group: str) -> str:
     """The model card: generation settings, prompt rewriting, evaluator, embedder, σ per modality, rff_dim, the
     run's environment and the stored version hashes (a <dl>)."""
     if protocol is None:
         return "<p>No protocol stored for this model.</p>"
     gen = _json(protocol.get("generation"))
-    ev = _json(protocol.get("evaluator"))
+    ev = evaluator_sections(_json(protocol.get("evaluator")))
     env = _json(protocol.get("environment"))
     geneval = ev.get("geneval", {})
     div = diversity or {}
@@ -218,8 +239,8 @@ def card(protocol: Mapping[str, Any] | None, diversity: Mapping[str, Any] | None
             "packages",
             ", ".join(f"{k} {v}" for k, v in sorted((env.get("packages") or {}).items()) if v) or "not recorded",
         ),
-        ("version", f"model {protocol.get('model_hash')}, evaluator {protocol.get('evaluator_hash')}, run "
-         f"{protocol.get('run_id')} finished {protocol.get('finished_at')}"),
+        ("version", f"model {protocol.get('model_hash')}, evaluator {protocol.get('evaluator_hash')}, computed in "
+         f"run {protocol.get('computed_in_run')}"),
     ]  # fmt: skip
     return (
         '<dl class="card" id="model-card">' + "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in items) + "</dl>"

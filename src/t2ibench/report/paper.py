@@ -11,7 +11,7 @@ from t2ibench.io import write_text_atomic
 from t2ibench.metrics.geneval import TASKS
 from t2ibench.report.geneval import TASK_TITLES
 from t2ibench.report.markdown import markdown_table
-from t2ibench.store import Store
+from t2ibench.store import Store, queries
 
 
 def _f(x: Any, digits: int = 2) -> str:
@@ -23,12 +23,8 @@ def write_tables(store_path: str | Path, out_dir: str | Path) -> dict[str, Any]:
     store = Store(store_path)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    board = store.rows("SELECT * FROM leaderboard ORDER BY model")
-    metrics = store.rows(
-        """SELECT c.model, m.metric, m.alpha, m.value, m.error_bound, m.n
-           FROM current_models c JOIN metrics m USING (model, model_hash, evaluator_hash)
-           WHERE m.metric IN ('fkea', 'rke', 'scendi', 'scendi_model_share', 'clip_image_vendi')"""
-    )
+    board = queries.leaderboard_by_model(store)
+    metrics = queries.headline_metrics(store)
     smoke = any(r["smoke"] for r in board)
     note = "Smoke run (random-weight models): numbers test the pipeline only.\n\n" if smoke else ""
     table2 = markdown_table(

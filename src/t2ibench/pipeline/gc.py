@@ -1,0 +1,115 @@
+"""``t2ibench gc``: remove the files of versions a config no longer makes, so its data folder holds what its
+leaderboard shows (and what DVC tracks: the current versions only).
+
+The versions to keep are the ones the config's plan writes now (``Plan.outputs``: each model's images, GenEval
+results and embeddings folders, named by their version hashes) and, inside them, the current FKEA states and GenEval
+shard files. Everything else under ``<data>/images|results|embeddings/<model>/`` of the config's own models is
+stale: an older model or evaluator version. Folders of models the config does not name are left alone (another
+config may share the data folder), and so is anything that is not a plain folder or file inside the data folder (a
+symlink is removed, never followed). Stored rows are never touched: the store keeps the history, the report shows
+the current versions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from t2ibench.config import Config
+from t2ibench.pipeline.plan import Plan, plan_refresh
+from t2ibench.pipeline.steps import select_prompts
+from t2ibench.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class Garbage:
+    """What ``gc`` found: stale paths with their sizes in bytes, the kept version folders, and model folders left
+    alone because the config does not name their model."""
+
+    stale: tuple[tuple[Path, int], ...]
+    kept: tuple[Path, ...]
+    foreign: tuple[Path, ...]
+
+    @property
+    def size(self) -> int:
+        """Bytes the stale paths hold."""
+        return sum(size for _, size in self.stale)
+
+
+def _size(path: Path) -> int:
+    if path.is_symlink() or path.is_file():
+        return path.lstat().st_size
+    total = 0
+    for root, _dirs, files in os.walk(path, followlinks=False):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += (Path(root) / name).lstat().st_size
+    return total
+
+
+def _current_files(plan: Plan) -> set[Path]:
+    """The FKEA state and GenEval shard files the plan writes (kept inside a kept version folder)."""
+    files = set()
+    for model in plan.models:
+        for call in model.calls:
+            out = call.params.get("out")
+            if isinstance(out, Path) and call.step in ("fkea-shard", "geneval"):
+                files.add(out)
+    return files
+
+
+def find_garbage(config: Config, ws: Workspace) -> Garbage:
+    """The stale version folders and files of ``config``'s models in ``ws`` (nothing is removed)."""
+    plan = plan_refresh(config, ws, select_prompts(config.geneval), "gc")
+    kept = set(plan.outputs)
+    current = _current_files(plan)
+    names = {m.name for m in config.models}
+    stale: list[tuple[Path, int]] = []
+    foreign: list[Path] = []
+    for root in ws.version_roots():
+        if not root.is_dir():
+            continue
+        for model_dir in sorted(root.iterdir()):
+            if model_dir.name not in names:
+                foreign.append(model_dir)
+                continue
+            if model_dir.is_symlink() or not model_dir.is_dir():
+                stale.append((model_dir, _size(model_dir)))
+                continue
+            for version in sorted(model_dir.iterdir()):
+                if version not in kept:
+                    stale.append((version, _size(version)))
+                    continue
+                for inner in sorted(version.iterdir()):  # inside a kept folder: other FKEA states, shard files
+                    if not (inner.name.startswith("fkea-") or inner.name == "shards"):
+                        continue
+                    if inner.is_symlink() or not inner.is_dir() or not any(f.parent == inner for f in current):
+                        stale.append((inner, _size(inner)))  # a whole folder of another version's files
+                        continue
+                    stale += [(item, _size(item)) for item in sorted(inner.iterdir()) if item not in current]
+    return Garbage(stale=tuple(stale), kept=tuple(sorted(kept)), foreign=tuple(foreign))
+
+
+def remove(garbage: Garbage, ws: Workspace) -> int:
+    """Remove the stale paths (symlinks as links, never their targets); returns the bytes freed."""
+    data = ws.data.resolve()
+    freed = 0
+    for path, size in garbage.stale:
+        parent = path.parent.resolve()
+        if parent != data and data not in parent.parents:
+            raise RuntimeError(f"{path}: outside the data folder {data}; not removed")
+        if path.is_symlink() or path.is_file():
+            path.unlink(missing_ok=True)
+        elif path.is_dir():
+            shutil.rmtree(path)
+        freed += size
+    for root in ws.version_roots():  # folders emptied by the removal
+        if root.is_dir():
+            for model_dir in root.iterdir():
+                for inner in list(model_dir.glob("*/fkea-*")) + list(model_dir.glob("*/shards")):
+                    if inner.is_dir() and not inner.is_symlink() and not any(inner.iterdir()):
+                        inner.rmdir()
+    return freed

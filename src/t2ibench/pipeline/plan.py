@@ -1,0 +1,498 @@
+"""A refresh as data: every step call of every model, with its parameters, laid out before anything runs.
+
+``plan_refresh(config, workspace, prompts, run_id)`` returns a ``Plan``: per model the calls of its graph —
+generation (per prompt shard), GenEval (per shard) and their merges, Table 2, embeddings, the bandwidths, FKEA
+shards, diversity, Scendi, the store write — plus the calls every model shares (the reference bandwidths of the
+embedding spaces). A call's parameters are exactly its step's arguments: values, or ``Ref``s to the results of
+earlier calls. From them, by one derivation (``t2ibench.pipeline.identity``):
+
+* each call's cache key (``step_key``), which the Prefect task uses and a plain executor can use;
+* the model version's hash: the settings of its (unsharded) generation;
+* the evaluation version's hash and the protocol record: the settings of every evaluation call, by step;
+* each output folder's name: the model hash and the settings hash of the step that writes it.
+
+The flow (``flows/leaderboard_refresh.py``) submits the calls as Prefect tasks; ``execute`` runs them in this
+process (tests, and a caller without Prefect). ``current_call`` names the call being built or run, so a tracer
+can tell which call read which config field.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from t2ibench.config import Config, EmbedderConfig, ModelConfig
+from t2ibench.errors import InputError
+from t2ibench.pipeline import steps
+from t2ibench.pipeline.identity import settings, step_key, version_hash
+from t2ibench.pipeline.results import Bandwidth, LocalFiles, PromptSet
+from t2ibench.suites.reference import IMAGE_SET, TEXT_SET
+from t2ibench.workspace import Workspace
+
+current_call: ContextVar[str | None] = ContextVar("t2ibench_current_call", default=None)
+"""The id of the call whose parameters are being built or whose step is running (None elsewhere)."""
+
+
+@dataclass(frozen=True)
+class StepSpec:
+    """A step of the refresh: its function; ``cached`` (False: it always runs — merges and the store write, which
+    are cheap and check their inputs themselves); ``cheap`` (no model work: may run in the flow's own process)."""
+
+    fn: Callable[..., Any]
+    cached: bool = True
+    cheap: bool = False
+
+
+STEPS: dict[str, StepSpec] = {
+    "generate": StepSpec(steps.step_generate),
+    "images": StepSpec(steps.merge_generated, cached=False, cheap=True),
+    "geneval": StepSpec(steps.step_geneval),
+    "verdicts": StepSpec(steps.merge_judged, cached=False, cheap=True),
+    "scores": StepSpec(steps.step_scores, cheap=True),
+    "embed": StepSpec(steps.step_embed),
+    "reference-bandwidth": StepSpec(steps.step_reference_bandwidth),
+    "median-bandwidth": StepSpec(steps.step_median_bandwidth, cheap=True),
+    "fkea-shard": StepSpec(steps.step_fkea_shard),
+    "diversity": StepSpec(steps.step_diversity),
+    "scendi": StepSpec(steps.step_scendi),
+    "store": StepSpec(steps.step_store, cached=False, cheap=True),
+}
+"""Every step a refresh runs, by task name."""
+
+EVALUATION_STEPS = (
+    "geneval",
+    "scores",
+    "embed",
+    "reference-bandwidth",
+    "median-bandwidth",
+    "fkea-shard",
+    "diversity",
+    "scendi",
+)
+"""The steps whose settings make the evaluation version (evaluator hash) and the protocol record."""
+
+
+@dataclass(frozen=True)
+class Ref:
+    """The result of the call ``call`` (a parameter value filled in when that call has finished)."""
+
+    call: str
+
+
+@dataclass(frozen=True)
+class Call:
+    """One step call: ``id`` (unique in the plan, e.g. 'tiny-a/generate/p00000-p00005'), its step, its parameters
+    (values and ``Ref``s), the model it belongs to (None: shared), the run summary's column it counts in, the files
+    its cached result relies on (any gone: it runs again) and calls it waits for without using their results."""
+
+    id: str
+    step: str
+    params: Mapping[str, Any]
+    model: str | None
+    column: str
+    outputs: tuple[Path, ...] = ()
+    after: tuple[str, ...] = ()
+
+    @property
+    def spec(self) -> StepSpec:
+        """The step's function and flags."""
+        return STEPS[self.step]
+
+    def upstream(self) -> list[str]:
+        """The ids of the calls whose results this one takes."""
+        found: list[str] = []
+        for value in self.params.values():
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, Ref):
+                    found.append(item.call)
+        return found
+
+    def resolve(self, results: Mapping[str, Any]) -> dict[str, Any]:
+        """The parameters with every ``Ref`` replaced by its call's result from ``results``."""
+
+        def one(value: Any) -> Any:
+            if isinstance(value, Ref):
+                return results[value.call]
+            if isinstance(value, list):
+                return [one(v) for v in value]
+            return value
+
+        return {name: one(value) for name, value in self.params.items()}
+
+    def key(self, results: Mapping[str, Any]) -> str | None:
+        """The cache key of this call given its upstream ``results`` (None for a step that always runs)."""
+        if not self.spec.cached:
+            return None
+        return step_key(self.step, self.spec.fn, self.resolve(results))
+
+    def settings(self) -> dict[str, Any]:
+        """The call's settings (what version hashes and the protocol are made of): its values that are neither
+        upstream results nor outputs nor placement."""
+        plain = {k: v for k, v in self.params.items() if not _refers(v)}
+        return settings(self.spec.fn, plain)
+
+
+def _refers(value: Any) -> bool:
+    return isinstance(value, Ref) or (isinstance(value, list) and any(isinstance(v, Ref) for v in value))
+
+
+@dataclass(frozen=True)
+class ModelPlan:
+    """One model's calls (in dependency order), its versions and its protocol record; ``store`` is the id of its
+    store call and ``images`` its images folder."""
+
+    model: ModelConfig
+    model_hash: str
+    evaluator_hash: str
+    protocol: dict[str, Any]
+    calls: tuple[Call, ...]
+    store: str
+    images: Path
+    folders: tuple[Path, ...] = ()  # the version folders it writes: images, GenEval results, embeddings
+
+    def by_column(self) -> dict[str, list[Call]]:
+        """The model's calls by run-summary column, in order."""
+        columns: dict[str, list[Call]] = {}
+        for call in self.calls:
+            columns.setdefault(call.column, []).append(call)
+        return columns
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A whole refresh: the shared calls (reference bandwidths) and each model's plan, in config order."""
+
+    shared: tuple[Call, ...]
+    models: tuple[ModelPlan, ...]
+    outputs: tuple[Path, ...] = field(default=())  # every version folder the plan writes (what gc keeps)
+
+    def calls(self) -> list[Call]:
+        """Every call in an order that respects dependencies (shared first, then model by model)."""
+        return [*self.shared, *(c for m in self.models for c in m.calls)]
+
+    def call(self, call_id: str) -> Call:
+        """The call ``call_id``."""
+        for c in self.calls():
+            if c.id == call_id:
+                return c
+        raise KeyError(call_id)
+
+
+@contextlib.contextmanager
+def building(call_id: str | None) -> Iterator[None]:
+    """Attribute what happens inside (config reads) to the call ``call_id``."""
+    token = current_call.set(call_id)
+    try:
+        yield
+    finally:
+        current_call.reset(token)
+
+
+def local_files(ws: Workspace, model: ModelConfig) -> LocalFiles:
+    """The stamp of the local files a model's images come from: the folder backend's source, or a diffusers model
+    given as a local directory (a hub id or a built-in name: none)."""
+    g = model.generator
+    if g.backend == "folder" and g.source:
+        path, stamp = ws.local_stamp(g.source)
+        if not path:
+            raise InputError(f"{model.name}: generator.source {g.source!r} is not a folder")
+        return LocalFiles(path=path, stamp=stamp)
+    if g.backend == "diffusers" and Path(g.model).is_dir():
+        return LocalFiles(path=str(Path(g.model).resolve()), stamp=ws.local_stamp(str(Path(g.model).resolve()))[1])
+    return LocalFiles(path="", stamp="")
+
+
+class _Builder:
+    """Collects calls, deduplicating shared ones by id."""
+
+    def __init__(self) -> None:
+        self.shared: dict[str, Call] = {}
+
+    def bandwidth(
+        self,
+        setting: Any,
+        *,
+        embedder: EmbedderConfig,
+        reference: str,
+        embedded: str,
+        features: str,
+        seed: Callable[[], int],
+        model: str,
+        column: str,
+        name: str,
+    ) -> tuple[Any, list[Call]]:
+        """The value a step's bandwidth parameter takes for ``setting``: a fixed ``Bandwidth``, a ``Ref`` to the
+        shared reference call of ``embedder``, or a ``Ref`` to a per-model median call (returned to add)."""
+        if setting == "reference":
+            params = {"embedder": embedder, "reference": reference}
+            call_id = f"reference/{reference}/{version_hash(settings(steps.step_reference_bandwidth, params))}"
+            if call_id not in self.shared:
+                self.shared[call_id] = Call(call_id, "reference-bandwidth", params, None, "bandwidth")
+            return Ref(call_id), []
+        if setting == "median":
+            call_id = f"{model}/{name}"
+            with building(call_id):
+                params = {"embedded": Ref(embedded), "features": features, "seed": seed()}
+            return Ref(call_id), [Call(call_id, "median-bandwidth", params, model, column)]
+        return Bandwidth(value=float(setting), source="fixed"), []
+
+
+def plan_model(
+    config: Config, ws: Workspace, model: ModelConfig, prompts: PromptSet, run_id: str, builder: _Builder
+) -> ModelPlan:
+    """One model's calls, versions and protocol (see the module docstring). Each call's parameters are built inside
+    ``building(call id)``, so a tracer sees which call reads which config field; placement is read once, outside."""
+    name = model.name
+    ev = config.evaluators
+    shards = steps.prompt_shards(prompts, config.runtime.prompts_per_shard)
+    labels: list[str | None] = [steps.shard_label(list(p)) for p in shards] if len(shards) > 1 else [None]
+    # placement (where and how work runs, never what it computes) is read here, once, outside every call
+    device, cache = config.runtime.device, ws.cache
+
+    # the model version: the settings of its unsharded generation (where it writes is not part of it)
+    with building(f"{name}/generate"):
+        generation = {"generator": model.generator, "model": name, "prompts": prompts, "local": local_files(ws, model)}
+        images_per_prompt = model.generator.images_per_prompt
+        imported = model.generator.backend == "folder"
+    model_hash = version_hash({"generate": settings(steps.step_generate, generation)})
+    images = ws.images_dir(name, model_hash)
+    calls: list[Call] = []
+
+    def add(call: Call) -> str:
+        calls.append(call)
+        return call.id
+
+    # generation and GenEval, per prompt shard
+    with building(f"{name}/geneval"):
+        geneval_settings = {"geneval": ev.geneval, "prompts": prompts}
+    geneval_hash = version_hash(settings(steps.step_geneval, geneval_settings))
+    results = ws.results_file(name, model_hash, geneval_hash)
+    generated_parts, judged_parts = [], []
+    for part, label in zip(shards, labels, strict=True):
+        suffix = f"/{label}" if label else ""
+        gen_id = f"{name}/generate{suffix}"
+        with building(gen_id):
+            params = {**generation, "prompts": part, "out": images, "device": device}
+        image_files = tuple(
+            images / f"{i:05d}" / "samples" / f"{k:05d}.png" for i, _ in part for k in range(images_per_prompt)
+        )
+        # an imported folder's count per prompt is its source's: only the manifest and log are known in advance
+        outputs = (images / "manifest.json", images / "samples.jsonl", *(() if imported else image_files))
+        generated_parts.append(add(Call(gen_id, "generate", params, name, "generate", outputs)))
+        judge_id = f"{name}/geneval{suffix}"
+        out = results if label is None else ws.geneval_shard_file(name, model_hash, geneval_hash, label)
+        with building(judge_id):
+            params = {
+                "geneval": ev.geneval,
+                "generated": Ref(gen_id),
+                "prompts": part,
+                "out": out,
+                "names_from": ws.root,
+                "device": device,
+            }
+        judged_parts.append(add(Call(judge_id, "geneval", params, name, "geneval", (out,))))
+    if len(shards) > 1:
+        shards_of = {"shards": [Ref(p) for p in generated_parts]}
+        generated = add(Call(f"{name}/images", "images", shards_of, name, "generate"))
+        merged = {"shards": [Ref(p) for p in judged_parts], "out": results}
+        judged = add(Call(f"{name}/verdicts", "verdicts", merged, name, "geneval"))
+    else:
+        generated, judged = generated_parts[0], judged_parts[0]
+    with building(f"{name}/scores"):
+        params = {"judged": Ref(judged), "ci_level": ev.ci_level}
+    scores = add(Call(f"{name}/scores", "scores", params, name, "geneval"))
+
+    # embeddings
+    with building(f"{name}/embed"):
+        embed_settings = {"image_embedder": ev.image_embedder, "clip": ev.clip, "prompts": prompts}
+    embed_hash = version_hash(settings(steps.step_embed, embed_settings))
+    folder = ws.embeddings_dir(name, model_hash, embed_hash)
+    params = {**embed_settings, "generated": Ref(generated), "out": folder, "cache": cache, "device": device}
+    features = tuple(folder / f for f in ("image_features.npy", "clip_image_features.npy", "clip_text_features.npy"))
+    embedded = add(Call(f"{name}/embed", "embed", params, name, "embed", (*features, folder / "ids.json")))
+
+    # bandwidths: one per embedding space (reference: shared by every model), per model (median), or fixed
+    div, sc = ev.diversity, ev.scendi
+    sigma: Any = None
+    if div.kernel == "gaussian":
+        sigma, extra = builder.bandwidth(
+            div.sigma,
+            embedder=ev.image_embedder,
+            reference=IMAGE_SET,
+            embedded=embedded,
+            features="image",
+            seed=lambda: div.seed,
+            model=name,
+            column="diversity",
+            name="sigma",
+        )
+        calls += extra
+    image_sigma: Any = None
+    text_sigma: Any = None
+    if sc.kernel == "gaussian":
+        for side, setting, reference, which in (
+            ("image", sc.image_sigma, IMAGE_SET, "clip_image"),
+            ("text", sc.text_sigma, TEXT_SET, "clip_text"),
+        ):
+            value, extra = builder.bandwidth(
+                setting,
+                embedder=ev.clip,
+                reference=reference,
+                embedded=embedded,
+                features=which,
+                seed=lambda: sc.seed,
+                model=name,
+                column="scendi",
+                name=f"scendi-{side}-sigma",
+            )
+            calls += extra
+            image_sigma, text_sigma = (value, text_sigma) if side == "image" else (image_sigma, value)
+
+    # FKEA shards: additive states, merged by the diversity step
+    shard_params = []
+    for i in range(div.shards):
+        with building(f"{name}/fkea-shard/{i}"):
+            shard_params.append(
+                {
+                    "embedded": Ref(embedded),
+                    "shard": i,
+                    "shards": div.shards,
+                    "kernel": div.kernel,
+                    "sigma": sigma,
+                    "rff_dim": div.rff_dim,
+                    "seed": div.seed,
+                    "orthogonal": div.orthogonal,
+                }
+            )
+    fkea_hash = version_hash({"fkea-shard": [settings(steps.step_fkea_shard, p) for p in shard_params]})
+    shard_ids = []
+    for i, params in enumerate(shard_params):
+        state = ws.shard_state(name, model_hash, embed_hash, fkea_hash, i, div.shards)
+        shard = Call(f"{name}/fkea-shard/{i}", "fkea-shard", {**params, "out": state}, name, "diversity", (state,))
+        shard_ids.append(add(shard))
+    with building(f"{name}/diversity"):
+        params = {
+            "embedded": Ref(embedded),
+            "shards": [Ref(s) for s in shard_ids],
+            "sigma": sigma,
+            "diversity": div,
+            "ci_level": ev.ci_level,
+        }
+    diversity = add(Call(f"{name}/diversity", "diversity", params, name, "diversity"))
+    with building(f"{name}/scendi"):
+        params = {"embedded": Ref(embedded), "scendi": sc, "image_sigma": image_sigma, "text_sigma": text_sigma}
+    scendi = add(Call(f"{name}/scendi", "scendi", params, name, "scendi"))
+
+    # the evaluation version and its protocol: the settings of every evaluation call, by step
+    unsharded = {"geneval": settings(steps.step_geneval, geneval_settings)}  # shards are placement: not versions
+    protocol = _protocol([*builder.shared.values(), *calls], unsharded, sigma, image_sigma, text_sigma)
+    evaluator_hash = version_hash(protocol)
+    store_id = f"{name}/store"
+    with building(store_id):
+        store = {
+            "store": ws.store,
+            "run_id": run_id,
+            "model": model,
+            "suite": suite_id(config),
+            "model_hash": model_hash,
+            "evaluator_hash": evaluator_hash,
+            "protocol": protocol,
+            "lite": ev.lite,
+            "smoke_evaluators": config.smoke_evaluators,
+            "prompts": prompts,
+            "generated": Ref(generated),
+            "judged": Ref(judged),
+            "scores": Ref(scores),
+            "diversity": Ref(diversity),
+            "scendi": Ref(scendi),
+        }
+    calls.append(Call(store_id, "store", store, name, "store"))
+    folders = (images, results.parent, folder)
+    return ModelPlan(model, model_hash, evaluator_hash, protocol, tuple(calls), store_id, images, folders)
+
+
+def _protocol(calls: Sequence[Call], given: Mapping[str, Any], *bandwidths: Any) -> dict[str, Any]:
+    """Step → the settings of its calls (one dict, or a list when its calls differ, e.g. FKEA shards), ``given``
+    for the steps whose calls are prompt shards (their unsharded settings); the reference bandwidths the model's
+    calls use, and fixed ones, are included as the settings that made them."""
+    used = {b.call for b in bandwidths if isinstance(b, Ref)}
+    found: dict[str, list[Any]] = {step: [value] for step, value in given.items()}
+    for call in calls:
+        if call.step not in EVALUATION_STEPS or call.step in given:
+            continue
+        if call.model is None and call.id not in used:
+            continue
+        item = call.settings()
+        if item not in found.setdefault(call.step, []):
+            found[call.step].append(item)
+    fixed = [dataclasses.asdict(b) for b in bandwidths if isinstance(b, Bandwidth)]
+    if fixed:
+        found["fixed-bandwidth"] = fixed
+    return {step: items[0] if len(items) == 1 else items for step, items in sorted(found.items())}
+
+
+def suite_id(config: Config) -> str:
+    """Name of a generated suite in the store: 'geneval' for the official one, else with seed and size."""
+    suite = config.geneval
+    official = suite.seed == 43 and suite.per_task == 100
+    return "geneval" if official else f"geneval-s{suite.seed}-n{suite.per_task}"
+
+
+def plan_refresh(config: Config, ws: Workspace, prompts: PromptSet, run_id: str) -> Plan:
+    """Every call of a refresh of ``config`` (see the module docstring); each model's store call waits for the
+    previous model's, so store writes stay in config order."""
+    builder = _Builder()
+    models: list[ModelPlan] = []
+    for model in config.models:
+        plan = plan_model(config, ws, model, prompts, run_id, builder)
+        if models:
+            store = plan.calls[-1]
+            chained = dataclasses.replace(store, after=(models[-1].store,))
+            plan = dataclasses.replace(plan, calls=(*plan.calls[:-1], chained))
+        models.append(plan)
+    outputs = tuple(sorted({p for m in models for p in m.folders}))
+    return Plan(shared=tuple(builder.shared.values()), models=tuple(models), outputs=outputs)
+
+
+# -- running a plan in this process ------------------------------------------------------------------------------
+
+
+@dataclass
+class Executed:
+    """What ``execute`` did: every call's result, key and whether it ran (False: answered from ``memo``)."""
+
+    results: dict[str, Any] = field(default_factory=dict)
+    keys: dict[str, str | None] = field(default_factory=dict)
+    ran: dict[str, bool] = field(default_factory=dict)
+
+
+def execute(plan: Plan, memo: dict[str, Any] | None = None, *, skip: Callable[[Call], bool] | None = None) -> Executed:
+    """Run every call of ``plan`` in order, in this process: a cached step whose key is in ``memo`` (key → result)
+    and whose outputs all exist is answered from it, else it runs and its result is memoised. ``skip(call)``
+    True leaves a call (and everything downstream of it) out."""
+    memo = {} if memo is None else memo
+    done = Executed()
+    left_out: set[str] = set()
+    for call in plan.calls():
+        if any(u in left_out for u in call.upstream()) or (skip is not None and skip(call)):
+            left_out.add(call.id)
+            continue
+        key = call.key(done.results)
+        done.keys[call.id] = key
+        if key is not None and key in memo and all(p.exists() for p in call.outputs):
+            done.results[call.id] = memo[key]
+            done.ran[call.id] = False
+            continue
+        params = call.resolve(done.results)
+        with building(call.id):
+            result = call.spec.fn(**params)
+        done.results[call.id] = result
+        done.ran[call.id] = True
+        if key is not None:
+            memo[key] = result
+    return done

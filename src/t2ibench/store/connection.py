@@ -1,0 +1,305 @@
+"""The store's connections and its typed writes: ``Store`` opens the DuckDB file sealed (read-only or in one
+transaction, retrying while another process holds it, migrating it on the first write), turns damage into a clear
+error, and writes one model version, a run's records and upserted rows; ``VersionRows`` is a version's content."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from t2ibench.errors import InputError
+from t2ibench.store import sandbox, writes
+from t2ibench.store.errors import StoreBusyError, _damaged, _first_line, _is_damage, _lock_holder
+from t2ibench.store.migrations import ensure_schema
+from t2ibench.store.sandbox import DEFAULT_QUERY_TIMEOUT, SANDBOX_CONFIG, QueryRows
+
+
+@dataclass(frozen=True)
+class VersionRows:
+    """Every row of one model/evaluation version, as the store writes it (version columns added by the store)."""
+
+    model: str
+    model_hash: str
+    evaluator_hash: str
+    suite: str
+    content_hash: str
+    model_row: Mapping[str, Any]
+    prompts: Sequence[Mapping[str, Any]]
+    images: Sequence[Mapping[str, Any]]
+    verdicts: Sequence[Mapping[str, Any]]
+    detections: Sequence[Mapping[str, Any]]
+    metrics: Sequence[Mapping[str, Any]]
+    modes: Sequence[Mapping[str, Any]]
+    geneval_scores: Sequence[Mapping[str, Any]]
+    evaluator_settings: Mapping[str, Any] = field(default_factory=dict)  # an ``evaluators`` row (settings, lite)
+
+
+class Store:
+    """A DuckDB results file: create/migrate, idempotent upserts in transactions, read-only queries."""
+
+    def __init__(self, path: str | Path, *, timeout: float = 120.0) -> None:
+        self.path = Path(path)
+        self.timeout = timeout
+        self._held = threading.local()  # a read-only connection ``session`` holds for this thread's queries
+
+    # -- connections ------------------------------------------------------------------------------------------
+    def _connect(self, *, read_only: bool) -> duckdb.DuckDBPyConnection:
+        """A sealed connection (SANDBOX_CONFIG, settings locked); waits while another process holds the file."""
+        if self.path.is_dir():
+            raise InputError(f"{self.path}: is a directory, not a DuckDB results store")
+        if read_only and not self.path.exists():
+            raise InputError(f"{self.path}: no results store yet (run a benchmark first)")
+        deadline = time.monotonic() + self.timeout
+        delay = 0.05
+        while True:
+            try:
+                con = duckdb.connect(str(self.path), read_only=read_only, config=dict(SANDBOX_CONFIG))
+                break
+            except duckdb.Error as exc:
+                if _is_damage(exc):
+                    raise _damaged(self.path, exc) from None
+                if "lock" not in str(exc).lower():
+                    raise InputError(f"{self.path}: cannot open the results store ({_first_line(exc)})") from None
+                if time.monotonic() > deadline:
+                    raise StoreBusyError(
+                        f"{self.path}: held by another process for more than {self.timeout:g} s "
+                        f"({_lock_holder(str(exc))})"
+                    ) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+        try:
+            con.execute("SET enable_progress_bar = false")
+            con.execute("SET lock_configuration = true")
+        except duckdb.Error:
+            con.close()
+            raise
+        return con
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A read-write connection inside one transaction: committed on success, rolled back on any error."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = self._connect(read_only=False)
+        try:
+            con.execute("BEGIN TRANSACTION")
+            ensure_schema(con)
+            yield con
+            con.execute("COMMIT")
+        except BaseException as exc:
+            with contextlib.suppress(duckdb.Error):
+                con.execute("ROLLBACK")
+            if isinstance(exc, duckdb.Error) and _is_damage(exc):
+                raise _damaged(self.path, exc) from None
+            raise
+        finally:
+            con.close()
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A read-only connection (writes through it fail)."""
+        con = self._connect(read_only=True)
+        try:
+            yield con
+        except duckdb.Error as exc:
+            if _is_damage(exc):
+                raise _damaged(self.path, exc) from None
+            raise
+        finally:
+            con.close()
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[Store]:
+        """Run this thread's read-only ``query``/``rows`` calls inside on one connection (a report's dozens of reads
+        open the file once, and see one state of it)."""
+        if getattr(self._held, "con", None) is not None:
+            yield self
+            return
+        with self.read() as con:
+            self._held.con = con
+            try:
+                yield self
+            finally:
+                self._held.con = None
+
+    def initialise(self) -> None:
+        """Create the tables and views if missing."""
+        with self.write():
+            pass
+
+    # -- writes -----------------------------------------------------------------------------------------------
+    @staticmethod
+    def upsert(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Insert or update ``rows`` by the table's natural key (inside the caller's transaction)."""
+        return writes.upsert(con, table, rows)
+
+    @staticmethod
+    def replace(
+        con: duckdb.DuckDBPyConnection, table: str, scope: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]
+    ) -> int:
+        """Replace every row matching ``scope`` (column = value) by ``rows``: re-evaluations drop stale rows."""
+        return writes.replace(con, table, scope, rows)
+
+    # -- reads ------------------------------------------------------------------------------------------------
+    def query(
+        self, sql: str, params: Sequence[Any] | None = None, *, write: bool = False
+    ) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """(column names, rows) of t2ibench's own SQL (trusted, with parameters); read-only unless ``write``."""
+        held = None if write else getattr(self._held, "con", None)
+        context = self.write() if write else (contextlib.nullcontext(held) if held is not None else self.read())
+        with context as con:
+            try:
+                cursor = con.execute(sql, list(params) if params else None)
+            except duckdb.Error as exc:
+                if _is_damage(exc):
+                    raise
+                raise InputError(f"{self.path}: SQL error: {_first_line(exc)}") from None
+            description: list[Any] | None = cursor.description
+            if not description:
+                return [], []
+            return [d[0] for d in description], cursor.fetchall()
+
+    # -- a user's SQL (t2ibench sql) ---------------------------------------------------------------------------
+    def user_query(
+        self, sql: str, *, write: bool = False, max_rows: int = 50, time_limit: float = DEFAULT_QUERY_TIMEOUT
+    ) -> QueryRows:
+        """Run a user's SQL sealed (no files, no attach, no extensions, no settings), at most ``time_limit`` s.
+
+        Read-only unless ``write`` (then one transaction). Streams: only ``max_rows`` + 1 rows of the last
+        statement are fetched, however large its result.
+        """
+        return sandbox.user_query(self, sql, write=write, max_rows=max_rows, time_limit=time_limit)
+
+    def user_export(self, sql: str, path: str | Path, *, time_limit: float = DEFAULT_QUERY_TIMEOUT) -> int:
+        """Write a user's read-only query's rows to CSV or Parquet (by suffix) from Python; returns the row count.
+
+        The query runs sealed, exactly as ``user_query``; its rows stream as Arrow batches into a separate
+        in-memory connection that writes only ``path`` (through a temporary file renamed into place). The
+        user's SQL is never spliced into a COPY.
+        """
+        return sandbox.user_export(self, sql, path, time_limit=time_limit)
+
+    def rows(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        """Query results as dictionaries (read-only)."""
+        columns, rows = self.query(sql, params)
+        return [dict(zip(columns, r, strict=True)) for r in rows]
+
+    # -- what the pipeline and the analyses write -------------------------------------------------------------
+    def upsert_rows(self, table: str, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Insert or update ``rows`` of ``table`` by its natural key, in one transaction of their own."""
+        with self.write() as con:
+            return self.upsert(con, table, rows)
+
+    def write_version(self, run_id: str, version: VersionRows) -> bool:
+        """Store one model/evaluation version in one transaction; returns True if it was already stored unchanged.
+
+        An identical re-run (same content hash) only records that ``run_id`` produced the version; a changed one
+        replaces that version's rows, so stale verdicts, detections, scores or modes never survive.
+        """
+        key = {"model": version.model, "model_hash": version.model_hash}
+        judged = {**key, "evaluator_hash": version.evaluator_hash}
+        with self.write() as con:
+            stored = con.execute(
+                "SELECT content_hash FROM model_versions WHERE model = ? AND model_hash = ? AND evaluator_hash = ?",
+                [version.model, version.model_hash, version.evaluator_hash],
+            ).fetchone()
+            unchanged = stored is not None and stored[0] == version.content_hash
+            if not unchanged:
+                self.upsert(con, "models", [{**key, **version.model_row}])
+                self.upsert(con, "prompts", [{"suite": version.suite, **r} for r in version.prompts])
+                self.replace(con, "images", {**key, "suite": version.suite}, version.images)
+                self.replace(con, "verdicts", {**judged, "suite": version.suite}, version.verdicts)
+                self.replace(con, "detections", {**judged, "suite": version.suite}, version.detections)
+                self.replace(con, "metrics", judged, version.metrics)
+                self.replace(con, "modes", judged, version.modes)
+                self.replace(con, "geneval_scores", judged, version.geneval_scores)
+                # run_id: the run whose computation these rows are (a later cached run does not replace it)
+                stamp = {"content_hash": version.content_hash, "stored_at": datetime.now(UTC), "run_id": run_id}
+                self.upsert(con, "model_versions", [{**judged, **stamp}])
+            if version.evaluator_settings:
+                self.upsert(
+                    con,
+                    "evaluators",
+                    [{"evaluator_hash": version.evaluator_hash, **version.evaluator_settings}],
+                )
+            self.upsert(con, "run_models", [{"run_id": run_id, **judged}])
+        return unchanged
+
+    def claim(self, config: str, config_file: str) -> None:
+        """Make sure this store belongs to the config named ``config`` (its file ``config_file``, relative to the
+        workspace): a store records the first config that ran into it, and another config is refused — a second
+        config's models would otherwise show under the first's names on its leaderboard. A store written before
+        owners were recorded is adopted when every run in it is of this config."""
+        with self.write() as con:
+            self._claim(con, config, config_file)
+
+    def _claim(self, con: duckdb.DuckDBPyConnection, config: str, config_file: str) -> None:
+        """``claim`` inside the caller's transaction."""
+        row = con.execute("SELECT value FROM store_meta WHERE key = 'owner'").fetchone()
+        if row is not None:
+            owner = json.loads(row[0])
+            if (owner.get("config"), owner.get("file")) != (config, config_file):
+                raise InputError(
+                    f"{self.path}: this store belongs to config {owner.get('config')!r} ({owner.get('file')}); "
+                    f"config {config!r} ({config_file}) cannot write into it — give it its own outputs.store"
+                )
+            return
+        others = [
+            r[0]
+            for r in con.execute(
+                "SELECT DISTINCT config_name FROM runs WHERE config_name IS DISTINCT FROM ? ORDER BY 1", [config]
+            ).fetchall()
+        ]
+        if others:
+            raise InputError(
+                f"{self.path}: this store holds runs of config(s) {', '.join(map(repr, others))}; config "
+                f"{config!r} cannot write into it — give it its own outputs.store"
+            )
+        con.execute("INSERT INTO store_meta VALUES ('owner', ?)", [json.dumps({"config": config, "file": config_file})])
+
+    def owner(self) -> dict[str, str] | None:
+        """The config this store belongs to ({'config': name, 'file': path in the workspace}), None if unclaimed."""
+        if not self.path.exists():
+            return None
+        with self.read() as con:
+            exists = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'store_meta'").fetchone()
+            if not exists or not exists[0]:
+                return None
+            row = con.execute("SELECT value FROM store_meta WHERE key = 'owner'").fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def start_run(self, run: Mapping[str, Any], *, owner: tuple[str, str] | None = None) -> int:
+        """Record a run as started (``run``: a ``runs`` row); runs still 'running' become 'abandoned' (returned).
+        With ``owner`` (config name, config file), the store is ``claim``ed for it first, in the same transaction.
+
+        Called under the store's run lock, so no other refresh is alive: a 'running' row is a killed run's.
+        """
+        with self.write() as con:
+            if owner is not None:
+                self._claim(con, *owner)
+            stale = con.execute("SELECT count(*) FROM runs WHERE status = 'running'").fetchone()
+            con.execute(
+                "UPDATE runs SET status = 'abandoned', finished_at = ? WHERE status = 'running'", [datetime.now(UTC)]
+            )
+            self.upsert(con, "runs", [{**run, "started_at": datetime.now(UTC), "status": "running"}])
+        return int(stale[0]) if stale else 0
+
+    def finish_run(self, run_id: str, status: str, details: Mapping[str, Any] | None = None) -> None:
+        """Mark a run completed or failed (its models become current only when completed); ``details`` are added to
+        those recorded when it started."""
+        with self.write() as con:
+            found = con.execute("SELECT details FROM runs WHERE run_id = ?", [run_id]).fetchone()
+            merged = json.loads(found[0]) if found and found[0] else {}
+            merged.update(details or {})
+            con.execute(
+                "UPDATE runs SET status = ?, finished_at = ?, details = ? WHERE run_id = ?",
+                [status, datetime.now(UTC), json.dumps(merged, default=str), run_id],
+            )

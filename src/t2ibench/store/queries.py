@@ -1,0 +1,205 @@
+"""The store's named reads: one function per thing the report shows, each a read-only query of the views.
+
+``report/`` reads the store only through these (it holds no SQL: ``tests/unit/test_architecture.py``). Every
+function returns rows as dictionaries, column name to value, in the query's order; each return type names what
+a row is and the comment beside it lists its columns (``SELECT *`` of a view: the view's columns in ``schema.py``).
+"Current" is each model's latest completed version (the ``current_models`` view).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+from t2ibench.store.connection import Store
+
+Row: TypeAlias = dict[str, Any]  # one row: column name → value as DuckDB returns it (JSON columns as text)
+
+# -- the leaderboard report ----------------------------------------------------------------------------------------
+LeaderboardRow: TypeAlias = Row  # the leaderboard view: model, label, smoke, overall (+ interval), the six tasks, ...
+MetricRow: TypeAlias = Row  # model, metric, alpha, value, error_bound, n, sigma, rff_dim, ci_low, ci_high, ...
+HeadlineMetricRow: TypeAlias = Row  # model, metric, alpha, value, error_bound, n
+ModeRow: TypeAlias = Row  # model, source, mode_index, eigenvalue, share, entropy_share, mass, top, bottom, scores
+ImageRow: TypeAlias = Row  # model, prompt_index, sample, path, prompt, task
+TaskIntervalRow: TypeAlias = Row  # model, task, ci_low, ci_high, images, prompts
+VerdictRow: TypeAlias = Row  # model, suite, prompt_index, sample, task, correct, reason, prompt, metadata, failure
+DetectionRow: TypeAlias = Row  # model, prompt_index, sample, class, rank, x1, y1, x2, y2, score, color
+RunRow: TypeAlias = Row  # a runs row: run_id, config_name, config_hash, code_version, started_at, ..., details
+AgreementRow: TypeAlias = Row  # an agreement row: scope, source, task, statistic, value, ci_low, ci_high, ...
+DiversityRow: TypeAlias = Row  # the diversity view: VENDI/RKE/Scendi columns, their intervals and convergence
+ConvergenceRow: TypeAlias = Row  # the diversity_convergence view: score, fraction, images, prompts, value, verdict
+ProtocolRow: TypeAlias = Row  # the protocol view: generation, evaluator, lite, environment, computed_in_run, ...
+
+# -- failure patterns (docs/schema.md#failure-patterns) ------------------------------------------------------------
+FailureSummaryRow: TypeAlias = Row  # the failure_summary view: one headline row per current model
+PositionBiasRow: TypeAlias = Row  # the position_bias view, with the current_models columns
+PositionConfusionRow: TypeAlias = Row  # model, requested, found, images, share
+OutcomeCountRow: TypeAlias = Row  # model, outcome, images
+ColorAttrRatesRow: TypeAlias = Row  # the color_attr_rates view, with the current_models columns
+CountingErrorRow: TypeAlias = Row  # model, requested, delta, images, share
+TwoObjectRatesRow: TypeAlias = Row  # the two_object_rates view, with the current_models columns
+ClassFailureRow: TypeAlias = Row  # model, class, requested, missing_rate, failure_rate
+
+CURRENT = "JOIN current_models USING (model, model_hash, evaluator_hash)"  # a failure view's rows of current models
+
+
+# -- the leaderboard report ----------------------------------------------------------------------------------------
+def leaderboard(store: Store) -> list[LeaderboardRow]:
+    """The leaderboard view: one row per current model, best overall score first."""
+    return store.rows("SELECT * FROM leaderboard")
+
+
+def leaderboard_by_model(store: Store) -> list[LeaderboardRow]:
+    """The leaderboard view ordered by model name (the paper tables)."""
+    return store.rows("SELECT * FROM leaderboard ORDER BY model")
+
+
+def current_metrics(store: Store) -> list[MetricRow]:
+    """Every stored metrics row of the current models, with its kernel, bound and interval."""
+    return store.rows(
+        """SELECT c.model, m.metric, m.alpha, m.value, m.error_bound, m.n, m.sigma, m.rff_dim, m.ci_low, m.ci_high,
+                  m.ci_level, m.ci_method
+           FROM current_models c JOIN metrics m USING (model, model_hash, evaluator_hash)
+           ORDER BY c.model, m.metric, m.params_key"""
+    )
+
+
+def headline_metrics(store: Store) -> list[HeadlineMetricRow]:
+    """The current models' FKEA, RKE, Scendi, Scendi model-share and CLIP image VENDI rows (the paper tables)."""
+    return store.rows(
+        """SELECT c.model, m.metric, m.alpha, m.value, m.error_bound, m.n
+           FROM current_models c JOIN metrics m USING (model, model_hash, evaluator_hash)
+           WHERE m.metric IN ('fkea', 'rke', 'scendi', 'scendi_model_share', 'clip_image_vendi')
+           ORDER BY c.model, m.metric, m.alpha"""
+    )
+
+
+def current_modes(store: Store) -> list[ModeRow]:
+    """The stored modes of the current models, by model, source and mode index."""
+    return store.rows(
+        """SELECT c.model, o.source, o.mode_index, o.eigenvalue, o.share, o.entropy_share, o.mass, o.top, o.bottom,
+                  o.top_scores, o.bottom_scores
+           FROM current_models c JOIN modes o USING (model, model_hash, evaluator_hash)
+           ORDER BY c.model, o.source, o.mode_index"""
+    )
+
+
+def current_images(store: Store) -> list[ImageRow]:
+    """The stored images of the current models with their prompts, by model, prompt and sample."""
+    return store.rows(
+        """SELECT c.model, i.prompt_index, i.sample, i.path, p.prompt, p.task
+           FROM current_models c JOIN images i USING (model, model_hash)
+           LEFT JOIN prompts p USING (suite, prompt_index)
+           ORDER BY c.model, i.prompt_index, i.sample"""
+    )
+
+
+def task_intervals(store: Store) -> list[TaskIntervalRow]:
+    """Each current model's GenEval task intervals with their image and prompt counts, by model and task."""
+    return store.rows(
+        """SELECT c.model, t.task, t.ci_low, t.ci_high, t.images, t.prompts
+           FROM current_models c JOIN geneval_tasks t USING (model, model_hash, evaluator_hash)
+           ORDER BY c.model, t.task"""
+    )
+
+
+def current_verdicts(store: Store) -> list[VerdictRow]:
+    """Every judged image of the current models with its prompt and failure kind, by model, prompt and sample."""
+    return store.rows(
+        """SELECT g.model, g.suite, g.prompt_index, g.sample, g.task, g.correct, g.reason, g.prompt, g.metadata,
+                  f.failure
+           FROM geneval_images g JOIN current_models USING (model, model_hash, evaluator_hash)
+           LEFT JOIN image_failures f USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
+           ORDER BY g.model, g.prompt_index, g.sample"""
+    )
+
+
+def current_detections(store: Store) -> list[DetectionRow]:
+    """The kept detections of the current models, by model, prompt, sample, class and rank."""
+    return store.rows(
+        """SELECT d.model, d.prompt_index, d.sample, d.class, d.rank, d.x1, d.y1, d.x2, d.y2, d.score, d.color
+           FROM detections d JOIN current_models USING (model, model_hash, evaluator_hash)
+           ORDER BY d.model, d.prompt_index, d.sample, d.class, d.rank"""
+    )
+
+
+def latest_run(store: Store) -> RunRow | None:
+    """The latest completed run that stored a version (else the latest completed run; None before any completed)."""
+    runs = store.rows(
+        "SELECT * FROM runs WHERE status = 'completed' "
+        "ORDER BY run_id IN (SELECT run_id FROM model_versions) DESC, finished_at DESC LIMIT 1"
+    )
+    return runs[0] if runs else None
+
+
+def agreement(store: Store) -> list[AgreementRow]:
+    """Every stored human-agreement statistic, by scope, source, task and statistic."""
+    return store.rows("SELECT * FROM agreement ORDER BY scope, source, task, statistic")
+
+
+def diversity(store: Store) -> list[DiversityRow]:
+    """The diversity view: one row per current model."""
+    return store.rows("SELECT * FROM diversity")
+
+
+def diversity_convergence(store: Store) -> list[ConvergenceRow]:
+    """The diversity_convergence view: each current model's scores on nested prompt subsets, with verdicts."""
+    return store.rows("SELECT * FROM diversity_convergence")
+
+
+def protocol(store: Store) -> list[ProtocolRow]:
+    """The protocol view: what each current model's scores were measured with."""
+    return store.rows("SELECT * FROM protocol")
+
+
+# -- failure patterns ----------------------------------------------------------------------------------------------
+def failure_summary(store: Store) -> list[FailureSummaryRow]:
+    """The failure_summary view: each current model's failure headline, by model."""
+    return store.rows("SELECT * FROM failure_summary")
+
+
+def position_bias(store: Store) -> list[PositionBiasRow]:
+    """The position_bias view for the current models."""
+    return store.rows(f"SELECT * FROM position_bias {CURRENT} ORDER BY model")
+
+
+def position_confusion(store: Store) -> list[PositionConfusionRow]:
+    """Requested against found relation counts and shares of the current models (position prompts)."""
+    return store.rows(f"SELECT model, requested, found, images, share FROM position_confusion {CURRENT} ORDER BY ALL")
+
+
+def color_attr_outcomes(store: Store) -> list[OutcomeCountRow]:
+    """Images per colour-attribution outcome (correct, swap, leak, absent, miss, object missing) of current models."""
+    return store.rows(
+        f"SELECT model, outcome, count(*) AS images FROM color_attr_outcomes {CURRENT} "
+        "WHERE outcome IS NOT NULL GROUP BY ALL ORDER BY ALL"
+    )
+
+
+def color_attr_rates(store: Store) -> list[ColorAttrRatesRow]:
+    """The color_attr_rates view for the current models."""
+    return store.rows(f"SELECT * FROM color_attr_rates {CURRENT} ORDER BY model")
+
+
+def counting_errors(store: Store) -> list[CountingErrorRow]:
+    """Found-minus-requested counts and shares of the current models (counting prompts)."""
+    return store.rows(f"SELECT model, requested, delta, images, share FROM counting_errors {CURRENT} ORDER BY ALL")
+
+
+def two_object_rates(store: Store) -> list[TwoObjectRatesRow]:
+    """The two_object_rates view for the current models."""
+    return store.rows(f"SELECT * FROM two_object_rates {CURRENT} ORDER BY model")
+
+
+def two_object_outcomes(store: Store) -> list[OutcomeCountRow]:
+    """Images per two-object outcome (both found, first/second/both missing) of the current models."""
+    return store.rows(
+        f"SELECT model, outcome, count(*) AS images FROM two_object_outcomes {CURRENT} GROUP BY ALL ORDER BY ALL"
+    )
+
+
+def class_failures(store: Store) -> list[ClassFailureRow]:
+    """Per requested class of the current models: how often it was missing or failed, most often missing first."""
+    return store.rows(
+        f"SELECT model, class, requested, missing_rate, failure_rate FROM class_failures {CURRENT} "
+        "ORDER BY model, missing_rate DESC, requested DESC, class"
+    )

@@ -1,0 +1,252 @@
+"""The user's SQL surface (``t2ibench sql``, docs/security.md): every connection's sealed configuration, the statement
+checks, the time limit, and the queries and exports a user runs through a ``Store``."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import duckdb
+
+from t2ibench.errors import InputError
+from t2ibench.store.errors import _first_line, _is_damage
+from t2ibench.store.migrations import _fill_copies, _schema_damage
+from t2ibench.store.schema import VIEWS
+
+if TYPE_CHECKING:
+    from t2ibench.store.connection import Store
+
+
+# Every connection runs sealed: no file outside the store can be read, written, attached, exported or installed,
+# and no setting can be changed afterwards (docs/security.md). Internal SQL never needs more.
+SANDBOX_CONFIG: dict[str, Any] = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "allow_unsigned_extensions": False,
+}
+DEFAULT_QUERY_TIMEOUT = 60.0  # seconds; below the 120 s a refresh's writer waits for the store
+EXPORT_BATCH = 65_536  # rows per Arrow batch when a query's result is written to a file
+
+# statement types a user's query may run (duckdb.StatementType names); everything else is refused up front
+READ_STATEMENTS = frozenset({"SELECT", "EXPLAIN", "CALL"})
+WRITE_STATEMENTS = READ_STATEMENTS | frozenset(
+    {"INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "MERGE_INTO", "CREATE_FUNC", "ANALYZE", "VACUUM"}
+)
+NEVER_STATEMENTS = {
+    "ATTACH": "attaching another database",
+    "DETACH": "detaching a database",
+    "COPY": "COPY reads or writes files (use --out FILE.csv|.parquet to save rows)",
+    "COPY_DATABASE": "copying a database",
+    "EXPORT": "EXPORT DATABASE writes files (use --out FILE.csv|.parquet to save rows)",
+    "LOAD": "installing or loading extensions",
+    "EXTENSION": "installing or loading extensions",
+    "SET": "changing settings (the configuration is locked)",
+    "TRANSACTION": "transaction control (each --write call is one transaction, committed on success)",
+    # DuckDB parses some statements (e.g. COPY FROM DATABASE) into PRAGMAs; the catalogue is reachable otherwise
+    "PRAGMA": "PRAGMA statements (use DESCRIBE t, SHOW TABLES, or SELECT * FROM pragma_table_info('t'))",
+    "PREPARE": "prepared statements",
+    "EXECUTE": "prepared statements",
+}
+
+
+class QueryStoppedError(InputError):
+    """A user's query ran past its time limit or was interrupted; the store was released."""
+
+    def __init__(self, message: str, *, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@dataclass(frozen=True)
+class QueryRows:
+    """The first rows of a user's query: column names, rows, and whether more rows exist than were fetched."""
+
+    columns: tuple[str, ...]
+    rows: list[tuple[Any, ...]]
+    truncated: bool
+
+
+def user_query(
+    store: Store,
+    sql: str,
+    *,
+    write: bool = False,
+    max_rows: int = 50,
+    time_limit: float = DEFAULT_QUERY_TIMEOUT,
+) -> QueryRows:
+    """Run a user's SQL sealed (no files, no attach, no extensions, no settings), at most ``time_limit`` s.
+
+    Read-only unless ``write`` (then one transaction). Streams: only ``max_rows`` + 1 rows of the last
+    statement are fetched, however large its result.
+    """
+    statements = check_user_sql(sql, write=write)
+    if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 0:
+        raise InputError(f"--limit must be an integer ≥ 0; got {max_rows!r}")
+    if write and not store.path.is_file():
+        raise InputError(f"{store.path}: no such results store (--write never creates one)")
+    context = store.write() if write else store.read()
+    with context as con, _time_limit(con, time_limit):
+        try:
+            cursor = con
+            for statement in statements:
+                cursor = con.execute(statement)
+            description: list[Any] | None = cursor.description
+            rows = cursor.fetchmany(max_rows + 1) if description else []
+            if write:
+                _protect_schema(con)
+        except duckdb.Error as exc:
+            _raise_sql_error(exc)
+    if not description:
+        return QueryRows((), [], truncated=False)
+    return QueryRows(tuple(d[0] for d in description), rows[:max_rows], truncated=len(rows) > max_rows)
+
+
+def user_export(store: Store, sql: str, path: str | Path, *, time_limit: float = DEFAULT_QUERY_TIMEOUT) -> int:
+    """Write a user's read-only query's rows to CSV or Parquet (by suffix) from Python; returns the row count.
+
+    The query runs sealed, exactly as ``user_query``; its rows stream as Arrow batches into a separate
+    in-memory connection that writes only ``path`` (through a temporary file renamed into place). The
+    user's SQL is never spliced into a COPY.
+    """
+    target = Path(path)
+    fmt = {".csv": "FORMAT CSV, HEADER", ".parquet": "FORMAT PARQUET"}.get(target.suffix.lower())
+    if fmt is None:
+        raise InputError(f"{target}: export as .csv or .parquet")
+    if target.exists() and not target.is_file():
+        raise InputError(f"{target}: is a folder or a special file; give a file name for --out")
+    statements = check_user_sql(sql, write=False)
+    if importlib.util.find_spec("pyarrow") is None:  # the Arrow stream between the two connections
+        raise InputError("--out needs pyarrow (pip install pyarrow; part of the 'orchestration' extra)") from None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    writer = duckdb.connect(":memory:")
+    writer.execute("SET enable_progress_bar = false")
+    try:
+        with store.read() as con, _time_limit(con, time_limit, also=writer):
+            try:
+                relation = con.sql(statements[0])
+                if relation is None:
+                    raise InputError("--out: the statement returns no rows")
+                writer.register("user_result", relation.to_arrow_reader(EXPORT_BATCH))
+                escaped = str(tmp).replace("'", "''")
+                counted = writer.execute(f"COPY user_result TO '{escaped}' ({fmt})").fetchone()
+            except duckdb.Error as exc:
+                _raise_sql_error(exc)
+        os.replace(tmp, target)
+    finally:
+        writer.close()
+        tmp.unlink(missing_ok=True)
+    return int(counted[0]) if counted else 0
+
+
+def _protect_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Refuse (roll back) a user's --write that drops t2ibench's own tables, columns (deprecated copies included)
+    or views; restore views a user replaced (CREATE OR REPLACE VIEW leaderboard ...), so reports never read a
+    redefined view; fill the spelling a user's INSERT or UPDATE left empty (DEPRECATED_COPIES)."""
+    damage = _schema_damage(con)
+    if damage:
+        raise InputError(
+            f"refused: the statements would remove t2ibench's own {', '.join(damage[:3])}"
+            f"{' ...' if len(damage) > 3 else ''}; nothing was changed (create your own tables and views "
+            "beside them)"
+        )
+    for name, sql in VIEWS.items():
+        con.execute(f"CREATE OR REPLACE VIEW {name} AS {sql}")
+    _fill_copies(con)  # rows the user's SQL wrote with one spelling only get the other (DEPRECATED_COPIES)
+
+
+def check_user_sql(sql: str, *, write: bool) -> list[str]:
+    """The statements of a user's SQL, each of an allowed type; InputError for empty, unparsable or refused SQL.
+
+    Read-only SQL is one query (several would show only the last result); ``--write`` may chain statements.
+    """
+    if not isinstance(sql, str):
+        raise InputError(f"SQL must be text; got {type(sql).__name__}")
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise InputError(f"SQL error: {_first_line(exc)}") from None
+    if not statements:
+        raise InputError("the query is empty (nothing but whitespace or comments)")
+    allowed = WRITE_STATEMENTS if write else READ_STATEMENTS
+    for number, statement in enumerate(statements, start=1):
+        kind = _kind(statement)
+        where = f"statement {number} ({kind})" if len(statements) > 1 else kind
+        if kind == "UNKNOWN":
+            raise InputError(f"statement {number} is of a kind t2ibench sql does not support")
+        if kind in NEVER_STATEMENTS:
+            raise InputError(
+                f"{where} is not allowed: {NEVER_STATEMENTS[kind]}; t2ibench sql reads and writes only the store "
+                "(docs/security.md)"
+            )
+        if kind not in allowed:
+            hint = "; add --write to modify the store" if kind in WRITE_STATEMENTS else ""
+            raise InputError(f"{where} is not allowed in a {'--write' if write else 'read-only'} query{hint}")
+    if not write and len(statements) > 1:
+        raise InputError(f"give one query at a time; got {len(statements)} statements (only one result is shown)")
+    return [s.query for s in statements]
+
+
+def _kind(statement: Any) -> str:
+    """The statement's type name; 'UNKNOWN' for types this duckdb build's Python API cannot name."""
+    try:
+        return str(statement.type.name)
+    except ValueError:  # e.g. UPDATE EXTENSIONS
+        return "UNKNOWN"
+
+
+def _raise_sql_error(exc: duckdb.Error) -> NoReturn:
+    if isinstance(exc, duckdb.InterruptException) or _is_damage(exc):
+        raise exc  # turned into QueryStoppedError by _time_limit, StoreDamagedError by read()/write()
+    raise InputError(f"SQL error: {_first_line(exc)}") from None
+
+
+@contextlib.contextmanager
+def _time_limit(
+    con: duckdb.DuckDBPyConnection, seconds: float, *, also: duckdb.DuckDBPyConnection | None = None
+) -> Iterator[None]:
+    """Interrupt ``con`` (and ``also``) after ``seconds`` or on Ctrl-C; raise QueryStoppedError naming which."""
+    if not (isinstance(seconds, (int, float)) and seconds > 0 and seconds == seconds):
+        raise InputError(f"--timeout must be a number of seconds > 0; got {seconds!r}")
+    reason: list[str] = []
+
+    def stop(why: str) -> None:
+        reason.append(why)
+        for c in (con, also):
+            if c is not None:
+                with contextlib.suppress(duckdb.Error):
+                    c.interrupt()
+
+    timer = threading.Timer(seconds, stop, args=("timeout",))
+    timer.daemon = True
+    previous = None
+    main = threading.current_thread() is threading.main_thread()
+    if main:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: stop("interrupt"))
+    timer.start()
+    try:
+        yield
+    except (duckdb.InterruptException, KeyboardInterrupt):
+        if reason and reason[0] == "timeout":
+            raise QueryStoppedError(
+                f"the query was stopped after {seconds:g} s (--timeout) and the store released; narrow it (WHERE, "
+                "LIMIT) or raise --timeout"
+            ) from None
+        raise QueryStoppedError("the query was interrupted (Ctrl-C) and the store released", exit_code=130) from None
+    except duckdb.Error as exc:
+        if reason:  # an interrupt surfaced as another error type (e.g. through the Arrow stream)
+            raise QueryStoppedError(f"the query was stopped ({reason[0]}) and the store released") from None
+        _raise_sql_error(exc)
+    finally:
+        timer.cancel()
+        if main:
+            signal.signal(signal.SIGINT, previous)

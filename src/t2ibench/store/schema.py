@@ -1,0 +1,518 @@
+"""The store's schema, as data: tables with their natural keys, the deprecated spellings kept beside the new ones,
+and the views (t2ibench's own SQL over the tables, which reports and users read). No DuckDB here: the migrations
+apply it (``migrations.py``), the writers check rows against it (``writes.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from t2ibench.errors import InputError
+from t2ibench.metrics.geneval import TASKS
+
+SCHEMA_VERSION = 10  # 10: metrics.sigma_source (where σ came from: fixed, a reference set, or per model), rows of
+# older stores marked from their evaluator settings; the diversity view's kernel key and the diversity_comparison
+# view (which models' diversity may be ranked against each other); store_meta.owner (the config a store belongs to);
+# 2: detections.colour, verdicts.relation, failure-pattern views; 3: geneval_scores; 4: per-model
+# smoke in leaderboard; 5: modes.mass and sample scores; 6: geneval_scores prompts and bootstrap CIs; 7: diversity view;
+# 8: evaluators table, protocol view; 9: metrics and agreement intervals, alpha = inf stored as a value (was NULL),
+# diversity columns in the leaderboard view; truncated, conditional and information VENDI in the diversity view;
+# one spelling per concept: `task` (prompts, verdicts, annotations gain it;
+# `tag` stays as a deprecated copy) and `color` (detections.color; `colour` stays as a deprecated copy), the views
+# say only task/color (colour_attr_outcomes, colour_attr_rates, colour_confusion renamed color_*, their old names
+# dropped), see DEPRECATED_COPIES and RENAMED_VIEWS
+
+TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
+    # table: (column definitions, primary key)
+    "runs": (
+        "run_id VARCHAR, config_name VARCHAR, config_hash VARCHAR, code_version VARCHAR, started_at TIMESTAMP, "
+        "finished_at TIMESTAMP, status VARCHAR, smoke BOOLEAN, details JSON",
+        ("run_id",),
+    ),
+    "models": (
+        "model VARCHAR, model_hash VARCHAR, label VARCHAR, backend VARCHAR, model_id VARCHAR, revision VARCHAR, "
+        "sampling JSON, manifest JSON, smoke BOOLEAN",
+        ("model", "model_hash"),
+    ),
+    "run_models": ("run_id VARCHAR, model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR", ("run_id", "model")),
+    # the content a stored (model, model_hash, evaluator_hash) version was written from: an identical re-run
+    # skips rewriting its rows
+    "model_versions": (
+        "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, content_hash VARCHAR, stored_at TIMESTAMP, "
+        "run_id VARCHAR",
+        ("model", "model_hash", "evaluator_hash"),
+    ),
+    "prompts": (
+        "suite VARCHAR, prompt_index INTEGER, tag VARCHAR, prompt VARCHAR, metadata JSON, task VARCHAR",
+        ("suite", "prompt_index"),
+    ),
+    "images": (
+        "model VARCHAR, model_hash VARCHAR, suite VARCHAR, prompt_index INTEGER, sample INTEGER, path VARCHAR, "
+        "sha256 VARCHAR, seed UBIGINT",
+        ("model", "model_hash", "suite", "prompt_index", "sample"),
+    ),
+    "detections": (
+        "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, suite VARCHAR, prompt_index INTEGER, "
+        "sample INTEGER, class VARCHAR, rank INTEGER, x1 DOUBLE, y1 DOUBLE, x2 DOUBLE, y2 DOUBLE, score DOUBLE, "
+        "colour VARCHAR, color VARCHAR",
+        ("model", "model_hash", "evaluator_hash", "suite", "prompt_index", "sample", "class", "rank"),
+    ),
+    "verdicts": (
+        "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, suite VARCHAR, prompt_index INTEGER, "
+        "sample INTEGER, tag VARCHAR, correct BOOLEAN, reason VARCHAR, relation VARCHAR, task VARCHAR",
+        ("model", "model_hash", "evaluator_hash", "suite", "prompt_index", "sample"),
+    ),
+    "metrics": (
+        "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, metric VARCHAR, params_key VARCHAR, "
+        "kernel VARCHAR, alpha DOUBLE, sigma DOUBLE, rff_dim INTEGER, n INTEGER, seed INTEGER, value DOUBLE, "
+        "error_bound DOUBLE, details JSON, ci_low DOUBLE, ci_high DOUBLE, ci_level DOUBLE, ci_method VARCHAR, "
+        "sigma_source VARCHAR",
+        ("model", "model_hash", "evaluator_hash", "metric", "params_key"),
+    ),
+    "modes": (
+        "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, source VARCHAR, mode_index INTEGER, "
+        "eigenvalue DOUBLE, share DOUBLE, entropy_share DOUBLE, top JSON, bottom JSON, gallery VARCHAR, "
+        "mass DOUBLE, top_scores JSON, bottom_scores JSON",
+        ("model", "model_hash", "evaluator_hash", "source", "mode_index"),
+    ),
+    "annotations": (
+        "source VARCHAR, prompt_index INTEGER, image_id INTEGER, slot INTEGER, tag VARCHAR, answers JSON, "
+        "human_correct BOOLEAN, reason VARCHAR, task VARCHAR",
+        ("source", "prompt_index", "image_id", "slot"),
+    ),
+    "agreement": (
+        "scope VARCHAR, source VARCHAR, task VARCHAR, statistic VARCHAR, value DOUBLE, ci_low DOUBLE, ci_high DOUBLE, "
+        "ci_level DOUBLE, n INTEGER",
+        ("scope", "source", "task", "statistic"),
+    ),
+    # what judged a version: every evaluator setting (detector, colour, thresholds, embedders, σ, rff_dim, seeds)
+    "evaluators": ("evaluator_hash VARCHAR, settings JSON, lite JSON", ("evaluator_hash",)),
+    # GenEval Table 2 per model version, as t2ibench.metrics.geneval computed it (the one place its arithmetic
+    # lives): one row per task and one with task 'overall' (tasks = how many tasks had images)
+    "geneval_scores": (
+        "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, task VARCHAR, accuracy DOUBLE, correct INTEGER, "
+        "images INTEGER, tasks INTEGER, prompts INTEGER, ci_low DOUBLE, ci_high DOUBLE, ci_level DOUBLE",
+        ("model", "model_hash", "evaluator_hash", "task"),
+    ),
+}
+
+# One spelling per concept in SQL (schema 9): a GenEval task is `task`, a colour `color` (GenEval's own task ids
+# 'colors' and 'color_attr' are data and keep theirs). The older spellings stay in their tables as deprecated copies:
+# every write fills both with the same value (Store.upsert: a row may give either) and the migration fills the new
+# column of older rows, so queries written before keep working; no view exposes them. table: {column: its copy}
+DEPRECATED_COPIES: dict[str, dict[str, str]] = {
+    "prompts": {"task": "tag"},
+    "verdicts": {"task": "tag"},
+    "annotations": {"task": "tag"},
+    "detections": {"color": "colour"},
+}
+# views renamed in schema 9 (old name: new name); the old names are dropped on migration (views hold no data)
+RENAMED_VIEWS = {
+    "colour_attr_outcomes": "color_attr_outcomes",
+    "colour_attr_rates": "color_attr_rates",
+    "colour_confusion": "color_confusion",
+}
+
+TASK = {t: t for t in TASKS}  # views name tasks through this map: a task missing from TASKS fails at import
+# the diversity view's score columns: (column, which metrics rows); each with its interval columns. VENDI is the
+# FKEA row for the Gaussian kernel, the exact cosine row for the cosine kernel
+VENDI_METRIC = "m.metric IN ('fkea', 'cosine_vendi')"
+DIVERSITY_SCORES = (
+    ("vendi_1", f"{VENDI_METRIC} AND m.alpha = 1"),
+    ("vendi_2", f"{VENDI_METRIC} AND m.alpha = 2"),
+    ("vendi_inf", f"{VENDI_METRIC} AND m.alpha = 'inf'::DOUBLE"),
+    ("rke", "m.metric = 'rke'"),
+    ("scendi", "m.metric = 'scendi'"),
+    ("truncated_vendi_1", "m.metric = 'fkea_truncated' AND m.alpha = 1"),
+    ("cond_vendi", "m.metric = 'cond_vendi'"),
+    ("info_vendi", "m.metric = 'info_vendi'"),
+)
+DIVERSITY_COLUMNS = ",\n               ".join(
+    f"max(CASE WHEN {where} THEN m.{field} END) AS {name}{suffix}"
+    for name, where in DIVERSITY_SCORES
+    for field, suffix in (("value", ""), ("ci_low", "_ci_low"), ("ci_high", "_ci_high"))
+)
+# the convergence verdict of each diversity column (metrics rows 'convergence', one per score and fraction)
+CONVERGENCE_SCORES = ("vendi_1", "vendi_2", "rke", "truncated_vendi_1", "scendi", "cond_vendi", "info_vendi")
+CONVERGENCE_COLUMNS = ",\n               ".join(
+    f"max(CASE WHEN m.metric = 'convergence' AND json_extract_string(m.details, '$.score') = '{name}' "
+    f"THEN json_extract_string(m.details, '$.{field}') END) AS {name}_{suffix}"
+    for name in CONVERGENCE_SCORES
+    for field, suffix in (("verdict", "convergence"), ("reason", "convergence_reason"))
+)
+TASK_COLUMNS = ",\n               ".join(f"max(CASE WHEN t.task = '{t}' THEN t.accuracy END) AS {t}" for t in TASKS)
+
+VIEWS = {
+    # the model versions of each model's latest completed run
+    "current_models": """
+        SELECT rm.model, rm.model_hash, rm.evaluator_hash, r.run_id, r.finished_at, r.smoke
+        FROM run_models rm JOIN runs r USING (run_id)
+        WHERE r.status = 'completed'
+        QUALIFY row_number() OVER (PARTITION BY rm.model ORDER BY r.finished_at DESC) = 1
+    """,
+    # GenEval accuracy per model version and task (images), as in Table 2 (stored by the pipeline)
+    "geneval_tasks": """
+        SELECT model, model_hash, evaluator_hash, task, accuracy, correct, images, prompts, ci_low, ci_high, ci_level
+        FROM geneval_scores WHERE task <> 'overall'
+    """,
+    # overall = unweighted mean of the tasks present (six normally), with its bootstrap interval over prompts
+    "geneval_overall": """
+        SELECT model, model_hash, evaluator_hash, accuracy AS overall, tasks, images, prompts,
+               ci_low AS overall_ci_low, ci_high AS overall_ci_high, ci_level
+        FROM geneval_scores WHERE task = 'overall'
+    """,
+    # diversity per model (current version): FKEA VENDI at α = 1, 2, ∞ (α = ∞ is stored as the value inf), RKE,
+    # Scendi, their bootstrap intervals (over prompts; NULL where not computed: see ci_method), the kernel they were
+    # measured with (σ, rff_dim, n) and FKEA's Theorem-2 radius
+    "diversity": f"""
+        SELECT c.model, c.model_hash, c.evaluator_hash,
+               {DIVERSITY_COLUMNS},
+               {CONVERGENCE_COLUMNS},
+               max(CASE WHEN {VENDI_METRIC} AND m.alpha = 1 THEN m.error_bound END) AS fkea_radius,
+               max(CASE WHEN {VENDI_METRIC} AND m.alpha = 1 THEN m.sigma END) AS sigma,
+               max(CASE WHEN {VENDI_METRIC} AND m.alpha = 1 THEN m.rff_dim END) AS rff_dim,
+               max(CASE WHEN {VENDI_METRIC} AND m.alpha = 1 THEN m.n END) AS n,
+               max(CASE WHEN {VENDI_METRIC} AND m.alpha = 1 THEN m.ci_level END) AS ci_level,
+               max(CASE WHEN {VENDI_METRIC} AND m.alpha = 1 THEN m.ci_method END) AS ci_method,
+               max(CASE WHEN m.metric = 'fkea_truncated' AND m.alpha = 1
+                        THEN CAST(json_extract(m.details, '$.t') AS INTEGER) END) AS truncation,
+               max(CASE WHEN m.metric = 'scendi' THEN m.sigma END) AS scendi_image_sigma,
+               max(CASE WHEN m.metric = 'scendi' THEN m.rff_dim END) AS scendi_rff_dim,
+               max(CASE WHEN m.metric = 'scendi' THEN json_extract_string(m.details, '$.regularisation') END)
+                 AS scendi_regularisation,
+               max(CASE WHEN {VENDI_METRIC} AND m.alpha = 1 THEN m.sigma_source END) AS sigma_source,
+               max(CASE WHEN m.metric = 'scendi' THEN m.sigma_source END) AS scendi_sigma_source,
+               max(CASE WHEN m.metric = 'scendi' THEN json_extract(m.details, '$.text_sigma') END) AS scendi_text_sigma,
+               -- every parameter of the kernels the scores were measured under (kernel, σ and its source, rff_dim,
+               -- the embedders with their normalisation): two models' diversity is comparable only when equal
+               concat_ws(' | ',
+                 max(CASE WHEN {VENDI_METRIC} AND m.alpha = 1 THEN concat_ws(' ', m.kernel, printf('%.6g', m.sigma),
+                     coalesce(m.sigma_source, 'unknown:' || c.model), m.rff_dim::VARCHAR) END),
+                 max(CASE WHEN m.metric = 'scendi' THEN concat_ws(' ', m.kernel, printf('%.6g', m.sigma),
+                     printf('%.6g', CAST(json_extract(m.details, '$.text_sigma') AS DOUBLE)),
+                     coalesce(m.sigma_source, 'unknown:' || c.model),
+                     json_extract_string(m.details, '$.text_sigma_source'), m.rff_dim::VARCHAR) END),
+                 any_value(coalesce(e.settings->'embed'->'image_embedder', e.settings->'image_embedder')::VARCHAR),
+                 any_value(coalesce(e.settings->'embed'->'clip', e.settings->'clip')::VARCHAR)
+               ) AS diversity_kernel
+        FROM current_models c JOIN metrics m USING (model, model_hash, evaluator_hash)
+        LEFT JOIN evaluators e USING (evaluator_hash)
+        GROUP BY ALL ORDER BY c.model
+    """,
+    # which current models' diversity may be ranked against each other: those measured under one kernel
+    # (diversity.diversity_kernel equal), with a shared σ (a fixed value or a reference set's: never a model's own
+    # median, and never an unknown one); diversity_rank is VENDI-1's rank within such a group, NULL with a note
+    # otherwise
+    "diversity_comparison": """
+        WITH d AS (
+            SELECT model, model_hash, evaluator_hash, vendi_1, sigma_source, scendi_sigma_source, diversity_kernel,
+                   coalesce(sigma_source, 'unknown') NOT LIKE 'median:%'
+                     AND coalesce(sigma_source, 'unknown') <> 'unknown'
+                     AND coalesce(scendi_sigma_source, 'fixed') NOT LIKE 'median:%' AS shared_sigma
+            FROM diversity WHERE vendi_1 IS NOT NULL
+        ), g AS (SELECT diversity_kernel, count(*) AS kernel_models FROM d GROUP BY ALL),
+        k AS (SELECT count(DISTINCT diversity_kernel) AS kernels FROM d)
+        SELECT d.model, d.model_hash, d.evaluator_hash, d.diversity_kernel, g.kernel_models, k.kernels,
+               d.shared_sigma AND (k.kernels = 1 OR g.kernel_models > 1) AS comparable,
+               CASE WHEN d.shared_sigma AND (k.kernels = 1 OR g.kernel_models > 1)
+                    THEN rank() OVER (PARTITION BY d.diversity_kernel, d.shared_sigma ORDER BY d.vendi_1 DESC) END
+                 AS diversity_rank,
+               CASE
+                 WHEN coalesce(d.sigma_source, '') LIKE 'median:%'
+                      OR coalesce(d.scendi_sigma_source, '') LIKE 'median:%'
+                   THEN 'σ is this model''s own median (sigma: median): its diversity is measured under its own '
+                        || 'kernel and not ranked against other models'
+                 WHEN d.sigma_source IS NULL OR d.sigma_source = 'unknown'
+                   THEN 'where σ came from was not recorded (stored before schema 10): not ranked'
+                 WHEN k.kernels > 1 AND g.kernel_models = 1
+                   THEN 'measured under a kernel no other current model shares (σ, rff_dim or embedder differ): '
+                        || 'not ranked'
+                 WHEN k.kernels > 1
+                   THEN 'current models were measured under ' || k.kernels || ' kernels: ranked only within its group'
+               END AS diversity_note
+        FROM d JOIN g USING (diversity_kernel) CROSS JOIN k
+        ORDER BY d.model
+    """,
+    # the convergence report of each diversity score of each current model: the score on nested prompt subsets
+    # (fraction of the prompts, images, prompts), its bootstrap band where it has one, the verdict and its reason
+    "diversity_convergence": """
+        SELECT c.model, c.model_hash, c.evaluator_hash, json_extract_string(m.details, '$.score') AS score,
+               json_extract_string(m.details, '$.label') AS label,
+               CAST(json_extract(m.details, '$.fraction') AS DOUBLE) AS fraction, m.n AS images,
+               CAST(json_extract(m.details, '$.n_prompts') AS INTEGER) AS prompts, m.value, m.ci_low, m.ci_high,
+               m.ci_level, json_extract_string(m.details, '$.verdict') AS verdict,
+               json_extract_string(m.details, '$.reason') AS reason
+        FROM current_models c JOIN metrics m USING (model, model_hash, evaluator_hash)
+        WHERE m.metric = 'convergence'
+        ORDER BY c.model, score, fraction
+    """,
+    # the current leaderboard: one row per model, its latest completed version (task columns from TASKS)
+    "leaderboard": f"""
+        SELECT c.model, m.label, m.smoke, o.overall, o.overall_ci_low, o.overall_ci_high, o.ci_level, o.images,
+               o.prompts,
+               {TASK_COLUMNS},
+               any_value(d.vendi_1) AS vendi_1, any_value(d.vendi_1_ci_low) AS vendi_1_ci_low,
+               any_value(d.vendi_1_ci_high) AS vendi_1_ci_high, any_value(d.rke) AS rke,
+               any_value(d.scendi) AS scendi, any_value(d.vendi_1_convergence) AS vendi_1_convergence,
+               any_value(d.rke_convergence) AS rke_convergence,
+               any_value(d.truncated_vendi_1_convergence) AS truncated_vendi_1_convergence,
+               any_value(d.scendi_convergence) AS scendi_convergence,
+               any_value(d.sigma) AS sigma, any_value(d.rff_dim) AS rff_dim,
+               any_value(d.fkea_radius) AS fkea_radius, any_value(d.sigma_source) AS sigma_source,
+               any_value(x.diversity_rank) AS diversity_rank, any_value(x.diversity_note) AS diversity_note,
+               any_value(x.diversity_kernel) AS diversity_kernel,
+               c.model_hash, c.evaluator_hash, c.run_id, c.finished_at
+        FROM current_models c
+        JOIN models m USING (model, model_hash)
+        LEFT JOIN geneval_overall o USING (model, model_hash, evaluator_hash)
+        LEFT JOIN geneval_tasks t USING (model, model_hash, evaluator_hash)
+        LEFT JOIN diversity d USING (model, model_hash, evaluator_hash)
+        LEFT JOIN diversity_comparison x USING (model, model_hash, evaluator_hash)
+        GROUP BY ALL ORDER BY o.overall DESC NULLS LAST, c.model
+    """,
+    # the protocol of each current model's scores: generation settings, evaluator settings, the run's environment
+    "protocol": """
+        SELECT c.model, m.label, m.backend, m.model_id, s.suite, m.sampling AS generation, e.settings AS evaluator,
+               e.lite, coalesce(w.details, r.details)->'environment' AS environment,
+               coalesce(v.run_id, c.run_id) AS computed_in_run, c.model_hash, c.evaluator_hash, c.run_id,
+               c.finished_at
+        FROM current_models c
+        JOIN models m USING (model, model_hash)
+        LEFT JOIN evaluators e USING (evaluator_hash)
+        LEFT JOIN runs r USING (run_id)
+        LEFT JOIN model_versions v USING (model, model_hash, evaluator_hash)
+        LEFT JOIN runs w ON w.run_id = v.run_id
+        LEFT JOIN (SELECT model, model_hash, string_agg(DISTINCT suite, ', ' ORDER BY suite) AS suite
+                   FROM images GROUP BY ALL) s USING (model, model_hash)
+        ORDER BY c.model
+    """,
+    # -- failure patterns (docs/schema.md#failure-patterns): read off stored verdicts and detections ---------------
+    # one row per judged image, with its prompt
+    "geneval_images": """
+        SELECT v.model, v.model_hash, v.evaluator_hash, v.suite, v.prompt_index, v.sample, v.task, v.correct,
+               v.reason, v.relation, p.prompt, p.metadata
+        FROM verdicts v JOIN prompts p USING (suite, prompt_index)
+    """,
+    # per image and requested class: how many objects of it were kept, and the top one's box and colour
+    "geneval_objects": """
+        WITH requested AS (
+            SELECT g.*, c.clause, c.i - 1 AS clause_index
+            FROM geneval_images g,
+                 unnest(CAST(json_extract(g.metadata, '$.include') AS JSON[])) WITH ORDINALITY AS c(clause, i)
+        )
+        SELECT r.model, r.model_hash, r.evaluator_hash, r.suite, r.prompt_index, r.sample, r.task, r.correct,
+               r.clause_index, json_extract_string(r.clause, '$.class') AS class,
+               CAST(json_extract(r.clause, '$.count') AS INTEGER) AS requested_count,
+               json_extract_string(r.clause, '$.color') AS requested_color,
+               json_extract_string(r.clause, '$.position[0]') AS requested_relation,
+               count(d.rank) AS found_count,
+               any_value(d.color) FILTER (WHERE d.rank = 0) AS found_color,
+               any_value([d.x1, d.y1, d.x2, d.y2]) FILTER (WHERE d.rank = 0) AS box
+        FROM requested r LEFT JOIN detections d
+          ON d.model = r.model AND d.model_hash = r.model_hash AND d.evaluator_hash = r.evaluator_hash
+         AND d.suite = r.suite AND d.prompt_index = r.prompt_index AND d.sample = r.sample
+         AND d.class = json_extract_string(r.clause, '$.class')
+        GROUP BY ALL
+    """,
+    # position prompts: the relation requested of the first-named object and the one found ('no relation' when
+    # the centres are too close, 'object missing' when either object was not detected)
+    "position_outcomes": f"""
+        SELECT g.model, g.model_hash, g.evaluator_hash, g.suite, g.prompt_index, g.sample, g.prompt, g.correct,
+               a.class AS first_class, b.class AS second_class, a.requested_relation AS requested,
+               g.relation AS found,
+               CASE WHEN g.relation IS NULL OR g.relation = 'object missing' THEN NULL
+                    ELSE list_contains(string_split(g.relation, '+'), 'left of') END AS first_left
+        FROM geneval_images g
+        JOIN geneval_objects a USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
+        JOIN geneval_objects b USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
+        WHERE g.task = '{TASK["position"]}' AND a.requested_relation IS NOT NULL AND b.requested_relation IS NULL
+    """,
+    "position_confusion": """
+        SELECT model, model_hash, evaluator_hash, requested, found, count(*) AS images,
+               count(*) / sum(count(*)) OVER (PARTITION BY model, model_hash, evaluator_hash, requested) AS share
+        FROM position_outcomes WHERE found IS NOT NULL
+        GROUP BY model, model_hash, evaluator_hash, requested, found
+    """,
+    # how often the first-named object ends up left of the second, against how often the prompts ask for it
+    # (both over the images where both objects were found)
+    "position_bias": """
+        SELECT model, model_hash, evaluator_hash, count(*) AS images, avg(correct::INTEGER) AS accuracy,
+               count(first_left) AS both_found,
+               avg(first_left::INTEGER) AS first_left_rate,
+               avg((requested = 'left of')::INTEGER) FILTER (WHERE first_left IS NOT NULL) AS requested_left_rate
+        FROM position_outcomes GROUP BY ALL
+    """,
+    # colour attribution ("a photo of a red car and a blue bench"): each object's found colour against the
+    # two requested colours
+    "color_attr_outcomes": f"""
+        WITH pairs AS (
+            SELECT a.model, a.model_hash, a.evaluator_hash, a.suite, a.prompt_index, a.sample, a.correct,
+                   a.class AS first_class, a.requested_color AS first_requested, a.found_color AS first_found,
+                   b.class AS second_class, b.requested_color AS second_requested, b.found_color AS second_found,
+                   a.found_count > 0 AND b.found_count > 0 AS both_found
+            FROM geneval_objects a
+            JOIN geneval_objects b USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
+            WHERE a.task = '{TASK["color_attr"]}' AND a.clause_index = 0 AND b.clause_index = 1
+        )
+        SELECT *,
+               CASE
+                 WHEN NOT both_found THEN 'object missing'
+                 WHEN first_found IS NULL OR second_found IS NULL THEN NULL
+                 WHEN first_found = first_requested AND second_found = second_requested THEN 'correct'
+                 WHEN first_found = second_requested AND second_found = first_requested THEN 'swap'
+                 WHEN first_found = second_requested OR second_found = first_requested THEN 'leak'
+                 WHEN first_found = first_requested OR second_found = second_requested THEN 'absent'
+                 ELSE 'miss'
+               END AS outcome
+        FROM pairs
+    """,
+    "color_attr_rates": """
+        SELECT model, model_hash, evaluator_hash, count(*) AS images, avg(correct::INTEGER) AS accuracy,
+               avg((outcome = 'swap')::INTEGER) AS swap_rate,
+               avg((outcome IN ('leak', 'absent'))::INTEGER) AS leakage_rate,
+               avg((outcome = 'leak')::INTEGER) AS leak_rate,
+               avg((outcome = 'absent')::INTEGER) AS absent_rate,
+               avg((outcome = 'miss')::INTEGER) AS miss_rate,
+               avg((outcome = 'object missing')::INTEGER) AS object_missing_rate
+        FROM color_attr_outcomes WHERE outcome IS NOT NULL GROUP BY ALL
+    """,
+    # single-object colour prompts: requested colour against the colour found on the top object
+    "color_confusion": f"""
+        SELECT model, model_hash, evaluator_hash, requested_color AS requested,
+               CASE WHEN found_count = 0 THEN 'object missing' ELSE found_color END AS found, count(*) AS images,
+               count(*) / sum(count(*)) OVER (PARTITION BY model, model_hash, evaluator_hash, requested_color)
+                 AS share
+        FROM geneval_objects WHERE task = '{TASK["colors"]}' AND (found_count = 0 OR found_color IS NOT NULL)
+        GROUP BY model, model_hash, evaluator_hash, requested_color, 5
+    """,
+    # counting prompts: objects found minus objects requested
+    "counting_outcomes": f"""
+        SELECT model, model_hash, evaluator_hash, suite, prompt_index, sample, correct, class,
+               requested_count AS requested, found_count AS found, found_count - requested_count AS delta
+        FROM geneval_objects WHERE task = '{TASK["counting"]}'
+    """,
+    "counting_errors": """
+        SELECT model, model_hash, evaluator_hash, requested, delta, count(*) AS images,
+               count(*) / sum(count(*)) OVER (PARTITION BY model, model_hash, evaluator_hash, requested) AS share
+        FROM counting_outcomes GROUP BY model, model_hash, evaluator_hash, requested, delta
+    """,
+    # two-object prompts: which named object goes missing, and whether both classes claim one region (their top
+    # boxes overlap with IoU >= 0.5, inclusive-pixel areas as in GenEval: one object detected as both classes)
+    "two_object_outcomes": f"""
+        WITH pairs AS (
+            SELECT a.model, a.model_hash, a.evaluator_hash, a.suite, a.prompt_index, a.sample, a.correct,
+                   a.class AS first_class, b.class AS second_class,
+                   a.found_count > 0 AS first_found, b.found_count > 0 AS second_found, a.box AS a, b.box AS b
+            FROM geneval_objects a
+            JOIN geneval_objects b USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
+            WHERE a.task = '{TASK["two_object"]}' AND a.clause_index = 0 AND b.clause_index = 1
+        ), boxes AS (
+            SELECT *,
+                   greatest(least(a[3], b[3]) - greatest(a[1], b[1]) + 1, 0)
+                     * greatest(least(a[4], b[4]) - greatest(a[2], b[2]) + 1, 0) AS inter,
+                   (a[3] - a[1] + 1) * (a[4] - a[2] + 1) + (b[3] - b[1] + 1) * (b[4] - b[2] + 1) AS area_sum
+            FROM pairs
+        )
+        SELECT model, model_hash, evaluator_hash, suite, prompt_index, sample, correct, first_class, second_class,
+               first_found, second_found,
+               CASE WHEN first_found AND second_found THEN 'both found'
+                    WHEN second_found THEN 'first missing'
+                    WHEN first_found THEN 'second missing'
+                    ELSE 'both missing' END AS outcome,
+               CASE WHEN first_found AND second_found THEN inter / (area_sum - inter) END AS iou,
+               coalesce(first_found AND second_found AND inter / (area_sum - inter) >= 0.5, false) AS merged
+        FROM boxes
+    """,
+    "two_object_rates": """
+        SELECT model, model_hash, evaluator_hash, count(*) AS images, avg(correct::INTEGER) AS accuracy,
+               avg((outcome = 'first missing')::INTEGER) AS first_missing_rate,
+               avg((outcome = 'second missing')::INTEGER) AS second_missing_rate,
+               avg((outcome = 'both missing')::INTEGER) AS both_missing_rate,
+               avg(merged::INTEGER) AS merge_rate
+        FROM two_object_outcomes GROUP BY ALL
+    """,
+    # per requested class, over every task: how often it was not detected at all
+    "class_failures": """
+        SELECT model, model_hash, evaluator_hash, class, count(*) AS requested,
+               avg((found_count = 0)::INTEGER) AS missing_rate, avg((NOT correct)::INTEGER) AS failure_rate
+        FROM geneval_objects GROUP BY ALL
+    """,
+    # one failure kind per wrong image (NULL when correct), read off the views above: what the report's drill-down
+    # pages filter by (single object: object missing; two objects: first/second/both missing; counting: too few/too
+    # many; colors: object missing/wrong color; position: object missing/no relation/wrong relation; color
+    # attribution: swap/leak/absent/miss/object missing, color unknown when a colour was not stored)
+    "image_failures": f"""
+        SELECT g.model, g.model_hash, g.evaluator_hash, g.suite, g.prompt_index, g.sample, g.task, g.correct,
+               CASE
+                 WHEN g.correct THEN NULL
+                 WHEN g.task = '{TASK["single_object"]}' THEN 'object missing'
+                 WHEN g.task = '{TASK["two_object"]}' THEN coalesce(nullif(t.outcome, 'both found'), 'other')
+                 WHEN g.task = '{TASK["counting"]}' THEN
+                   CASE WHEN k.delta < 0 THEN 'too few' WHEN k.delta > 0 THEN 'too many' ELSE 'other' END
+                 WHEN g.task = '{TASK["colors"]}' THEN
+                   CASE WHEN o.found_count = 0 THEN 'object missing' ELSE 'wrong color' END
+                 WHEN g.task = '{TASK["position"]}' THEN
+                   CASE WHEN g.relation IN ('object missing', 'no relation') THEN g.relation
+                        WHEN g.relation IS NULL THEN 'other' ELSE 'wrong relation' END
+                 WHEN g.task = '{TASK["color_attr"]}' THEN
+                   CASE WHEN a.outcome IS NULL THEN 'color unknown' WHEN a.outcome = 'correct' THEN 'other'
+                        ELSE a.outcome END
+                 ELSE 'other'
+               END AS failure
+        FROM geneval_images g
+        LEFT JOIN two_object_outcomes t USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
+        LEFT JOIN counting_outcomes k USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
+        LEFT JOIN (SELECT * FROM geneval_objects WHERE task = '{TASK["colors"]}' AND clause_index = 0) o
+          USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
+        LEFT JOIN color_attr_outcomes a USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
+    """,
+    # the headline of each model's current version (``t2ibench failures``)
+    "failure_summary": """
+        SELECT c.model, p.first_left_rate, p.requested_left_rate, p.accuracy AS position_accuracy,
+               a.swap_rate, a.leakage_rate, a.miss_rate, a.object_missing_rate AS color_attr_missing_rate,
+               a.accuracy AS color_attr_accuracy,
+               k.under_rate AS counting_under_rate, k.over_rate AS counting_over_rate,
+               k.mean_delta AS counting_mean_delta,
+               k.accuracy AS counting_accuracy,
+               t.first_missing_rate, t.second_missing_rate, t.both_missing_rate, t.merge_rate,
+               t.accuracy AS two_object_accuracy, c.model_hash, c.evaluator_hash
+        FROM current_models c
+        LEFT JOIN position_bias p USING (model, model_hash, evaluator_hash)
+        LEFT JOIN color_attr_rates a USING (model, model_hash, evaluator_hash)
+        LEFT JOIN (
+            SELECT model, model_hash, evaluator_hash, avg((delta < 0)::INTEGER) AS under_rate,
+                   avg((delta > 0)::INTEGER) AS over_rate, avg(delta) AS mean_delta, avg(correct::INTEGER) AS accuracy
+            FROM counting_outcomes GROUP BY ALL
+        ) k USING (model, model_hash, evaluator_hash)
+        LEFT JOIN two_object_rates t USING (model, model_hash, evaluator_hash)
+        ORDER BY c.model
+    """,
+}
+
+
+def _columns(table: str) -> list[str]:
+    return [c.strip().split()[0] for c in TABLES[table][0].split(",")]
+
+
+def with_deprecated_copies(table: str, rows: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:
+    """``rows`` of ``table`` with each deprecated copy (DEPRECATED_COPIES) and its column holding the same value: a
+    writer may give either spelling; InputError where a row gives both with different values."""
+    pairs = DEPRECATED_COPIES.get(table)
+    if not pairs:
+        return rows
+    filled: list[Mapping[str, Any]] = []
+    for row in rows:
+        out = dict(row)
+        for column, copy in pairs.items():
+            if column in row and copy in row:
+                if row[column] != row[copy]:
+                    raise InputError(
+                        f"{table}: {column} {row[column]!r} and its deprecated copy {copy} {row[copy]!r} disagree; "
+                        f"give {column} only"
+                    )
+            elif column in row:
+                out[copy] = row[column]
+            elif copy in row:
+                out[column] = row[copy]
+        filled.append(out)
+    return filled
