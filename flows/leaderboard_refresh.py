@@ -128,11 +128,12 @@ class ModelGraph:
         return next((step for step in STEPS if step not in self.finished), "")
 
 
-def submit_call(call: Call, futures: dict[str, Any], cfg: Config, submit: Submitter) -> Any:
+def submit_call(call: Call, futures: dict[str, Any], cfg: Config, submit: Submitter, stale: set[str]) -> Any:
     """Submit one call as its step's task: ``Ref``s become the futures of earlier calls; a cached call whose output
-    files are gone runs again (``refresh_cache``); model work is retried as the runtime section says."""
+    files are gone, or changed behind its cached result (``stale``), runs again (``refresh_cache``); model work is
+    retried as the runtime section says."""
     options: dict[str, Any] = {"task_run_name": call.id.replace("/", "-")}
-    if call.spec.cached and not all(p.exists() for p in call.outputs):
+    if call.spec.cached and (call.id in stale or not all(p.exists() for p in call.outputs)):
         options["refresh_cache"] = True
     if call.step in MODEL_WORK:
         options |= {"retries": cfg.runtime.retries, "retry_delay_seconds": list(cfg.runtime.retry_delay_seconds)}
@@ -214,17 +215,18 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> Refresh:
                 describe(runner),
             )
             submit = Submitter(runner)
+            _, stale, _ = scan_cache(plan, run_uncached=False)  # cached results whose files changed: run again
             futures: dict[str, Any] = {}
             graphs: list[ModelGraph] = []
             for call in plan.shared:
-                futures[call.id] = submit_call(call, futures, cfg, submit)
+                futures[call.id] = submit_call(call, futures, cfg, submit, stale)
             for model_plan in plan.models:
                 # what is already there, to tell work done from work kept
                 graph = ModelGraph(
                     model_plan, futures, images_on_disk(model_plan.images), embedding_cache_shards(ws.cache)
                 )
                 for call in model_plan.calls:
-                    futures[call.id] = submit_call(call, futures, cfg, submit)
+                    futures[call.id] = submit_call(call, futures, cfg, submit, stale)
                 graphs.append(graph)
             shared = {c.id: futures[c.id] for c in plan.shared}
             owner = {id(f): (g, step) for g in graphs for step, fs in g.steps().items() for f in fs}
@@ -287,24 +289,47 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> Refresh:
     )
 
 
-def cached_results(plan: Any) -> dict[str, Any] | None:
-    """Every cached call's result from the task cache, with the results of the calls that always run but the store
-    writes (merges: cheap, idempotent), if every cached call is a hit whose files exist; None at the first miss.
+def scan_cache(plan: Any, *, run_uncached: bool) -> tuple[dict[str, Any], set[str], bool]:
+    """Walk the plan against the workspace's local task cache (never the API): (the results of the calls answered
+    from it, the ids of cached calls whose files changed behind their result — they must run again —, whether every
+    call but the store writes was answered). With ``run_uncached`` the calls that always run but the store writes
+    (merges: cheap, idempotent) run here so that the walk can go on past them; else the walk stops there."""
+    from t2ibench.pipeline.plan import intact
 
-    Reads the workspace's local result storage directly — never the API, which a cached refresh need not start."""
     results: dict[str, Any] = {}
+    stale: set[str] = set()
+    complete = True
     store = local_result_store()
     for call in plan.calls():
         if call.step == "store":
             continue
+        if any(u not in results for u in call.upstream()):
+            complete = False  # downstream of a call that must run: its key is not known yet
+            continue
         if not call.spec.cached:
-            results[call.id] = call.spec.fn(**call.resolve(results))
+            if run_uncached:
+                results[call.id] = call.spec.fn(**call.resolve(results))
+            else:
+                complete = False
             continue
         key = call.key(results)
-        if not all(p.exists() for p in call.outputs) or not store.exists(key):
-            return None
-        results[call.id] = store.read(key).result
-    return results
+        if not store.exists(key):
+            complete = False
+            continue
+        result = store.read(key).result
+        if not all(p.exists() for p in call.outputs) or not intact(result):
+            stale.add(call.id)
+            complete = False
+            continue
+        results[call.id] = result
+    return results, stale, complete
+
+
+def cached_results(plan: Any) -> dict[str, Any] | None:
+    """Every call's result but the store writes' when the whole plan is answered by the task cache (see
+    ``scan_cache``), else None."""
+    results, _stale, complete = scan_cache(plan, run_uncached=True)
+    return results if complete else None
 
 
 def local_result_store() -> Any:

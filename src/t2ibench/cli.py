@@ -577,6 +577,8 @@ def _cmd_gc(args: argparse.Namespace) -> int:
         freed = garbage.size if args.dry_run else remove(garbage, ws)
     for path in garbage.foreign:
         print(f"left alone: {path} (not a model of config {cfg.name!r})", file=sys.stderr)
+    for model, why in garbage.held:
+        print(f"left alone: model {model}: {why}", file=sys.stderr)
     verb = "would free" if args.dry_run else "freed"
     print(
         f"{ws.data}: {len(garbage.stale)} stale versions or files, {verb} {freed / 1e6:.1f} MB; "

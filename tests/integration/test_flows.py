@@ -215,15 +215,26 @@ def test_changing_one_model_recomputes_that_model_only(workspace, changed):
     assert store.rows("SELECT count(*) AS n FROM runs WHERE status = 'completed'") == [{"n": 3}]
 
 
-def test_deleted_outputs_are_recomputed_not_trusted(workspace, changed):
+def test_deleted_or_altered_outputs_are_recomputed_not_trusted(workspace, changed):
+    """Files a cached result relies on that are gone (tiny-a's images) or changed behind it (tiny-b's GenEval
+    results, rewritten in place) make their steps run again: never a stale number, never a refresh stuck on them."""
     root, env = workspace
     images = root / "data" / "images" / "tiny-a"
-    before = sorted(p.read_bytes() for p in images.glob("*/samples/*.png"))
+    before = sorted(p.read_bytes() for p in images.glob("*/*/samples/*.png"))
+    assert len(before) == 24
     shutil.rmtree(images)
+    store = Store(root / "data" / "t2ibench.duckdb")
+    (shown,) = store.rows("SELECT model_hash FROM current_models WHERE model = 'tiny-b'")
+    (results,) = (root / "data" / "results" / "tiny-b").glob(f"{shown['model_hash']}-*/geneval_results.jsonl")
+    judged = results.read_bytes()
+    results.write_bytes(judged.replace(b'"correct": false', b'"correct": true', 1))
+    assert results.read_bytes() != judged
     summary = run_flow(root, env, "deleted")
     assert summary["states"]["tiny-a"]["generate"] == "Completed"
     assert summary_table(summary["console"])["tiny-a"]["generate"] == "computed (24 new)"
-    assert sorted(p.read_bytes() for p in images.glob("*/samples/*.png")) == before  # deterministic regeneration
+    assert sorted(p.read_bytes() for p in images.glob("*/*/samples/*.png")) == before  # deterministic regeneration
+    assert summary["states"]["tiny-b"]["geneval"] == "Completed"  # judged again, not served from the cache
+    assert results.read_bytes() == judged  # the verdicts as they were made
 
 
 def test_report_renders_in_a_headless_browser(workspace, cold):

@@ -244,3 +244,18 @@ def test_the_report_holds_no_sql_and_reads_the_store_through_named_queries():
     assert used == set(functions), (
         f"unused queries: {sorted(set(functions) - used)}; unknown: {sorted(used - set(functions))}"
     )
+
+
+def test_the_metrics_package_exports_each_name_from_its_own_submodule_lazily():
+    """t2ibench.metrics loads its submodules on first use: every exported name has one home in its import block, and
+    is that submodule's object (a name defined in several submodules is never taken from the wrong one)."""
+    import importlib
+
+    import t2ibench.metrics as metrics
+
+    homes = metrics._homes()
+    assert set(homes) == set(metrics.__all__)
+    for name, home in homes.items():
+        assert getattr(metrics, name) is getattr(importlib.import_module(home), name), name
+    eager = (SRC / "metrics" / "__init__.py").read_text().split("if TYPE_CHECKING:")[0]
+    assert "from t2ibench.metrics." not in eager  # no submodule is imported when the package is

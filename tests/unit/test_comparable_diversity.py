@@ -29,9 +29,13 @@ def store(tmp_path):
     return s
 
 
-def add_model(store, model, *, vendi, sigma, source, rff_dim=2000, embedder=EMBEDDER, evaluator="e1", run="r1"):
+def add_model(
+    store, model, *, vendi, sigma, source, rff_dim=2000, embedder=EMBEDDER, evaluator="e1", run="r1", kernel="gaussian",
+    scendi_details=None,
+):  # fmt: skip
     """One current model version with an FKEA VENDI-1 row (and a Scendi row) measured with the given kernel."""
     params = json.dumps({"alpha": 1.0, "sigma": sigma})
+    details = {"text_sigma": 1.0, "text_sigma_source": "fixed"} if scendi_details is None else scendi_details
     with store.write() as con:
         store.upsert(
             con, "runs", [{"run_id": run, "status": "completed", "finished_at": datetime.now(UTC), "smoke": False}]
@@ -46,18 +50,19 @@ def add_model(store, model, *, vendi, sigma, source, rff_dim=2000, embedder=EMBE
             "model": model,
             "model_hash": "h",
             "evaluator_hash": evaluator,
-            "kernel": "gaussian",
             "n": 10,
             "seed": 0,
         }
+        vendi_metric = "fkea" if kernel == "gaussian" else "cosine_vendi"
         store.upsert(
             con,
             "metrics",
             [
-                {**base, "metric": "fkea", "params_key": params, "alpha": 1.0, "sigma": sigma, "rff_dim": rff_dim,
-                 "value": vendi, "details": {"alpha": 1.0}, "sigma_source": source},
-                {**base, "metric": "scendi", "params_key": params, "alpha": 1.0, "sigma": 0.3, "rff_dim": 1000,
-                 "value": 1.5, "details": {"text_sigma": 1.0, "text_sigma_source": "fixed"}, "sigma_source": "fixed"},
+                {**base, "kernel": kernel, "metric": vendi_metric, "params_key": params, "alpha": 1.0, "sigma": sigma,
+                 "rff_dim": rff_dim if kernel == "gaussian" else None, "value": vendi, "details": {"alpha": 1.0},
+                 "sigma_source": source},
+                {**base, "kernel": "gaussian", "metric": "scendi", "params_key": params, "alpha": 1.0, "sigma": 0.3,
+                 "rff_dim": 1000, "value": 1.5, "details": details, "sigma_source": "fixed"},
             ],
         )  # fmt: skip
 
@@ -115,14 +120,18 @@ def test_a_fixed_sigma_shared_by_every_model_is_comparable(store):
     assert {m: r["diversity_rank"] for m, r in comparison(store).items()} == {"a": 1, "b": 2}
 
 
-def old_store(tmp_path, sigma_setting):
+def old_store(tmp_path, sigma_setting, sigmas=(0.5, 0.7)):
     """A store as schema 9 wrote it: metrics without sigma_source, evaluator settings as the evaluators section."""
     store = Store(tmp_path / "old.duckdb")
     store.initialise()
     for model, vendi in (("a", 3.0), ("b", 5.0)):
-        add_model(store, model, vendi=vendi, sigma=0.5 if model == "a" else 0.7, source=None, evaluator="old")
+        add_model(
+            store, model, vendi=vendi, sigma=sigmas[0] if model == "a" else sigmas[1], source=None, evaluator="old",
+            scendi_details={"text_sigma": 1.0},
+        )  # fmt: skip
     with store.write() as con:
-        settings = {"diversity": {"sigma": sigma_setting}, "scendi": {"image_sigma": 0.3}, "image_embedder": EMBEDDER}
+        settings = {"diversity": {"sigma": sigma_setting}, "scendi": {"image_sigma": 0.3, "text_sigma": 1.0},
+                    "image_embedder": EMBEDDER}  # fmt: skip
         store.upsert(con, "evaluators", [{"evaluator_hash": "old", "settings": settings, "lite": []}])
         con.execute("UPDATE store_meta SET value = '9' WHERE key = 'schema_version'")
     with duckdb.connect(str(store.path)) as con:
@@ -144,9 +153,30 @@ def test_older_rows_made_with_a_per_model_median_are_marked_and_not_ranked(tmp_p
 
 
 def test_older_rows_with_a_fixed_sigma_are_marked_fixed(tmp_path):
-    store = old_store(tmp_path, 0.5)
+    store = old_store(tmp_path, 0.5, sigmas=(0.5, 0.5))  # a fixed σ: the same for both
     store.initialise()
     assert {r["sigma_source"] for r in store.rows("SELECT sigma_source FROM metrics")} == {"fixed"}
+    texts = store.rows("SELECT details->>'text_sigma_source' AS s FROM metrics WHERE metric = 'scendi'")
+    assert {r["s"] for r in texts} == {"fixed"}
+    assert {m: r["diversity_rank"] for m, r in comparison(store).items()} == {"a": 2, "b": 1}  # comparable again
+
+
+def test_a_cosine_kernel_has_no_sigma_and_is_comparable(store):
+    """The cosine kernel has no bandwidth: models measured under it (and the same embedders) are ranked."""
+    for model, vendi in (("a", 2.0), ("b", 3.0)):
+        add_model(store, model, vendi=vendi, sigma=None, source=None, kernel="cosine")
+    rows = comparison(store)
+    assert {m: r["diversity_rank"] for m, r in rows.items()} == {"a": 2, "b": 1}
+    assert all(r["diversity_note"] is None for r in rows.values())
+
+
+def test_a_per_model_text_sigma_is_not_ranked_either(store):
+    add_model(store, "a", vendi=3.0, sigma=0.8, source=REFERENCE)
+    add_model(store, "b", vendi=4.0, sigma=0.8, source=REFERENCE,
+              scendi_details={"text_sigma": 1.1, "text_sigma_source": "median:b"})  # fmt: skip
+    rows = comparison(store)
+    assert rows["b"]["diversity_rank"] is None
+    assert "own median" in rows["b"]["diversity_note"]
 
 
 def test_a_store_belongs_to_the_config_that_first_ran_into_it(store):
@@ -191,3 +221,12 @@ def test_the_report_does_not_rank_diversity_measured_under_another_kernel(store,
     assert "| not ranked |" in row
     assert out["rendered"] is True
     assert render_reports(store.path, tmp_path / "report", config_name="x", published=())["rendered"] is False
+
+
+def test_a_damaged_owner_record_is_refused_not_guessed(store):
+    with store.write() as con:
+        con.execute("INSERT INTO store_meta VALUES ('owner', '{\"config\": 3')")
+    with pytest.raises(InputError, match=r"store_meta's owner record is damaged"):
+        store.claim("offline", "configs/offline.yaml")
+    with pytest.raises(InputError, match=r"owner record is damaged"):
+        store.owner()

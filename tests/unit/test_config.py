@@ -113,3 +113,15 @@ def test_runtime_worker_counts_and_shards_never_change_a_version_hash(tmp_path):
         )
         > 1
     )  # fmt: skip  (the shards are there, and change no version)
+
+
+def test_every_shipped_config_has_a_store_of_its_own():
+    """A store belongs to the config that first ran into it (another is refused): no two shipped configs share one."""
+    from pathlib import Path
+
+    from t2ibench.config import load_config
+
+    configs = sorted((Path(__file__).resolve().parents[2] / "configs").glob("*.yaml"))
+    stores = [load_config(p).outputs.store for p in configs]
+    assert len(configs) >= 4
+    assert len(set(stores)) == len(stores), dict(zip([p.name for p in configs], stores, strict=True))

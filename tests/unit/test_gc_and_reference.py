@@ -75,3 +75,38 @@ def test_the_reference_photos_are_a_fixed_named_set():
     assert prompts.texts[0] == "a photo of a bench"
     with pytest.raises(InputError, match="did you mean 'photos-v1'"):
         load_reference("photos-v2")
+
+
+def test_gc_keeps_every_version_of_a_model_whose_shown_version_is_not_yet_the_configs(tmp_path):
+    """After the config changed but before a refresh made the new version (or after one failed), the leaderboard
+    still shows the old one: that model's folders are all kept."""
+    from datetime import UTC, datetime
+
+    from t2ibench.store import Store
+
+    config, ws, plan = populated(tmp_path)
+    old = ws.data / "images" / "a" / ("0" * 16)
+    old.mkdir(parents=True)
+    store = Store(ws.store)
+    with store.write() as con:
+        store.upsert(con, "runs", [{"run_id": "r", "status": "completed", "finished_at": datetime.now(UTC)}])
+        store.upsert(con, "run_models", [{"run_id": "r", "model": "a", "model_hash": "0" * 16, "evaluator_hash": "e"}])
+    garbage = find_garbage(config, ws)
+    assert old not in {p for p, _ in garbage.stale}
+    assert [name for name, _ in garbage.held] == ["a"]
+    remove(garbage, ws)
+    assert old.is_dir()
+
+
+def test_gc_refuses_a_symlinked_model_folder_before_removing_anything(tmp_path):
+    config, ws, _plan = populated(tmp_path)
+    stale = ws.data / "images" / "a" / ("0" * 16)
+    stale.mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / ("1" * 16)).mkdir(parents=True)
+    (ws.data / "results" / "b").rename(tmp_path / "b-results")
+    (ws.data / "results" / "b").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(InputError, match=r"results/b: is a symlink; t2ibench gc does not follow links"):
+        find_garbage(config, ws)
+    assert stale.is_dir()
+    assert (elsewhere / ("1" * 16)).is_dir()

@@ -62,21 +62,30 @@ if TYPE_CHECKING:
     from t2ibench.metrics.truncated import truncate_spectrum, truncated_vendi
 
 
-_SUBMODULES = (
-    "bootstrap", "conditional", "convergence", "covariance", "entropy", "kernels", "modes", "nystrom", "scendi",
-    "spectrum", "truncated",
-)  # fmt: skip
+def _homes() -> dict[str, str]:
+    """Public name → the submodule it comes from, read off this file's own import block (one list, not two)."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("t2ibench.metrics."):
+            found.update({alias.name: node.module for alias in node.names if node.module})
+    return found
+
+
+_HOMES: dict[str, str] = {}
 
 
 def __getattr__(name: str) -> Any:
-    """The public name ``name`` (one of ``__all__``) from the first submodule that has it, imported on first use."""
+    """The public name ``name`` (one of ``__all__``) from its submodule, imported on first use."""
     if name in __all__:
-        for module in _SUBMODULES:
-            found = importlib.import_module(f"t2ibench.metrics.{module}")
-            if name in vars(found):
-                value = vars(found)[name]
-                globals()[name] = value
-                return value
+        if not _HOMES:
+            _HOMES.update(_homes())
+        value = getattr(importlib.import_module(_HOMES[name]), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 't2ibench.metrics' has no attribute {name!r}")
 
 

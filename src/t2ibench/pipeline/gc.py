@@ -6,8 +6,9 @@ results and embeddings folders, named by their version hashes) and, inside them,
 shard files. Everything else under ``<data>/images|results|embeddings/<model>/`` of the config's own models is
 stale: an older model or evaluator version. Folders of models the config does not name are left alone (another
 config may share the data folder), and so is anything that is not a plain folder or file inside the data folder (a
-symlink is removed, never followed). Stored rows are never touched: the store keeps the history, the report shows
-the current versions.
+version folder that is a symlink is removed as a link, never followed; a symlinked version root or model folder is
+refused). A model whose version on the leaderboard is not yet the one the config makes keeps all its folders.
+Stored rows are never touched: the store keeps the history, the report shows the current versions.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from t2ibench.config import Config
+from t2ibench.errors import InputError
 from t2ibench.pipeline.plan import Plan, plan_refresh
 from t2ibench.pipeline.steps import select_prompts
 from t2ibench.workspace import Workspace
@@ -26,12 +28,14 @@ from t2ibench.workspace import Workspace
 
 @dataclass(frozen=True)
 class Garbage:
-    """What ``gc`` found: stale paths with their sizes in bytes, the kept version folders, and model folders left
-    alone because the config does not name their model."""
+    """What ``gc`` found: stale paths with their sizes in bytes, the kept version folders, model folders left
+    alone because the config does not name their model, and the config's models left alone (with why) because the
+    leaderboard shows another version of them than the config makes now (a refresh has not made it yet)."""
 
     stale: tuple[tuple[Path, int], ...]
     kept: tuple[Path, ...]
     foreign: tuple[Path, ...]
+    held: tuple[tuple[str, str], ...] = ()
 
     @property
     def size(self) -> int:
@@ -61,12 +65,41 @@ def _current_files(plan: Plan) -> set[Path]:
     return files
 
 
+def shown_versions(ws: Workspace) -> dict[str, tuple[str, str]]:
+    """Model → (model_hash, evaluator_hash) of the versions the store's leaderboard shows now (none: no store)."""
+    from t2ibench.store import Store
+
+    if not ws.store.is_file():
+        return {}
+    rows = Store(ws.store).rows("SELECT model, model_hash, evaluator_hash FROM current_models")
+    return {r["model"]: (r["model_hash"], r["evaluator_hash"]) for r in rows}
+
+
+def _refuse_links(ws: Workspace) -> None:
+    """gc decides by paths: a version root or model folder that is a symlink is refused, never followed."""
+    for root in ws.version_roots():
+        if root.is_symlink():
+            raise InputError(f"{root}: is a symlink; t2ibench gc does not follow links (prune it by hand)")
+        if root.is_dir():
+            for model_dir in root.iterdir():
+                if model_dir.is_symlink():
+                    raise InputError(f"{model_dir}: is a symlink; t2ibench gc does not follow links (prune it by hand)")
+
+
 def find_garbage(config: Config, ws: Workspace) -> Garbage:
-    """The stale version folders and files of ``config``'s models in ``ws`` (nothing is removed)."""
+    """The stale version folders and files of ``config``'s models in ``ws`` (nothing is removed). A model whose
+    version on the leaderboard is not the one the config makes now keeps every folder (the shown one among them)."""
+    _refuse_links(ws)
     plan = plan_refresh(config, ws, select_prompts(config.geneval), "gc")
+    shown = shown_versions(ws)
+    held = tuple(
+        (m.model.name, "the leaderboard shows another version (run the refresh first)")
+        for m in plan.models
+        if m.model.name in shown and shown[m.model.name] != (m.model_hash, m.evaluator_hash)
+    )
     kept = set(plan.outputs)
     current = _current_files(plan)
-    names = {m.name for m in config.models}
+    names = {m.name for m in config.models} - {name for name, _ in held}
     stale: list[tuple[Path, int]] = []
     foreign: list[Path] = []
     for root in ws.version_roots():
@@ -74,9 +107,10 @@ def find_garbage(config: Config, ws: Workspace) -> Garbage:
             continue
         for model_dir in sorted(root.iterdir()):
             if model_dir.name not in names:
-                foreign.append(model_dir)
+                if model_dir.name not in {name for name, _ in held}:
+                    foreign.append(model_dir)
                 continue
-            if model_dir.is_symlink() or not model_dir.is_dir():
+            if not model_dir.is_dir():
                 stale.append((model_dir, _size(model_dir)))
                 continue
             for version in sorted(model_dir.iterdir()):
@@ -90,17 +124,18 @@ def find_garbage(config: Config, ws: Workspace) -> Garbage:
                         stale.append((inner, _size(inner)))  # a whole folder of another version's files
                         continue
                     stale += [(item, _size(item)) for item in sorted(inner.iterdir()) if item not in current]
-    return Garbage(stale=tuple(stale), kept=tuple(sorted(kept)), foreign=tuple(foreign))
+    return Garbage(stale=tuple(stale), kept=tuple(sorted(kept)), foreign=tuple(foreign), held=held)
 
 
 def remove(garbage: Garbage, ws: Workspace) -> int:
     """Remove the stale paths (symlinks as links, never their targets); returns the bytes freed."""
     data = ws.data.resolve()
-    freed = 0
-    for path, size in garbage.stale:
+    for path, _ in garbage.stale:  # every path is checked before anything is removed
         parent = path.parent.resolve()
         if parent != data and data not in parent.parents:
-            raise RuntimeError(f"{path}: outside the data folder {data}; not removed")
+            raise InputError(f"{path}: outside the data folder {data}; nothing was removed")
+    freed = 0
+    for path, size in garbage.stale:
         if path.is_symlink() or path.is_file():
             path.unlink(missing_ok=True)
         elif path.is_dir():

@@ -28,10 +28,20 @@ from typing import Any
 
 from t2ibench.config import Config, EmbedderConfig, ModelConfig
 from t2ibench.errors import InputError
+from t2ibench.hashing import content_hash, file_digest, tree_digest
 from t2ibench.pipeline import steps
 from t2ibench.pipeline.identity import settings, step_key, version_hash
-from t2ibench.pipeline.results import Bandwidth, LocalFiles, PromptSet
-from t2ibench.suites.reference import IMAGE_SET, TEXT_SET
+from t2ibench.pipeline.results import (
+    Bandwidth,
+    Embedded,
+    Generated,
+    Judged,
+    LocalFiles,
+    PromptSet,
+    ReferenceStamp,
+    ShardState,
+)
+from t2ibench.suites.reference import IMAGE_SET, TEXT_SET, reference_digest
 from t2ibench.workspace import Workspace
 
 current_call: ContextVar[str | None] = ContextVar("t2ibench_current_call", default=None)
@@ -193,25 +203,49 @@ def building(call_id: str | None) -> Iterator[None]:
         current_call.reset(token)
 
 
+def stamp_of(paths: Sequence[str | Path]) -> LocalFiles:
+    """A stat stamp of the local files at ``paths`` (a folder: every file under it; each path resolved; those that do
+    not exist, such as hub ids and built-in names, left out): replacing or touching a file changes it."""
+    found = [Path(p).resolve() for p in paths if p and Path(p).exists()]
+    if not found:
+        return LocalFiles(path="", stamp="")
+    parts = []
+    for path in found:
+        info = path.stat()
+        parts.append([str(path), tree_digest(path) if path.is_dir() else [info.st_size, info.st_mtime_ns]])
+    return LocalFiles(path=";".join(str(p) for p in found), stamp=content_hash(parts))
+
+
 def local_files(ws: Workspace, model: ModelConfig) -> LocalFiles:
     """The stamp of the local files a model's images come from: the folder backend's source, or a diffusers model
     given as a local directory (a hub id or a built-in name: none)."""
     g = model.generator
     if g.backend == "folder" and g.source:
-        path, stamp = ws.local_stamp(g.source)
-        if not path:
+        source = ws.path(g.source)
+        if not source.is_dir():
             raise InputError(f"{model.name}: generator.source {g.source!r} is not a folder")
-        return LocalFiles(path=path, stamp=stamp)
-    if g.backend == "diffusers" and Path(g.model).is_dir():
-        return LocalFiles(path=str(Path(g.model).resolve()), stamp=ws.local_stamp(str(Path(g.model).resolve()))[1])
-    return LocalFiles(path="", stamp="")
+        return stamp_of([source])
+    return stamp_of([g.model, g.stage2 or ""] if g.backend == "diffusers" else [])
+
+
+def embedder_weights(*embedders: EmbedderConfig) -> LocalFiles:
+    """The stamp of the embedders' local weights (a model folder or checkpoint file given as a path), if any."""
+    return stamp_of([p for e in embedders for p in (e.model, e.pretrained or "")])
+
+
+def evaluator_weights(geneval: Any) -> LocalFiles:
+    """The stamp of the GenEval detector's and colour classifier's local files (model folder, mmdet files, a CLIP
+    checkpoint given as a path), if any."""
+    d, c = geneval.detector, geneval.colour
+    return stamp_of([d.model, d.mmdet_config or "", d.mmdet_checkpoint or "", c.arch, c.pretrained or ""])
 
 
 class _Builder:
     """Collects calls, deduplicating shared ones by id."""
 
-    def __init__(self) -> None:
+    def __init__(self, device: str) -> None:
         self.shared: dict[str, Call] = {}
+        self.device = device  # placement of the shared calls (the runtime's device)
 
     def bandwidth(
         self,
@@ -229,10 +263,16 @@ class _Builder:
         """The value a step's bandwidth parameter takes for ``setting``: a fixed ``Bandwidth``, a ``Ref`` to the
         shared reference call of ``embedder``, or a ``Ref`` to a per-model median call (returned to add)."""
         if setting == "reference":
-            params = {"embedder": embedder, "reference": reference}
+            params = {
+                "embedder": embedder,
+                "reference": ReferenceStamp(reference, reference_digest(reference)),
+                "weights": embedder_weights(embedder),
+            }
             call_id = f"reference/{reference}/{version_hash(settings(steps.step_reference_bandwidth, params))}"
             if call_id not in self.shared:
-                self.shared[call_id] = Call(call_id, "reference-bandwidth", params, None, "bandwidth")
+                self.shared[call_id] = Call(
+                    call_id, "reference-bandwidth", {**params, "device": self.device}, None, "bandwidth"
+                )
             return Ref(call_id), []
         if setting == "median":
             call_id = f"{model}/{name}"
@@ -291,6 +331,7 @@ def plan_model(
                 "geneval": ev.geneval,
                 "generated": Ref(gen_id),
                 "prompts": part,
+                "weights": evaluator_weights(ev.geneval),
                 "out": out,
                 "names_from": ws.root,
                 "device": device,
@@ -312,7 +353,10 @@ def plan_model(
         embed_settings = {"image_embedder": ev.image_embedder, "clip": ev.clip, "prompts": prompts}
     embed_hash = version_hash(settings(steps.step_embed, embed_settings))
     folder = ws.embeddings_dir(name, model_hash, embed_hash)
-    params = {**embed_settings, "generated": Ref(generated), "out": folder, "cache": cache, "device": device}
+    with building(f"{name}/embed"):
+        weights = embedder_weights(ev.image_embedder, ev.clip)
+    params = {**embed_settings, "generated": Ref(generated), "weights": weights, "out": folder, "cache": cache}
+    params["device"] = device
     features = tuple(folder / f for f in ("image_features.npy", "clip_image_features.npy", "clip_text_features.npy"))
     embedded = add(Call(f"{name}/embed", "embed", params, name, "embed", (*features, folder / "ids.json")))
 
@@ -373,7 +417,8 @@ def plan_model(
     shard_ids = []
     for i, params in enumerate(shard_params):
         state = ws.shard_state(name, model_hash, embed_hash, fkea_hash, i, div.shards)
-        shard = Call(f"{name}/fkea-shard/{i}", "fkea-shard", {**params, "out": state}, name, "diversity", (state,))
+        # no output listed: an empty shard writes no file; a cached state is checked by its digest (``intact``)
+        shard = Call(f"{name}/fkea-shard/{i}", "fkea-shard", {**params, "out": state}, name, "diversity")
         shard_ids.append(add(shard))
     with building(f"{name}/diversity"):
         params = {
@@ -446,7 +491,7 @@ def suite_id(config: Config) -> str:
 def plan_refresh(config: Config, ws: Workspace, prompts: PromptSet, run_id: str) -> Plan:
     """Every call of a refresh of ``config`` (see the module docstring); each model's store call waits for the
     previous model's, so store writes stay in config order."""
-    builder = _Builder()
+    builder = _Builder(config.runtime.device)
     models: list[ModelPlan] = []
     for model in config.models:
         plan = plan_model(config, ws, model, prompts, run_id, builder)
@@ -457,6 +502,21 @@ def plan_refresh(config: Config, ws: Workspace, prompts: PromptSet, run_id: str)
         models.append(plan)
     outputs = tuple(sorted({p for m in models for p in m.folders}))
     return Plan(shared=tuple(builder.shared.values()), models=tuple(models), outputs=outputs)
+
+
+def intact(result: Any) -> bool:
+    """Whether the files a step's result names are still what it recorded: results, feature and state files by
+    their digest, images by existence (a cached result whose files changed behind it must be computed again)."""
+    if isinstance(result, Judged):
+        return Path(result.results).is_file() and file_digest(result.results) == result.sha256
+    if isinstance(result, Embedded):
+        pairs = zip(result.files.paths(), result.sha256.paths(), strict=True)
+        return all(Path(p).is_file() and file_digest(p) == d for p, d in pairs)
+    if isinstance(result, ShardState):
+        return result.state is None or (Path(result.state).is_file() and file_digest(result.state) == result.sha256)
+    if isinstance(result, Generated):
+        return all(Path(i.path).is_file() for i in result.images)
+    return True
 
 
 # -- running a plan in this process ------------------------------------------------------------------------------
@@ -484,7 +544,7 @@ def execute(plan: Plan, memo: dict[str, Any] | None = None, *, skip: Callable[[C
             continue
         key = call.key(done.results)
         done.keys[call.id] = key
-        if key is not None and key in memo and all(p.exists() for p in call.outputs):
+        if key is not None and key in memo and all(p.exists() for p in call.outputs) and intact(memo[key]):
             done.results[call.id] = memo[key]
             done.ran[call.id] = False
             continue

@@ -62,6 +62,19 @@ class LocalFiles(Content):
 
 
 @dataclass(frozen=True)
+class ReferenceStamp(Content):
+    """A fixed, named reference set (``t2ibench.suites.reference``) and the digest of what it holds now (the installed
+    photos' bytes, the prompts' text): a package release that changed a photo changes the digest."""
+
+    name: str
+    digest_: str
+
+    def digest(self) -> str:
+        """Hash of the set's name and content digest."""
+        return content_hash([self.name, self.digest_])
+
+
+@dataclass(frozen=True)
 class ImageInfo:
     """One generated (or imported) image: its prompt, sample number, file, content hash and seed."""
 

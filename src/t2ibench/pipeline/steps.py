@@ -44,6 +44,7 @@ from t2ibench.pipeline.results import (
     MetricRecord,
     ModeRecord,
     PromptSet,
+    ReferenceStamp,
     Scores,
     ShardState,
     Stored,
@@ -90,7 +91,8 @@ def step_generate(
     what is already there."""
     from t2ibench.models.registry import GENERATORS
 
-    source = Path(local.path) if local.path else None
+    check_stamp(local)
+    source = Path(local.path) if local.path and generator.backend == "folder" else None
     built = GENERATORS.reuse(generator.backend, generator, device=device, show_progress=show_progress, source=source)
     records = built.generate(list(prompts), out)
     manifest = json.loads((out / "manifest.json").read_text())
@@ -105,7 +107,7 @@ def step_generate(
 def prompt_shards(prompts: PromptSet, size: int) -> list[PromptSet]:
     """Consecutive shards of ``size`` prompts in suite order (``size`` 0, or ≥ the count: one shard)."""
     if size < 0:
-        raise InputError(f"prompts_per_shard: must be ≥ 0; got {size}")
+        raise InputError(f"runtime.prompts_per_shard: must be ≥ 0; got {size}")
     if not size or size >= len(prompts):
         return [prompts]
     return [prompts.shard(i, i + size) for i in range(0, len(prompts), size)]
@@ -145,6 +147,7 @@ def step_geneval(
     geneval: GenEvalConfig,
     generated: Generated,
     prompts: PromptSet,
+    weights: LocalFiles,
     out: Out,
     names_from: Out,
     device: Device = "auto",
@@ -152,9 +155,11 @@ def step_geneval(
 ) -> Judged:
     """Detect, colour and judge every image of ``generated`` (those of ``prompts``); writes the results file ``out``
     (a model version's, or one prompt shard's that ``merge_judged`` joins), resuming a partial one. Results name
-    each image by its path relative to ``names_from`` (the workspace), so the file is the same in every clone."""
+    each image by its path relative to ``names_from`` (the workspace), so the file is the same in every clone;
+    ``weights`` stamps the detector's and colour model's local files, if any."""
     from t2ibench.geneval_eval import FolderScan, ImageItem, judge_scan, summarise
 
+    check_stamp(weights)
     records = prompts.by_index()
     items = tuple(
         ImageItem(i.prompt_index, f"{i.sample:05d}", Path(i.path), records[i.prompt_index])
@@ -220,16 +225,18 @@ def step_embed(
     clip: EmbedderConfig,
     generated: Generated,
     prompts: PromptSet,
+    weights: LocalFiles,
     out: Out,
     cache: SharedCache,
     device: Device = "auto",
     show_progress: Progress = False,
 ) -> Embedded:
     """Image features (image embedder), CLIP image and text features per image, into the folder ``out``; vectors
-    are reused by content from the embedding ``cache``."""
+    are reused by content from the embedding ``cache``; ``weights`` stamps the embedders' local weights, if any."""
     from t2ibench.models.embedding import embed_images_cached, embed_texts_cached
     from t2ibench.models.registry import EMBEDDERS
 
+    check_stamp(weights)
     files = EmbeddingFiles(
         image=str(out / "image_features.npy"),
         clip_image=str(out / "clip_image_features.npy"),
@@ -266,6 +273,15 @@ def step_embed(
     )
 
 
+def check_stamp(local: LocalFiles) -> None:
+    """Refuse local input files (weights, a source folder) that changed since their stamp was taken for this run's
+    keys: the step would compute from other files than its key names."""
+    from t2ibench.pipeline.plan import stamp_of
+
+    if local.path and stamp_of(local.path.split(";")) != local:
+        raise InputError(f"{local.path}: changed while this refresh ran (its stamp is part of the key); run it again")
+
+
 def load_features(embedded: Embedded, which: Features) -> np.ndarray:
     """One of a model's feature matrices (n, d), refused when the file changed since it was embedded."""
     path = getattr(embedded.files, which)
@@ -280,18 +296,23 @@ def load_features(embedded: Embedded, which: Features) -> np.ndarray:
 
 def step_reference_bandwidth(
     embedder: EmbedderConfig,
-    reference: str,
+    reference: ReferenceStamp,
+    weights: LocalFiles,
     device: Device = "auto",
     show_progress: Progress = False,
 ) -> Bandwidth:
     """σ of an embedding space: the median pairwise distance (embedding units) of the embedder's features of the
     fixed, named ``reference`` set (``t2ibench.suites.reference``: photos for images, GenEval's official prompts for
-    texts). The same for every model, run and leaderboard that uses this embedder."""
+    texts). The same for every model, run and leaderboard that uses this embedder; ``weights`` stamps its local
+    weights, if any (weights replaced in place make the σ anew)."""
     from t2ibench.metrics import median_heuristic_sigma
     from t2ibench.models.registry import EMBEDDERS
     from t2ibench.suites.reference import load_reference
 
-    ref = load_reference(reference)
+    ref = load_reference(reference.name)
+    if ref.digest != reference.digest_:
+        raise InputError(f"reference set {reference.name}: its files changed while this refresh ran; run it again")
+    check_stamp(weights)
     built = EMBEDDERS.reuse(embedder.backend, embedder, device=device, show_progress=show_progress)
     if ref.kind == "image":
         vectors = built.embed_images(list(ref.images))

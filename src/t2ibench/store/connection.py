@@ -43,6 +43,19 @@ class VersionRows:
     evaluator_settings: Mapping[str, Any] = field(default_factory=dict)  # an ``evaluators`` row (settings, lite)
 
 
+def _owner(path: Path, value: Any) -> dict[str, str]:
+    """The store's recorded owner ({'config', 'file'}); a damaged record is refused, never guessed."""
+    try:
+        owner = json.loads(value)
+    except (TypeError, ValueError):
+        owner = None
+    if not (isinstance(owner, dict) and all(isinstance(owner.get(k), str) for k in ("config", "file"))):
+        raise InputError(
+            f"{path}: store_meta's owner record is damaged ({str(value)[:80]!r}); t2ibench will not write into it"
+        )
+    return {"config": owner["config"], "file": owner["file"]}
+
+
 class Store:
     """A DuckDB results file: create/migrate, idempotent upserts in transactions, read-only queries."""
 
@@ -245,7 +258,7 @@ class Store:
         """``claim`` inside the caller's transaction."""
         row = con.execute("SELECT value FROM store_meta WHERE key = 'owner'").fetchone()
         if row is not None:
-            owner = json.loads(row[0])
+            owner = _owner(self.path, row[0])
             if (owner.get("config"), owner.get("file")) != (config, config_file):
                 raise InputError(
                     f"{self.path}: this store belongs to config {owner.get('config')!r} ({owner.get('file')}); "
@@ -274,7 +287,7 @@ class Store:
             if not exists or not exists[0]:
                 return None
             row = con.execute("SELECT value FROM store_meta WHERE key = 'owner'").fetchone()
-        return None if row is None else dict(json.loads(row[0]))
+        return None if row is None else _owner(self.path, row[0])
 
     def start_run(self, run: Mapping[str, Any], *, owner: tuple[str, str] | None = None) -> int:
         """Record a run as started (``run``: a ``runs`` row); runs still 'running' become 'abandoned' (returned).

@@ -84,6 +84,27 @@ def _migrate_sigma_sources(con: duckdb.DuckDBPyConnection) -> None:
           AND metrics.params_key = src.params_key
         """
     )
+    # Scendi's text σ: its source in the row's details, from scendi.text_sigma alike
+    text = (
+        "coalesce(json_extract_string(e.settings, '$.scendi.text_sigma'), "
+        "json_extract_string(e.settings, '$.scendi.scendi.text_sigma'))"
+    )
+    con.execute(
+        f"""
+        UPDATE metrics SET details = json_merge_patch(metrics.details, json_object('text_sigma_source', src.source))
+        FROM (
+            SELECT m.model, m.model_hash, m.evaluator_hash, m.metric, m.params_key,
+                   CASE WHEN {text} IS NULL THEN 'unknown' WHEN {text} = 'median' THEN 'median:' || m.model
+                        ELSE 'fixed' END AS source
+            FROM metrics m LEFT JOIN evaluators e USING (evaluator_hash)
+            WHERE m.metric IN ({family}) AND m.kernel = 'gaussian'
+              AND json_extract_string(m.details, '$.text_sigma_source') IS NULL
+        ) src
+        WHERE metrics.model = src.model AND metrics.model_hash = src.model_hash
+          AND metrics.evaluator_hash = src.evaluator_hash AND metrics.metric = src.metric
+          AND metrics.params_key = src.params_key
+        """
+    )
 
 
 def _migrate_names(con: duckdb.DuckDBPyConnection) -> None:

@@ -183,15 +183,25 @@ VIEWS = {
                max(CASE WHEN {VENDI_METRIC} AND m.alpha = 1 THEN m.sigma_source END) AS sigma_source,
                max(CASE WHEN m.metric = 'scendi' THEN m.sigma_source END) AS scendi_sigma_source,
                max(CASE WHEN m.metric = 'scendi' THEN json_extract(m.details, '$.text_sigma') END) AS scendi_text_sigma,
+               max(CASE WHEN m.metric = 'scendi' THEN json_extract_string(m.details, '$.text_sigma_source') END)
+                 AS scendi_text_sigma_source,
+               max(CASE WHEN {VENDI_METRIC} AND m.alpha = 1 THEN m.kernel END) AS kernel,
+               max(CASE WHEN m.metric = 'scendi' THEN m.kernel END) AS scendi_kernel,
                -- every parameter of the kernels the scores were measured under (kernel, σ and its source, rff_dim,
                -- the embedders with their normalisation): two models' diversity is comparable only when equal
+               -- (a cosine kernel has no σ; a Gaussian σ without a recorded source is unknown, never shared)
                concat_ws(' | ',
-                 max(CASE WHEN {VENDI_METRIC} AND m.alpha = 1 THEN concat_ws(' ', m.kernel, printf('%.6g', m.sigma),
-                     coalesce(m.sigma_source, 'unknown:' || c.model), m.rff_dim::VARCHAR) END),
-                 max(CASE WHEN m.metric = 'scendi' THEN concat_ws(' ', m.kernel, printf('%.6g', m.sigma),
-                     printf('%.6g', CAST(json_extract(m.details, '$.text_sigma') AS DOUBLE)),
-                     coalesce(m.sigma_source, 'unknown:' || c.model),
-                     json_extract_string(m.details, '$.text_sigma_source'), m.rff_dim::VARCHAR) END),
+                 max(CASE WHEN {VENDI_METRIC} AND m.alpha = 1 THEN
+                     CASE WHEN m.kernel = 'cosine' THEN 'cosine'
+                          ELSE concat_ws(' ', m.kernel, printf('%.6g', m.sigma),
+                               coalesce(m.sigma_source, 'unknown:' || c.model), m.rff_dim::VARCHAR) END END),
+                 max(CASE WHEN m.metric = 'scendi' THEN
+                     CASE WHEN m.kernel = 'cosine' THEN 'scendi cosine'
+                          ELSE concat_ws(' ', m.kernel, printf('%.6g', m.sigma),
+                               printf('%.6g', CAST(json_extract(m.details, '$.text_sigma') AS DOUBLE)),
+                               coalesce(m.sigma_source, 'unknown:' || c.model),
+                               coalesce(json_extract_string(m.details, '$.text_sigma_source'), 'unknown:' || c.model),
+                               m.rff_dim::VARCHAR) END END),
                  any_value(coalesce(e.settings->'embed'->'image_embedder', e.settings->'image_embedder')::VARCHAR),
                  any_value(coalesce(e.settings->'embed'->'clip', e.settings->'clip')::VARCHAR)
                ) AS diversity_kernel
@@ -204,13 +214,23 @@ VIEWS = {
     # median, and never an unknown one); diversity_rank is VENDI-1's rank within such a group, NULL with a note
     # otherwise
     "diversity_comparison": """
-        WITH d AS (
-            SELECT model, model_hash, evaluator_hash, vendi_1, sigma_source, scendi_sigma_source, diversity_kernel,
-                   coalesce(sigma_source, 'unknown') NOT LIKE 'median:%'
-                     AND coalesce(sigma_source, 'unknown') <> 'unknown'
-                     AND coalesce(scendi_sigma_source, 'fixed') NOT LIKE 'median:%' AS shared_sigma
+        WITH s AS (
+            -- each σ's source (NULL where the kernel has none: cosine), 'unknown' where a Gaussian σ has none recorded
+            SELECT *,
+                   CASE WHEN kernel = 'cosine' THEN NULL ELSE coalesce(sigma_source, 'unknown') END AS image_src,
+                   CASE WHEN scendi_kernel IS DISTINCT FROM 'gaussian' THEN NULL
+                        ELSE coalesce(scendi_sigma_source, 'unknown') END AS clip_src,
+                   CASE WHEN scendi_kernel IS DISTINCT FROM 'gaussian' THEN NULL
+                        ELSE coalesce(scendi_text_sigma_source, 'unknown') END AS text_src
             FROM diversity WHERE vendi_1 IS NOT NULL
-        ), g AS (SELECT diversity_kernel, count(*) AS kernel_models FROM d GROUP BY ALL),
+        ), f AS (
+            SELECT model, model_hash, evaluator_hash, vendi_1, diversity_kernel,
+                   coalesce(image_src LIKE 'median:%' OR clip_src LIKE 'median:%' OR text_src LIKE 'median:%', false)
+                     AS per_model,
+                   coalesce(image_src = 'unknown' OR clip_src = 'unknown' OR text_src = 'unknown', false) AS unrecorded
+            FROM s
+        ), d AS (SELECT *, NOT (per_model OR unrecorded) AS shared_sigma FROM f),
+        g AS (SELECT diversity_kernel, count(*) AS kernel_models FROM d GROUP BY ALL),
         k AS (SELECT count(DISTINCT diversity_kernel) AS kernels FROM d)
         SELECT d.model, d.model_hash, d.evaluator_hash, d.diversity_kernel, g.kernel_models, k.kernels,
                d.shared_sigma AND (k.kernels = 1 OR g.kernel_models > 1) AS comparable,
@@ -218,11 +238,10 @@ VIEWS = {
                     THEN rank() OVER (PARTITION BY d.diversity_kernel, d.shared_sigma ORDER BY d.vendi_1 DESC) END
                  AS diversity_rank,
                CASE
-                 WHEN coalesce(d.sigma_source, '') LIKE 'median:%'
-                      OR coalesce(d.scendi_sigma_source, '') LIKE 'median:%'
+                 WHEN d.per_model
                    THEN 'σ is this model''s own median (sigma: median): its diversity is measured under its own '
                         || 'kernel and not ranked against other models'
-                 WHEN d.sigma_source IS NULL OR d.sigma_source = 'unknown'
+                 WHEN d.unrecorded
                    THEN 'where σ came from was not recorded (stored before schema 10): not ranked'
                  WHEN k.kernels > 1 AND g.kernel_models = 1
                    THEN 'measured under a kernel no other current model shares (σ, rff_dim or embedder differ): '

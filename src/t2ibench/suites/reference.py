@@ -90,6 +90,16 @@ def views(image: Any) -> list[Any]:
     return [rgb, *(rgb.crop(box) for box in boxes)]
 
 
+def reference_digest(name: str) -> str:
+    """The content digest (16 hex digits) of the reference set ``name`` as installed now, without decoding it."""
+    if name == IMAGE_SET:
+        digest = hashlib.sha256()
+        for path in photo_files():
+            digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+        return digest.hexdigest()[:16]
+    return load_reference(name).digest
+
+
 def load_reference(name: str) -> ReferenceSet:
     """The reference set called ``name`` (``photos-v1`` or ``geneval-prompts-v1``), loaded."""
     if name == IMAGE_SET:
