@@ -84,7 +84,7 @@ def test_gc_keeps_every_version_of_a_model_whose_shown_version_is_not_yet_the_co
 
     from t2ibench.store import Store
 
-    config, ws, plan = populated(tmp_path)
+    config, ws, _plan = populated(tmp_path)
     old = ws.data / "images" / "a" / ("0" * 16)
     old.mkdir(parents=True)
     store = Store(ws.store)
