@@ -141,41 +141,55 @@ def test_external_data_and_agreement_stages_run_offline_with_the_local_override(
     assert "Running stage" not in again
 
 
-def test_repro_after_make_run_does_no_model_work(tmp_path, model_cache):
-    """`t2ibench run` (what `make run` does), then `dvc repro leaderboard`: the stage runs the same refresh, which
-    finds every image, embedding and verdict in its caches: nothing generated or stored twice. (The mechanism does
-    not depend on the config; to keep the suite fast the copy's params point the stage at one tiny smoke model.)"""
-    root = copy_tree(tmp_path / "project")
-    all_params = yaml.safe_load((root / "params.yaml").read_text())
-    wanted = all_params["leaderboard"]["config"]
+def smoke_project(root: Path, model_cache: Path) -> tuple[Path, dict[str, str]]:
+    """A fresh copy of the pipeline whose leaderboard stage refreshes one tiny smoke model (one prompt per task).
+    (The mechanism does not depend on the config; to keep the suite fast the stage points at one tiny model.)"""
+    copy_tree(root)
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    wanted = params["leaderboard"]["config"]
     assert f"t2ibench run --config {wanted}" in (REPO / "Makefile").read_text(), (
         "params.yaml's leaderboard is not make run's"
     )
-    all_params["leaderboard"] = {"config": "configs/smoke.yaml", "data": "data/smoke"}
-    (root / "params.yaml").write_text(yaml.safe_dump(all_params))
-    params = all_params["leaderboard"]
-    config_path = root / params["config"]
-    config = yaml.safe_load(config_path.read_text())
+    params["leaderboard"] = {"config": "configs/smoke.yaml", "data": "data/smoke"}
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
+    config = yaml.safe_load((root / "configs" / "smoke.yaml").read_text())
     config["models"] = config["models"][:1]
     config["geneval"]["limit_per_task"] = 1
-    config_path.write_text(yaml.safe_dump(config))
-    env = project_env(root, T2IBENCH_CACHE=str(model_cache))
+    (root / "configs" / "smoke.yaml").write_text(yaml.safe_dump(config))
+    return root, project_env(root, T2IBENCH_CACHE=str(model_cache))
+
+
+def make_run(root: Path, env: dict[str, str]) -> str:
+    """`t2ibench run` of the stage's config, as `make run` does; its console."""
     exe = Path(sys.executable).with_name("t2ibench")
     proc = subprocess.run(
-        [str(exe), "run", "--config", params["config"]], cwd=root, env=env, capture_output=True, text=True
+        [str(exe), "run", "--config", "configs/smoke.yaml"], cwd=root, env=env, capture_output=True, text=True
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    assert noise(proc.stdout + proc.stderr) == [], proc.stdout + proc.stderr  # the progress and the summary only
-    (first,) = summary_table(proc.stdout).values()
-    assert first["generate"] == "computed (12 new)", proc.stdout
-    data = root / params["data"]
+    return proc.stdout + proc.stderr
+
+
+def test_repro_after_make_run_does_no_model_work_and_a_fresh_clone_reproduces_the_lock(tmp_path, model_cache):
+    """`t2ibench run` (what `make run` does), then `dvc repro leaderboard`: the stage's refresh finds every step in
+    its caches (nothing generated or stored twice, Prefect not even started) and its `t2ibench gc` prunes an older
+    version from the tracked folders. A second fresh copy at another path then makes, with `t2ibench run`, exactly
+    the images, results and embeddings the first one's dvc.lock records: after its `dvc repro` only the store file
+    (run ids and times) differs, and `dvc status` is clean."""
+    first, env = smoke_project(tmp_path / "first", model_cache)
+    console = make_run(first, env)
+    assert noise(console) == [], console  # the progress and the summary only
+    assert next(iter(summary_table(console).values()))["generate"] == "computed (12 new)", console
+    data = first / "data" / "smoke"
     made = {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in (data / "images").rglob("*.png")}
     made |= {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in (data / "embeddings").rglob("*.npy")}
     assert len(made) >= 12
     store = Store(data / "t2ibench.duckdb")
     images = store.rows("SELECT count(*) AS n FROM images")
+    stale = data / "images" / "tiny-a" / ("0" * 16)
+    stale.mkdir(parents=True)
+    (stale / "manifest.json").write_text("{}")  # an older version's folder
 
-    log = dvc(root, "repro", "leaderboard", env=env)
+    log = dvc(first, "repro", "leaderboard", env=env)
     assert "Running stage 'leaderboard'" in log
     (again,) = summary_table(log).values()  # the stage's `t2ibench run` ends with its summary
     assert [again[step] for step in STEP_COLUMNS] == ["cached"] * len(STEP_COLUMNS), log[-3000:]
@@ -187,51 +201,21 @@ def test_repro_after_make_run_does_no_model_work(tmp_path, model_cache):
     assert {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in made} == made, "images or embeddings were remade"
     assert store.rows("SELECT status FROM runs") == [{"status": "completed"}] * 2
     assert store.rows("SELECT count(*) AS n FROM images") == images  # upserted again, not duplicated
-    again = dvc(root, "repro", "leaderboard", env=env)
-    assert "Running stage" not in again
-
-
-def smoke_project(root: Path, model_cache: Path) -> tuple[Path, dict[str, str]]:
-    """A fresh copy of the pipeline whose leaderboard stage refreshes one tiny smoke model (one prompt per task)."""
-    copy_tree(root)
-    params = yaml.safe_load((root / "params.yaml").read_text())
-    params["leaderboard"] = {"config": "configs/smoke.yaml", "data": "data/smoke"}
-    (root / "params.yaml").write_text(yaml.safe_dump(params))
-    config = yaml.safe_load((root / "configs" / "smoke.yaml").read_text())
-    config["models"] = config["models"][:1]
-    config["geneval"]["limit_per_task"] = 1
-    (root / "configs" / "smoke.yaml").write_text(yaml.safe_dump(config))
-    return root, project_env(root, T2IBENCH_CACHE=str(model_cache))
-
-
-def test_a_fresh_clones_refresh_matches_the_lock_but_for_the_store(tmp_path, model_cache):
-    """The leaderboard stage tracks the current versions only and they are byte-stable: the stage's own refresh
-    prunes an older version (`t2ibench gc`), and in a second, fresh copy at another path `t2ibench run` (what
-    `make run` does) makes exactly the images, results and embeddings its dvc.lock records — only the store file,
-    which holds run ids and times, differs."""
-    first, env = smoke_project(tmp_path / "first", model_cache)
-    stale = first / "data" / "smoke" / "images" / "tiny-a" / ("0" * 16)
-    stale.mkdir(parents=True)
-    (stale / "manifest.json").write_text("{}")  # an older version's folder
-    dvc(first, "repro", "leaderboard", env=env)
     assert not stale.exists(), "gc left an older version in the tracked folder"
     lock = yaml.safe_load((first / "dvc.lock").read_text())["stages"]["leaderboard"]
-    images = next(o for o in lock["outs"] if o["path"].endswith("/images"))
-    assert images["nfiles"] == 2 + 6 + 12  # the manifest and sample log, 6 prompts' metadata, 12 PNGs: one version
+    outs = {o["path"]: o for o in lock["outs"]}
+    assert outs["data/smoke/images"]["nfiles"] == 2 + 6 + 12  # manifest and sample log, 6 metadata, 12 PNGs
+    assert "Running stage" not in dvc(first, "repro", "leaderboard", env=env)
+
     second, env2 = smoke_project(tmp_path / "second", model_cache)
     shutil.copy(first / "dvc.lock", second / "dvc.lock")
-    exe = Path(sys.executable).with_name("t2ibench")
-    proc = subprocess.run(
-        [str(exe), "run", "--config", "configs/smoke.yaml"], cwd=second, env=env2, capture_output=True, text=True
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    make_run(second, env2)
     dvc(second, "repro", "leaderboard", env=env2)  # the fresh clone has no DVC cache: the stage runs (all cached)
-    again = yaml.safe_load((second / "dvc.lock").read_text())["stages"]["leaderboard"]
-    differ = sorted(o["path"] for o, p in zip(lock["outs"], again["outs"], strict=True) if o != p)
-    assert differ == ["data/smoke/t2ibench.duckdb"], (lock["outs"], again["outs"])
-    assert {k: v for k, v in again.items() if k != "outs"} == {k: v for k, v in lock.items() if k != "outs"}
-    status = dvc(second, "status", "leaderboard", env=env2)
-    assert "up to date" in status, status
+    relocked = yaml.safe_load((second / "dvc.lock").read_text())["stages"]["leaderboard"]
+    differ = sorted(o["path"] for o, p in zip(lock["outs"], relocked["outs"], strict=True) if o != p)
+    assert differ == ["data/smoke/t2ibench.duckdb"], (lock["outs"], relocked["outs"])
+    assert {k: v for k, v in relocked.items() if k != "outs"} == {k: v for k, v in lock.items() if k != "outs"}
+    assert "up to date" in dvc(second, "status", "leaderboard", env=env2)
 
 
 @needs_geneval

@@ -269,7 +269,7 @@ def test_the_leaderboard_ranks_the_models_as_their_construction_says(offline):
         assert geneval["detector"]["backend"] == "opencv-ssd"
         assert (geneval["threshold"], geneval["counting_threshold"]) == (0.1, 0.6)
         assert evaluator["diversity"]["diversity"]["sigma"] == "reference"
-        assert {r["reference"] for r in evaluator["reference-bandwidth"]} == {"photos-v1", "geneval-prompts-v1"}
+        assert {r["reference"]["name"] for r in evaluator["reference-bandwidth"]} == {"photos-v1", "geneval-prompts-v1"}
         assert json.loads(row["generation"])["images_per_prompt"] == 2
         environment = json.loads(row["environment"])
         assert environment["packages"]["numpy"] == np.__version__

@@ -62,16 +62,13 @@ class LocalFiles(Content):
 
 
 @dataclass(frozen=True)
-class ReferenceStamp(Content):
+class ReferenceStamp:
     """A fixed, named reference set (``t2ibench.suites.reference``) and the digest of what it holds now (the installed
-    photos' bytes, the prompts' text): a package release that changed a photo changes the digest."""
+    photos' bytes, the prompts' text): a setting — part of the evaluation version — so a package release that
+    changed a photo makes a new σ and a new version."""
 
     name: str
-    digest_: str
-
-    def digest(self) -> str:
-        """Hash of the set's name and content digest."""
-        return content_hash([self.name, self.digest_])
+    content: str
 
 
 @dataclass(frozen=True)

@@ -310,7 +310,7 @@ def step_reference_bandwidth(
     from t2ibench.suites.reference import load_reference
 
     ref = load_reference(reference.name)
-    if ref.digest != reference.digest_:
+    if ref.digest != reference.content:
         raise InputError(f"reference set {reference.name}: its files changed while this refresh ran; run it again")
     check_stamp(weights)
     built = EMBEDDERS.reuse(embedder.backend, embedder, device=device, show_progress=show_progress)
