@@ -33,7 +33,7 @@ from tasks.benchmark import TASKS, prompts_task, report_task
 from flows.runners import Done, Submitter, describe, task_runner
 from t2ibench.config import Config, load_config
 from t2ibench.logs import console, route_to_log
-from t2ibench.pipeline import Call, ModelPlan, Ref, failure_cause, finish_run, plan_refresh, start_run
+from t2ibench.pipeline import Call, ModelPlan, answer, failure_cause, finish_run, plan_refresh, start_run
 from t2ibench.pipeline.runs import log_file
 from t2ibench.pipeline.summary import (
     STEPS,
@@ -137,15 +137,7 @@ def submit_call(call: Call, futures: dict[str, Any], cfg: Config, submit: Submit
         options["refresh_cache"] = True
     if call.step in MODEL_WORK:
         options |= {"retries": cfg.runtime.retries, "retry_delay_seconds": list(cfg.runtime.retry_delay_seconds)}
-
-    def value(item: Any) -> Any:
-        if isinstance(item, Ref):
-            return futures[item.call]
-        if isinstance(item, list):
-            return [value(v) for v in item]
-        return item
-
-    params = {name: value(item) for name, item in call.params.items()}
+    params = call.resolve(futures)  # Refs become the futures of earlier calls
     waits = [allow_failure(futures[a]) for a in call.after] or None
     return submit(TASKS[call.step].with_options(**options), cheap=call.spec.cheap, wait_for=waits, **params)
 
@@ -215,7 +207,7 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> Refresh:
                 describe(runner),
             )
             submit = Submitter(runner)
-            _, stale, _ = scan_cache(plan, run_uncached=False)  # cached results whose files changed: run again
+            stale = answer(plan, local_lookup(), run_uncached=False).stale  # cached, files changed: run again
             futures: dict[str, Any] = {}
             graphs: list[ModelGraph] = []
             for call in plan.shared:
@@ -289,47 +281,17 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> Refresh:
     )
 
 
-def scan_cache(plan: Any, *, run_uncached: bool) -> tuple[dict[str, Any], set[str], bool]:
-    """Walk the plan against the workspace's local task cache (never the API): (the results of the calls answered
-    from it, the ids of cached calls whose files changed behind their result — they must run again —, whether every
-    call but the store writes was answered). With ``run_uncached`` the calls that always run but the store writes
-    (merges: cheap, idempotent) run here so that the walk can go on past them; else the walk stops there."""
-    from t2ibench.pipeline.plan import intact
-
-    results: dict[str, Any] = {}
-    stale: set[str] = set()
-    complete = True
-    store = local_result_store()
-    for call in plan.calls():
-        if call.step == "store":
-            continue
-        if any(u not in results for u in call.upstream()):
-            complete = False  # downstream of a call that must run: its key is not known yet
-            continue
-        if not call.spec.cached:
-            if run_uncached:
-                results[call.id] = call.spec.fn(**call.resolve(results))
-            else:
-                complete = False
-            continue
-        key = call.key(results)
-        if not store.exists(key):
-            complete = False
-            continue
-        result = store.read(key).result
-        if not all(p.exists() for p in call.outputs) or not intact(result):
-            stale.add(call.id)
-            complete = False
-            continue
-        results[call.id] = result
-    return results, stale, complete
-
-
 def cached_results(plan: Any) -> dict[str, Any] | None:
-    """Every call's result but the store writes' when the whole plan is answered by the task cache (see
-    ``scan_cache``), else None."""
-    results, _stale, complete = scan_cache(plan, run_uncached=True)
-    return results if complete else None
+    """Every call's result but the store writes' when the workspace's task cache answers the whole plan
+    (``pipeline.answer``; merges run here), else None."""
+    found = answer(plan, local_lookup(), run_uncached=True)
+    return found.results if found.complete else None
+
+
+def local_lookup() -> Any:
+    """``answer``'s lookup in the workspace's local task cache: a call's cached result by its key, or None."""
+    store = local_result_store()
+    return lambda call, key: store.read(key).result if store.exists(key) else None
 
 
 def local_result_store() -> Any:

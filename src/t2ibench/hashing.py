@@ -10,7 +10,7 @@ import dataclasses
 import hashlib
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -71,21 +71,6 @@ def record_sha256(record: Mapping[str, Any]) -> str:
 def file_digest(path: str | Path) -> str:
     """SHA-256 (16 hex digits) of a file's bytes."""
     return file_sha256(path)[:16]
-
-
-def outputs_digest(paths: Sequence[str | Path]) -> str:
-    """'absent' if any path is missing, else a hash of their names, sizes and modification times.
-
-    Part of every cache decision for a step that writes files, so a cached result never points at files that were
-    deleted (e.g. by ``dvc checkout``) or replaced: the step runs again (and resumes from whatever is left).
-    """
-    stamps = []
-    for p in map(Path, paths):
-        if not p.exists():
-            return "absent"
-        info = p.stat()
-        stamps.append([str(p), info.st_size, info.st_mtime_ns])
-    return content_hash(stamps)
 
 
 def tree_digest(folder: str | Path) -> str:

@@ -20,7 +20,6 @@ from pathlib import Path
 
 from t2ibench.config import Config, Outputs, workspace_root
 from t2ibench.errors import FieldError, InputError
-from t2ibench.hashing import tree_digest
 
 SHARD_LABEL = re.compile(r"p[0-9]{5,}-p[0-9]{5,}")
 VERSION = re.compile(r"[0-9a-f]{16}")
@@ -113,13 +112,3 @@ class Workspace:
     def version_roots(self) -> tuple[Path, ...]:
         """The folders holding every version folder (what ``t2ibench gc`` prunes)."""
         return (self.data / "images", self.data / "results", self.data / "embeddings")
-
-    def local_stamp(self, path: str) -> tuple[str, str]:
-        """(resolved path, stat digest of every file under it) of a local input folder; ('', '') for none (a hub
-        id): replacing or touching those files re-runs the step that reads them."""
-        if not path:
-            return "", ""
-        where = self.path(path)
-        if not where.is_dir():
-            return "", ""
-        return str(where.resolve()), tree_digest(where)

@@ -4,7 +4,7 @@ keys, versions and protocol (``identity``), laid out as one plan per refresh (``
 ``flows/`` composes them."""
 
 from t2ibench.pipeline.identity import OUTPUT, PLACEMENT, fingerprint, settings, step_key
-from t2ibench.pipeline.plan import STEPS, Call, ModelPlan, Plan, Ref, execute, plan_refresh
+from t2ibench.pipeline.plan import STEPS, Call, ModelPlan, Plan, Ref, answer, plan_refresh
 from t2ibench.pipeline.results import (
     Bandwidth,
     Embedded,
@@ -26,7 +26,6 @@ from t2ibench.pipeline.steps import (
     merge_generated,
     merge_judged,
     prompt_shards,
-    resolve_sigma,
     select_prompts,
     shard_label,
     step_diversity,
@@ -63,7 +62,7 @@ __all__ = [
     "ShardState",
     "Stored",
     "TaskScores",
-    "execute",
+    "answer",
     "failure_cause",
     "fingerprint",
     "finish_run",
@@ -71,7 +70,6 @@ __all__ = [
     "merge_judged",
     "plan_refresh",
     "prompt_shards",
-    "resolve_sigma",
     "select_prompts",
     "settings",
     "shard_label",

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import fields, is_dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol, get_args, get_origin, get_type_hints, runtime_checkable
+from typing import Any, Protocol, get_origin, get_type_hints, runtime_checkable
 
 from t2ibench.hashing import code_version, content_hash
 
@@ -136,20 +136,3 @@ def step_key(step: str, fn: Callable[..., Any], params: Mapping[str, Any]) -> st
 def version_hash(parts: Mapping[str, Any]) -> str:
     """16-hex-digit hash naming a stored version: of the ``settings`` of the calls that make it, by step."""
     return content_hash(parts)
-
-
-def parameter_names(fn: Callable[..., Any]) -> tuple[str, ...]:
-    """The parameters of ``fn`` in order (what a plan's call must fill)."""
-    return tuple(inspect.signature(fn).parameters)
-
-
-def unannotated_paths(fn: Callable[..., Any]) -> list[str]:
-    """Parameters typed as a path without a role (a location must say whether it is written or only placement)."""
-    hints = get_type_hints(fn, include_extras=True)
-    bad = []
-    for name, hint in hints.items():
-        if name == "return":
-            continue
-        if hint is Path or (get_origin(hint) is not None and Path in get_args(hint)):
-            bad.append(name)
-    return bad

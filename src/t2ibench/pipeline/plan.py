@@ -11,9 +11,9 @@ earlier calls. From them, by one derivation (``t2ibench.pipeline.identity``):
 * the evaluation version's hash and the protocol record: the settings of every evaluation call, by step;
 * each output folder's name: the model hash and the settings hash of the step that writes it.
 
-The flow (``flows/leaderboard_refresh.py``) submits the calls as Prefect tasks; ``execute`` runs them in this
-process (tests, and a caller without Prefect). ``current_call`` names the call being built or run, so a tracer
-can tell which call read which config field.
+The flow (``flows/leaderboard_refresh.py``) submits the calls as Prefect tasks; ``answer`` walks them against a
+cache of results (the flow's task cache: what is already there, what changed behind it). ``current_call`` names
+the call being built or run, so a tracer can tell which call read which config field.
 """
 
 from __future__ import annotations
@@ -184,13 +184,6 @@ class Plan:
     def calls(self) -> list[Call]:
         """Every call in an order that respects dependencies (shared first, then model by model)."""
         return [*self.shared, *(c for m in self.models for c in m.calls)]
-
-    def call(self, call_id: str) -> Call:
-        """The call ``call_id``."""
-        for c in self.calls():
-            if c.id == call_id:
-                return c
-        raise KeyError(call_id)
 
 
 @contextlib.contextmanager
@@ -519,40 +512,45 @@ def intact(result: Any) -> bool:
     return True
 
 
-# -- running a plan in this process ------------------------------------------------------------------------------
+# -- answering a plan from a cache -------------------------------------------------------------------------------
 
 
 @dataclass
-class Executed:
-    """What ``execute`` did: every call's result, key and whether it ran (False: answered from ``memo``)."""
+class Answered:
+    """What a cache holds of a plan: the results of the calls it answers, the ids of cached calls whose files
+    changed behind their cached result (they must run again), and whether it answers every call but the store
+    writes."""
 
     results: dict[str, Any] = field(default_factory=dict)
-    keys: dict[str, str | None] = field(default_factory=dict)
-    ran: dict[str, bool] = field(default_factory=dict)
+    stale: set[str] = field(default_factory=set)
+    complete: bool = True
 
 
-def execute(plan: Plan, memo: dict[str, Any] | None = None, *, skip: Callable[[Call], bool] | None = None) -> Executed:
-    """Run every call of ``plan`` in order, in this process: a cached step whose key is in ``memo`` (key → result)
-    and whose outputs all exist is answered from it, else it runs and its result is memoised. ``skip(call)``
-    True leaves a call (and everything downstream of it) out."""
-    memo = {} if memo is None else memo
-    done = Executed()
-    left_out: set[str] = set()
+def answer(plan: Plan, lookup: Callable[[Call, str], Any | None], *, run_uncached: bool) -> Answered:
+    """Walk ``plan`` in order, answering each cached call by ``lookup(call, key)`` (its cached result, or None).
+    A hit whose files are gone or changed (``Call.outputs``, ``intact``) is stale; a call downstream of a miss has
+    no known key and is left. With ``run_uncached``, the calls that always run but the store writes (merges: cheap,
+    idempotent) run here so that the walk can go on past them; else the walk stops there."""
+    found = Answered()
     for call in plan.calls():
-        if any(u in left_out for u in call.upstream()) or (skip is not None and skip(call)):
-            left_out.add(call.id)
+        if call.step == "store":
             continue
-        key = call.key(done.results)
-        done.keys[call.id] = key
-        if key is not None and key in memo and all(p.exists() for p in call.outputs) and intact(memo[key]):
-            done.results[call.id] = memo[key]
-            done.ran[call.id] = False
+        if any(u not in found.results for u in call.upstream()):
+            found.complete = False  # downstream of a call that must run: its key is not known yet
             continue
-        params = call.resolve(done.results)
-        with building(call.id):
-            result = call.spec.fn(**params)
-        done.results[call.id] = result
-        done.ran[call.id] = True
-        if key is not None:
-            memo[key] = result
-    return done
+        if not call.spec.cached:
+            if run_uncached:
+                found.results[call.id] = call.spec.fn(**call.resolve(found.results))
+            else:
+                found.complete = False
+            continue
+        key = call.key(found.results)
+        result = None if key is None else lookup(call, key)
+        if result is None:
+            found.complete = False
+        elif not all(p.exists() for p in call.outputs) or not intact(result):
+            found.stale.add(call.id)
+            found.complete = False
+        else:
+            found.results[call.id] = result
+    return found

@@ -348,13 +348,6 @@ def check_bandwidth(setting: float | str, bandwidth: Bandwidth | None, *, what: 
     return bandwidth.value
 
 
-def resolve_sigma(value: float | str, X: np.ndarray, seed: int) -> float:
-    """A configured bandwidth, or the median heuristic on X (n, d) for "median" (the library's one-call paths)."""
-    from t2ibench.metrics import median_heuristic_sigma
-
-    return float(median_heuristic_sigma(X, seed=seed)) if value == "median" else float(value)
-
-
 # -- diversity -----------------------------------------------------------------------------------------------------
 
 
