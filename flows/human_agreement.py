@@ -85,10 +85,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scores")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
     from t2ibench.errors import InputError
+    from t2ibench.params import add_params_option, expand_params
 
+    add_params_option(parser)
     try:
+        args = parser.parse_args(expand_params(parser, sys.argv[1:] if argv is None else argv))
         result = human_agreement(
             args.annotations,
             args.metadata,

@@ -47,6 +47,7 @@ from t2ibench.pipeline.summary import (
     store_outcome,
 )
 from t2ibench.progress import RunProgress
+from t2ibench.signals import exit_code, signal_name, signal_number, stop_on_signals, take_over_signals
 from t2ibench.store import run_lock
 from t2ibench.workspace import Workspace
 
@@ -177,6 +178,7 @@ def summarise_model(ws: Workspace, graph: ModelGraph) -> ModelSummary:
 @flow(name="leaderboard_refresh", task_runner=ThreadPoolTaskRunner(max_workers=2), log_prints=True)
 def leaderboard_refresh(config: str, wait: float = 0.0) -> Refresh:
     """Refresh the leaderboard of one config; returns what it did (states per task, computed/cached per step)."""
+    take_over_signals(PROGRAM)  # the engine's SIGTERM handler reports to an API the same signal may have stopped
     logger = get_run_logger()
     started = time.perf_counter()
     context = FlowRunContext.get()
@@ -264,7 +266,7 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> Refresh:
                 stored = graph.of("store")[0].result()
                 logger.info("model %s stored: %s", graph.name, json.dumps(dataclasses.asdict(stored)))
         except BaseException as exc:
-            finish_run(ws, run_id, "failed", {"error": failure_cause(exc)})
+            record_end(ws, run_id, exc)
             raise
         finish_run(ws, run_id, "completed", {"states": states, "task_runner": describe(runner)})
         display.at("all models", "report")
@@ -279,6 +281,16 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> Refresh:
         model_work_s=round(model_work_s, 3),
         summary=summary,
     )
+
+
+def record_end(ws: Workspace, run_id: str, exc: BaseException) -> None:
+    """Record a run that ended early: 'interrupted' by a signal, else 'failed' with its cause."""
+    signum = signal_number(exc)
+    if signum is None:
+        finish_run(ws, run_id, "failed", {"error": failure_cause(exc)})
+    else:
+        name = signal_name(signum)
+        finish_run(ws, run_id, "interrupted", {"error": f"interrupted ({name})", "signal": name})
 
 
 def cached_results(plan: Any) -> dict[str, Any] | None:
@@ -365,7 +377,7 @@ def refresh_without_prefect(config: str, cfg: Config, wait: float = 0.0) -> Refr
                 states[model.model.name] = {step: ",".join(names) for step, names in by_step.items()}
                 display.model_done(model.model.name, seconds)
         except BaseException as exc:
-            finish_run(ws, run_id, "failed", {"error": failure_cause(exc)})
+            record_end(ws, run_id, exc)
             raise
         finish_run(ws, run_id, "completed", {"states": states, "task_runner": "none: every step cached"})
         display.at("all models", "report")
@@ -437,15 +449,22 @@ def main(argv: list[str] | None = None) -> int:
         return code
 
     try:
-        result = None if args.flow or args.dask else refresh_without_prefect(args.config, cfg, args.wait)
-        if result is None:
-            result = refresh(args.config, wait=args.wait, loaded=cfg)
+        with stop_on_signals(PROGRAM):  # SIGTERM/SIGHUP as Ctrl-C, each bounded to the grace period
+            result = None if args.flow or args.dask else refresh_without_prefect(args.config, cfg, args.wait)
+            if result is None:
+                result = refresh(args.config, wait=args.wait, loaded=cfg)
     except InputError as exc:
         return failed(f"{PROGRAM}: error: {' '.join(str(exc).split())}", 2)
-    except KeyboardInterrupt:
-        return failed(f"{PROGRAM}: interrupted", 130)
-    except Exception as exc:
-        return failed(f"{PROGRAM}: failed: {failure_cause(exc)}", 1)
+    except BaseException as exc:
+        signum = signal_number(exc)
+        if signum is None:
+            if isinstance(exc, Exception):
+                return failed(f"{PROGRAM}: failed: {failure_cause(exc)}", 1)
+            raise
+        return failed(
+            f"{PROGRAM}: interrupted ({signal_name(signum)}); the run lock is released and finished work is kept",
+            exit_code(signum),
+        )
     if args.summary:
         with open(args.summary, "w") as fh:
             json.dump(dataclasses.asdict(result), fh, indent=2, default=str)

@@ -54,11 +54,15 @@ def paper_tables(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command-line entry."""
+    """Command-line entry (``--params params.yaml:SECTION`` reads the options from a params section, as DVC does)."""
+    from t2ibench.errors import InputError
+    from t2ibench.params import add_params_option, expand_params
+
     parser = argparse.ArgumentParser(prog="flows.paper_tables", description=__doc__)
     sub = parser.add_subparsers(dest="kind", required=True)
     t = sub.add_parser("tables")
     t.add_argument("--config", required=True)
+    t.add_argument("--data", help="refuse unless the config's outputs.data is this folder")
     t.add_argument("--out", required=True)
     d = sub.add_parser("digits")
     d.add_argument("--out", required=True)
@@ -67,18 +71,33 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--sigma-scale", type=float, default=0.4)
     d.add_argument("--rff-dim", type=int, default=512)
     d.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    if args.kind == "tables":
-        result = paper_tables("tables", args.out, config=args.config)
-    else:
-        options = {
-            "n_per_condition": args.n_per_condition,
-            "repeats": args.repeats,
-            "sigma_scale": args.sigma_scale,
-            "rff_dim": args.rff_dim,
-            "seed": args.seed,
-        }
-        result = paper_tables("digits", args.out, options=options)
+    for each in (t, d):
+        add_params_option(each)
+    try:
+        args = parser.parse_args(expand_params(parser, sys.argv[1:] if argv is None else argv))
+        if args.kind == "tables":
+            if args.data is not None:
+                from pathlib import Path
+
+                from t2ibench.config import load_config
+                from t2ibench.workspace import Workspace
+
+                data = Workspace.for_config(load_config(args.config), args.config).data
+                if Path(args.data).resolve() != data.resolve():
+                    raise InputError(f"--data {args.data}: config {args.config} writes its data to {data}, not there")
+            result = paper_tables("tables", args.out, config=args.config)
+        else:
+            options = {
+                "n_per_condition": args.n_per_condition,
+                "repeats": args.repeats,
+                "sigma_scale": args.sigma_scale,
+                "rff_dim": args.rff_dim,
+                "seed": args.seed,
+            }
+            result = paper_tables("digits", args.out, options=options)
+    except InputError as exc:
+        print(f"paper_tables: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
     print(json.dumps(result, indent=2, default=str))
     return 0
 

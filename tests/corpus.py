@@ -2398,6 +2398,12 @@ def _(tmp: Path) -> Any:
     return config_with(tmp, "runtime: {prompts_per_shard: -5}")
 
 
+# Round three (file identity, signals, resource bombs, the sealed SQL's last ways out): one module per class, each
+# registering its cases with ``case`` above (imported here so CASES holds them all, in this order). Run as a script,
+# this file is ``__main__`` and they would register into ``tests.corpus`` instead: the block at the end imports that.
+if __name__ != "__main__":
+    from tests import corpus_store, corpus_files, corpus_resources, corpus_signals  # noqa: F401, I001
+
 # Behaviours shown by other tests (rendered into docs/reliability.md with the corpus).
 OTHER_GUARANTEES = [
     (
@@ -2431,6 +2437,27 @@ OTHER_GUARANTEES = [
         "tests/unit/test_failure_patterns.py::test_an_old_store_gains_the_new_columns_without_losing_rows",
     ),
     (
+        "Ctrl-C at a terminal, SIGTERM through a pipe, SIGTERM to every process group of `t2ibench run`",
+        "the refresh stops within the grace period (10 s), no process is left, the run lock is free, the run is "
+        "recorded `interrupted` with the signal; the next run resumes and completes",
+        "tests/integration/test_signals.py::test_a_refresh_stops_on_a_tty_a_pipe_and_a_process_group_and_the_next_run_resumes",
+    ),
+    (
+        "SIGTERM or SIGHUP to a long in-process command (`diversity`, a `sql` query)",
+        "ends within seconds with exit 128 + signal and one line naming it; a query's store is released, unchanged",
+        "tests/integration/test_signals.py::test_a_plain_command_stops_on_sigterm_and_sighup",
+    ),
+    (
+        "a parameter in params.yaml that would reach a shell (`seed: 43; touch x`)",
+        "no DVC stage command holds a `${…}`: stages pass `--params FILE:SECTION`, each value checked as its option",
+        "tests/unit/test_repository_contract.py::test_no_stage_splices_a_parameter_into_its_shell_command",
+    ),
+    (
+        "a query whose `--timeout` fires before DuckDB has started it",
+        "stopped every time (the watchdog interrupts until the block has left DuckDB)",
+        "tests/unit/test_sql_security.py::test_a_tiny_timeout_is_never_lost",
+    ),
+    (
         "checkpoints and caches",
         "weights_only / safetensors loading, JSON task results, no pickle anywhere in caches or states",
         "tests/unit/test_architecture.py::test_nothing_unpickles_or_evaluates_untrusted_data",
@@ -2458,4 +2485,6 @@ def write_reliability_doc(path: Path | None = None) -> Path:
 
 
 if __name__ == "__main__":
-    print(f"wrote {write_reliability_doc()} ({len(CASES)} cases)")
+    import tests.corpus as registry  # the registry with every corpus file's cases, in their order
+
+    print(f"wrote {registry.write_reliability_doc()} ({len(registry.CASES)} cases)")

@@ -79,6 +79,7 @@ def _cmd_diversity(args: argparse.Namespace) -> int:
         raise InputError("give either an EMBEDDINGS file or --example, not both")
     if args.gallery and not args.modes:
         raise InputError("--gallery DIR renders modes: add --modes K")
+    _diversity_outputs(args)
     if args.example == "digits":
         return _diversity_digits(args)
     if args.embeddings is None:
@@ -88,6 +89,25 @@ def _cmd_diversity(args: argparse.Namespace) -> int:
     if args.prompts:
         return _diversity_pairs(args)
     return _diversity_file(args)
+
+
+def _diversity_outputs(args: argparse.Namespace) -> None:
+    """Refuse --json/--gallery outputs that would overwrite the embeddings, the prompts or the images shown."""
+    from t2ibench.paths import place, refuse_outputs
+
+    inputs = [
+        place("EMBEDDINGS", args.embeddings),
+        place("--prompts", args.prompts if args.prompts is not True else None),
+    ]
+    if args.gallery and args.embeddings and Path(args.embeddings).suffix == ".npz" and Path(args.embeddings).is_file():
+        from t2ibench.io import load_embedding_table
+
+        table = load_embedding_table(args.embeddings)
+        inputs += [place("an image the gallery shows", p) for p in table.paths or ()]
+    gallery = place(
+        "--gallery", args.gallery, tree=True, covers=lambda rel: len(rel.parts) > 1 or rel.name.endswith("_modes.md")
+    )
+    refuse_outputs([place("--json", args.json), gallery], inputs)
 
 
 def _diversity_digits(args: argparse.Namespace) -> int:
@@ -279,6 +299,9 @@ def _cmd_prompts(args: argparse.Namespace) -> int:
 
     records = _suite(args)
     if args.out:
+        from t2ibench.paths import refuse_output
+
+        refuse_output(args.out, flag="--out")  # e.g. never over a results store
         write_suite(args.out, records)
         tags: dict[str, int] = {}
         for r in records:
@@ -346,6 +369,19 @@ def _geneval_config(args: argparse.Namespace) -> Any:
     )
 
 
+def _evaluator_inputs(args: argparse.Namespace) -> list[Any]:
+    """The evaluator options naming local files or folders, as inputs no output may overwrite (``t2ibench.paths``)."""
+    from t2ibench.paths import place
+
+    named = {
+        "--detector-model": args.detector_model,
+        "--mmdet-config": args.mmdet_config,
+        "--mmdet-checkpoint": args.mmdet_checkpoint,
+        "--clip-pretrained": args.clip_pretrained,
+    }
+    return [place(flag, v, tree=Path(v).is_dir()) for flag, v in named.items() if v and Path(v).exists()]
+
+
 def _cmd_selftest(args: argparse.Namespace) -> int:
     from t2ibench.models.compositor import parse_variant
     from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS
@@ -355,6 +391,12 @@ def _cmd_selftest(args: argparse.Namespace) -> int:
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     for v in variants:
         parse_variant(v)
+    from t2ibench.paths import refuse_output
+
+    written = {v.replace(":", "-") for v in variants} | {"selftest.json", "selftest.md", "calibrated.yaml"}
+    refuse_output(
+        args.out, flag="--out", inputs=_evaluator_inputs(args), tree=True, covers=lambda rel: rel.parts[0] in written
+    )
     detector = DETECTORS.build(cfg.detector.backend, cfg.detector, device=args.device)
     colour = COLOUR_CLASSIFIERS.build(cfg.colour.backend, cfg.colour, device=args.device)
     report = run_selftest(
@@ -383,6 +425,18 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path(args.imagedir) / "results.jsonl"
     if out.exists() and not out.is_file():
         raise InputError(f"--out {out}: is a folder or a special file; give the results.jsonl file name")
+    from t2ibench.paths import place, refuse_outputs
+    from t2ibench.suites.layout import PROMPT_DIR
+
+    partial = out.with_name(out.name + ".partial")
+    refuse_outputs(
+        [place("--out", out), place("--out's partial file", partial), place("--json", args.json)],
+        [
+            place("IMAGEDIR", args.imagedir, tree=True, covers=lambda rel: bool(PROMPT_DIR.fullmatch(rel.parts[0]))),
+            place("--metadata", args.metadata),
+            *_evaluator_inputs(args),
+        ],
+    )
     scan = scan_folder(args.imagedir, _suite(args), images_per_prompt=args.images_per_prompt)
     print(scan.report(), file=sys.stderr)
     if not scan.ok and not args.allow_missing:
@@ -405,8 +459,10 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 def _cmd_summary(args: argparse.Namespace) -> int:
     from t2ibench.geneval_eval import read_results, summarise
+    from t2ibench.paths import place, refuse_outputs
     from t2ibench.report.geneval import render_summary
 
+    refuse_outputs([place("--json", args.json)], [place("RESULTS", args.results), place("--metadata", args.metadata)])
     rows = read_results(args.results)
     suite = _suite(args)
     roots = sorted({str(Path(r.filename).parents[2]) for r in rows if r.prompt_index is not None})
@@ -459,8 +515,15 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
 def _cmd_agreement(args: argparse.Namespace) -> int:
     from t2ibench.human_agreement import run_agreement
+    from t2ibench.paths import place, refuse_outputs
     from t2ibench.report.agreement import render_agreement, write_agreement
 
+    if args.out:  # the files write_agreement makes
+        inputs = [place("--annotations", a) for a in args.annotations]
+        inputs += [place("--auto", part) for a in args.auto or [] for part in {a, a.split("=", 1)[-1]}]
+        inputs += [place("--metadata", args.metadata), place("--scores", args.scores)]
+        names = ("agreement.json", "agreement.md", "metrics.json")
+        refuse_outputs([place("--out", Path(args.out) / name) for name in names], inputs)
     run = run_agreement(
         args.annotations,
         _suite(args),
@@ -514,6 +577,21 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     options = {"seed": "--seed-images", "source": "--import-from", "images_per_prompt": "--images-per-prompt"}
     spec = _spec(lambda: GeneratorConfig(backend=backend, images_per_prompt=args.images_per_prompt, **fields), options)
     source = Path(args.import_from).resolve() if args.import_from else None
+    from t2ibench.paths import place, refuse_output
+    from t2ibench.suites.layout import PROMPT_DIR
+
+    layout = {"manifest.json", "samples.jsonl"}  # and the prompt folders <NNNNN>/
+    refuse_output(
+        args.out,
+        flag="--out",
+        inputs=[
+            place("--metadata", args.metadata),
+            place("--import-from", args.import_from, tree=True),
+            place("--model", args.model, tree=True) if Path(args.model).is_dir() else None,
+        ],
+        tree=True,
+        covers=lambda rel: rel.parts[0] in layout or bool(PROMPT_DIR.fullmatch(rel.parts[0])),
+    )
     generator = GENERATORS.build(backend, spec, device=args.device, show_progress=not args.quiet, source=source)
     records = generator.generate(selected, args.out, overwrite=args.overwrite)
     if getattr(generator, "reimported", None):
@@ -540,17 +618,32 @@ def _workspace(config: str) -> tuple[Path, Path]:
 def _run_workspace_module(root: Path, module: str, arguments: list[str]) -> int:
     """Run a workspace program (flows/...) with the workspace on sys.path; the library never imports flows."""
     import os
-    import subprocess
+
+    from t2ibench.signals import run_child
 
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH", "")]))
-    return subprocess.run([sys.executable, "-m", module, *arguments], cwd=root, env=env).returncode
+    return run_child([sys.executable, "-m", module, *arguments], cwd=root, env=env)
+
+
+def _check_data(args: argparse.Namespace, cfg: Any) -> Any:
+    """The config's workspace; with ``--data DIR``, refused unless its data folder is DIR (after resolving)."""
+    from t2ibench.workspace import Workspace
+
+    ws = Workspace.for_config(cfg, args.config)
+    if args.data is not None and Path(args.data).resolve() != ws.data.resolve():
+        raise InputError(
+            f"--data {args.data}: config {args.config} writes its data to {ws.data}, not there "
+            "(params.yaml's leaderboard.data must be the config's outputs.data)"
+        )
+    return ws
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from t2ibench.config import load_config
 
-    load_config(args.config)  # validate before starting Prefect (clear errors, no 20 s start-up first)
+    cfg = load_config(args.config)  # validate before starting Prefect (clear errors, no 20 s start-up first)
+    _check_data(args, cfg)
     root, config = _workspace(args.config)
     arguments = ["--config", str(config), "--wait", str(args.wait)]
     if args.dask:
@@ -566,10 +659,9 @@ def _cmd_gc(args: argparse.Namespace) -> int:
     from t2ibench.config import load_config
     from t2ibench.pipeline.gc import find_garbage, remove
     from t2ibench.store import run_lock
-    from t2ibench.workspace import Workspace
 
     cfg = load_config(args.config)
-    ws = Workspace.for_config(cfg, args.config)
+    ws = _check_data(args, cfg)
     with run_lock(ws.store, holder=f"t2ibench gc ({cfg.name})"):
         garbage = find_garbage(cfg, ws)
         for path, size in garbage.stale:
@@ -595,6 +687,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
     cfg = load_config(args.config)
     ws = Workspace.for_config(cfg, args.config)
+    from t2ibench.paths import place, refuse_output, store_places
+
+    published = [place("published table", p) for p in cfg.report.published_paths(ws.root) if Path(p).exists()]
+    inputs = [*store_places(ws.store), place("--config", args.config), *published]
+    refuse_output(args.out or ws.reports, flag="--out" if args.out else "outputs.reports", inputs=inputs, tree=True)
     out = render_reports(
         ws.store,
         Path(args.out) if args.out else ws.reports,
@@ -625,6 +722,9 @@ def _cmd_sql(args: argparse.Namespace) -> int:
     if args.out:
         if args.write:
             raise InputError("--out exports a query's rows; it cannot be combined with --write")
+        from t2ibench.paths import place, refuse_output, store_places
+
+        refuse_output(args.out, flag="--out", inputs=[*store_places(store.path), place("--config", args.config)])
         count = store.user_export(args.query, args.out, time_limit=args.timeout)
         print(f"wrote {count} rows to {args.out}", file=sys.stderr)
         return EXIT_OK
@@ -650,8 +750,15 @@ def _cmd_failures(args: argparse.Namespace) -> int:
 
 
 def _cmd_data(args: argparse.Namespace) -> int:
-    from t2ibench.datasets import fetch_geneval
+    import os
 
+    from t2ibench.datasets import GENEVAL_FILES, LOCAL_GENEVAL_ENV, fetch_geneval
+    from t2ibench.paths import place, refuse_output
+
+    names = {f.name for f in GENEVAL_FILES}
+    source = args.source if args.source is not None else os.environ.get(LOCAL_GENEVAL_ENV) or None
+    inputs = [place("--from", source, tree=True)]
+    refuse_output(args.out, flag="--out", inputs=inputs, tree=True, covers=lambda rel: rel.parts[0] in names)
     files = fetch_geneval(args.out, source=args.source, revision=args.revision)
     print(f"{args.out}: {', '.join(f.name for f in files)} (verified)", file=sys.stderr)
     return EXIT_OK
@@ -898,6 +1005,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(Prefect flow: generate, embed, judge, measure, store, report)",
     )
     run.add_argument("--config", required=True, help="e.g. configs/smoke.yaml")
+    _data_option(run)
     run.add_argument(
         "--wait", type=SECONDS, default=0.0, help="wait up to S seconds if another refresh holds the store"
     )
@@ -922,6 +1030,7 @@ def build_parser() -> argparse.ArgumentParser:
         "never touched.",
     )
     gc.add_argument("--config", required=True)
+    _data_option(gc)
     gc.add_argument("--dry-run", action="store_true", help="list what would be removed, remove nothing")
     gc.set_defaults(func=_cmd_gc)
 
@@ -987,7 +1096,19 @@ def build_parser() -> argparse.ArgumentParser:
     schedule.add_argument("--name", default="nightly", help="deployment name (default nightly)")
     schedule.add_argument("--list", action="store_true", help="say what is deployed (or that nothing is)")
     schedule.set_defaults(func=_cmd_schedule)
+    from t2ibench.params import add_params_option
+
+    for verb in verbs.choices.values():  # every verb takes its option values from a params file the same way
+        add_params_option(verb)
     return parser
+
+
+def _data_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--data",
+        metavar="DIR",
+        help="refuse to start unless the config's outputs.data is this folder (DVC's outs must be what it writes)",
+    )
 
 
 def _evaluator_options(p: argparse.ArgumentParser) -> None:
@@ -1048,8 +1169,14 @@ def _param_options(p: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``t2ibench`` console script; returns the process exit status."""
+    from t2ibench.params import expand_params
+
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(expand_params(parser, sys.argv[1:] if argv is None else argv))
+    except InputError as exc:
+        print(f"t2ibench: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return EXIT_USAGE
     notes = logging.StreamHandler(sys.stderr)
     notes.setFormatter(logging.Formatter(f"t2ibench {args.verb}: note: %(message)s"))
     NOTES.addHandler(notes)
@@ -1060,14 +1187,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"t2ibench {args.verb}: warning: {' '.join(str(message).split())}", file=sys.stderr)
 
     warnings.showwarning = one_line  # no source paths and code lines in the user's console
+    from t2ibench.signals import exit_code, signal_name, signal_number, stop_on_signals
+
     try:
-        status: int = args.func(args)
+        with stop_on_signals(f"t2ibench {args.verb}"):  # SIGTERM and SIGHUP stop a command as Ctrl-C does
+            status: int = args.func(args)
     except (InputError, StateMismatchError) as exc:
         print(f"t2ibench {args.verb}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return int(getattr(exc, "exit_code", EXIT_USAGE))
-    except KeyboardInterrupt:
-        print(f"t2ibench {args.verb}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as exc:
+        signum = signal_number(exc) or EXIT_INTERRUPTED - 128
+        print(f"t2ibench {args.verb}: interrupted ({signal_name(signum)})", file=sys.stderr)
+        return exit_code(signum)
     finally:
         NOTES.removeHandler(notes)
         warnings.showwarning = shown

@@ -15,6 +15,7 @@ import re
 import types
 import typing
 import unicodedata
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -687,8 +688,8 @@ class Config:
             check_name(self.name, what="config name")
         except InputError as exc:
             raise FieldError("name", str(exc)) from None
-        names = [m.name.lower() for m in self.models]
-        duplicates = sorted({m.name for m in self.models if names.count(m.name.lower()) > 1})
+        counts = Counter(m.name.lower() for m in self.models)  # linear: a config may list many models
+        duplicates = sorted({m.name for m in self.models if counts[m.name.lower()] > 1})
         if duplicates:
             raise FieldError(
                 "models", f"names must be unique (ignoring case: they name folders); repeated: {', '.join(duplicates)}"

@@ -16,6 +16,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
+import posixpath
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +37,7 @@ from t2ibench.metrics.geneval import (
     table2,
     tasks_present,
 )
+from t2ibench.paths import file_key, frame_count, is_within, kind_of, name_under, regular_file, resolved, shown
 from t2ibench.progress import progress
 from t2ibench.suites.layout import IMAGE_SUFFIXES, PROMPT_DIR, prompt_index_of, read_metadata
 
@@ -71,7 +74,7 @@ class FolderScan:
         """The ``filename`` a result of ``item`` records."""
         if self.names_from is None:
             return str(item.path)
-        return str(item.path.relative_to(self.names_from))
+        return name_under(item.path, self.names_from)
 
     @property
     def ok(self) -> bool:
@@ -102,21 +105,48 @@ class FolderScan:
             lines.append(f"(+{len(self.problems) - limit} more problems)")
         for remark in self.notes[:limit]:
             lines.append(f"note: {remark}")
-        return "\n".join(lines)
+        return "\n".join(shown(line) for line in lines)  # a name with a newline cannot forge a report line
 
 
 def _check_image(path: Path, root: Path) -> tuple[str | None, str | None]:
     """(problem, note) for one image file: a problem if it cannot be used, a note if it was converted."""
-    from t2ibench.images import inside, load_rgb
+    from t2ibench.images import load_rgb
 
-    if not inside(path, root):
-        return f"escapes the image folder (resolves to {path.resolve()})", None
+    if not is_within(path, root):
+        return f"escapes the image folder (resolves to {shown(resolved(path))})", None
     try:
         _, note = load_rgb(path)
     except InputError as exc:
-        message = str(exc).split(": ", 1)[1]
+        message = str(exc).removeprefix(f"{path}: ")
         return ("zero-byte file" if message == "zero-byte image" else message), None
+    frames = frame_count(path)
+    if frames > 1:
+        return f"holds {frames} frames (an animated or multi-page image); only single-frame images are judged", None
     return None, note
+
+
+def _outside(path: Path, root: Path, what: str) -> str | None:
+    """A problem if ``path`` resolves outside the image folder ``root`` (it is then never read), else None."""
+    if is_within(path, root):
+        return None
+    return f"{shown(path)}: {what} resolves outside the image folder (to {shown(resolved(path))}); not read"
+
+
+class _Seen:
+    """Files and folders of one scan by identity ((st_dev, st_ino) once resolved): the first path seen for each."""
+
+    def __init__(self) -> None:
+        self.first: dict[tuple[int, int], Path] = {}
+
+    def again(self, path: Path) -> Path | None:
+        """The path first seen for ``path``'s file, if it was seen before (else None, and ``path`` is recorded)."""
+        key = file_key(path)
+        if key is None:
+            return None
+        if key in self.first:
+            return self.first[key]
+        self.first[key] = path
+        return None
 
 
 def scan_folder(
@@ -126,7 +156,14 @@ def scan_folder(
     images_per_prompt: int | None = None,
     verify_images: bool = True,
 ) -> FolderScan:
-    """Scan a GenEval image folder against ``suite`` (the prompt records, in order) and list every departure."""
+    """Scan a GenEval image folder against ``suite`` (the prompt records, in order) and list every departure.
+
+    Identity is decided after resolving (``t2ibench.paths``): a prompt folder, ``samples/`` folder or image that is
+    the same file as one scanned before (a symlink, a hard link, a second spelling) is a problem naming both and is
+    judged once; anything the scan would read that resolves outside ``root`` (a prompt folder, metadata.jsonl,
+    ``samples/``, an image) is a problem and never read; entries that are not regular files (folders named
+    ``x.png``, FIFOs, devices, dangling links) are problems, never opened; multi-frame images are problems.
+    """
     base = Path(root)
     if not base.is_dir():
         raise InputError(f"{base}: not a directory")
@@ -136,6 +173,7 @@ def scan_folder(
     non_digit: list[str] = []
     extra: list[str] = []
     found: set[int] = set()
+    folders, files = _Seen(), _Seen()
     for entry in sorted(base.iterdir()):
         if not entry.is_dir():
             notes.append(f"ignored file {entry.name}")
@@ -150,15 +188,29 @@ def scan_folder(
         if index in found:
             problems.append(f"{entry.name}: prompt {index} appears in more than one folder")
             continue
+        escape = _outside(entry, base, "the prompt folder")
+        if escape is not None:
+            problems.append(escape)
+            continue
+        first = folders.again(entry)
+        if first is not None:
+            problems.append(f"{entry.name}: the same folder as {first.name} (a link); its images are judged once")
+            continue
         found.add(index)
         meta_path = entry / "metadata.jsonl"
-        if not meta_path.is_file():
-            problems.append(f"{entry.name}: missing metadata.jsonl")
+        problem = _outside(meta_path, base, "metadata.jsonl")
+        kind = kind_of(meta_path) if problem is None else None
+        if kind == "missing":
+            problem = f"{entry.name}: missing metadata.jsonl"
+        elif kind is not None:
+            problem = f"{shown(meta_path)}: metadata.jsonl is {kind}, not a regular file; not read"
+        if problem is not None:
+            problems.append(problem)
             continue
         try:
             metadata = read_metadata(meta_path)
         except InputError as exc:
-            problems.append(str(exc))
+            problems.append(shown(exc))
             continue
         if suite is not None and _canon(metadata) != _canon(suite[index]):
             problems.append(
@@ -167,11 +219,30 @@ def scan_folder(
             )
             continue
         samples_dir = entry / "samples"
-        files = sorted(p for p in samples_dir.iterdir() if p.is_file()) if samples_dir.is_dir() else []
-        images = [p for p in files if p.suffix.lower() in IMAGE_SUFFIXES]
-        for other in files:
+        escape = _outside(samples_dir, base, "the samples folder") if samples_dir.is_dir() else None
+        if escape is not None:
+            problems.append(escape)
+            continue
+        first = folders.again(samples_dir) if samples_dir.is_dir() else None
+        if first is not None:
+            problems.append(
+                f"{entry.name}/samples: the same folder as {first.relative_to(base)} (a link); "
+                "its images are judged once"
+            )
+            continue
+        entries = sorted(samples_dir.iterdir()) if samples_dir.is_dir() else []
+        images: list[Path] = []
+        for other in entries:
+            kind = kind_of(other)
             if other.suffix.lower() not in IMAGE_SUFFIXES:
-                notes.append(f"{entry.name}/samples/{other.name}: not an image, ignored")
+                if kind is None:
+                    notes.append(f"{shown(entry.name)}/samples/{shown(other.name)}: not an image, ignored")
+            elif kind is None:
+                images.append(other)
+            elif kind == "missing":
+                problems.append(f"{shown(other)}: a dangling link (to {shown(os.readlink(other))}); not read")
+            else:
+                problems.append(f"{shown(other)}: is {kind}, not an image file; not read")
         if not images:
             problems.append(f"{entry.name}: no samples")
             continue
@@ -180,17 +251,23 @@ def scan_folder(
             by_sample.setdefault(path.stem.lower(), []).append(path.name)
         twice = {stem: names for stem, names in by_sample.items() if len(names) > 1}
         for names in twice.values():
-            problems.append(f"{entry.name}/samples: one sample in several files ({', '.join(names)}); keep one")
+            problems.append(
+                f"{entry.name}/samples: one sample in several files ({', '.join(map(shown, names))}); keep one"
+            )
         images = [p for p in images if p.stem.lower() not in twice]
         if images_per_prompt is not None and len(images) != images_per_prompt:
             problems.append(f"{entry.name}: {len(images)} samples, expected {images_per_prompt}")
         for path in images:
             reason, note = _check_image(path, base) if verify_images else (None, None)
+            if reason is None:
+                first = files.again(path)
+                if first is not None:
+                    reason = f"the same file as {shown(first)} (a link); judged once, as {shown(first)}"
             if reason is not None:
-                problems.append(f"{path}: {reason}")
+                problems.append(f"{shown(path)}: {reason}")
                 continue
             if note is not None:
-                notes.append(f"{path}: {note}")
+                notes.append(f"{shown(path)}: {note}")
             items.append(ImageItem(prompt_index=index, sample=path.stem, path=path, metadata=metadata))
     missing = tuple(i for i in range(len(suite)) if i not in found) if suite is not None else ()
     expected_prompts = len(suite) if suite is not None else None
@@ -324,15 +401,29 @@ def parse_result(record: Any, *, where: str) -> ResultRow:
     )
 
 
+def image_identity(filename: str) -> tuple[object, ...]:
+    """What makes two results' ``filename`` one image: the file they name ((st_dev, st_ino), links followed) when it
+    exists here, else the name with '.', '..' and repeated separators folded (``a/./b.png`` is ``a/b.png``)."""
+    key = file_key(filename)
+    if key is not None:
+        return ("file", *key)
+    return ("name", posixpath.normpath(filename))
+
+
 def read_results(path: str | Path) -> list[ResultRow]:
-    """Read a results.jsonl (t2ibench's or GenEval's reference output); an image judged twice is an error."""
+    """Read a results.jsonl (t2ibench's or GenEval's reference output); an image judged twice is an error, however
+    its ``filename`` is spelt (``image_identity``). The file must be a regular file (never a FIFO or a device)."""
+    regular_file(path, what="results file")
     rows: list[ResultRow] = []
-    first: dict[str, str] = {}
+    first: dict[tuple[object, ...], tuple[str, str]] = {}
     for where, record in read_jsonl(path):
         row = parse_result(record, where=where)
-        if row.filename in first:
-            raise InputError(f"{where}: a second result for {row.filename} (first at {first[row.filename]})")
-        first[row.filename] = f"line {where.rsplit(':', 1)[-1]}"
+        key = image_identity(row.filename)
+        if key in first:
+            line, name = first[key]
+            also = "" if name == row.filename else f", as {name!r}: the same image"
+            raise InputError(f"{where}: a second result for {shown(row.filename)} (first at {line}{also})")
+        first[key] = (f"line {where.rsplit(':', 1)[-1]}", row.filename)
         rows.append(row)
     return rows
 
@@ -423,7 +514,8 @@ def evaluate_scan(
     settings = json.loads(json.dumps(evaluation_fingerprint(detector, colour, params), sort_keys=True, default=str))
     done: dict[str, ResultRow] = {}
     partial = Path(str(out) + ".partial") if out is not None else None
-    if partial is not None and partial.exists():
+    if partial is not None and (partial.exists() or partial.is_symlink()):
+        regular_file(partial, what="partial results file")
         stored, rows_found = _read_partial(partial)
         if stored == settings:
             current = {scan.name(item): item for item in scan.items}

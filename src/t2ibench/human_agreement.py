@@ -180,12 +180,17 @@ class AgreementReport:
 
 
 def _slices(hv: HumanVerdicts) -> list[tuple[str, str, list[ImageKey]]]:
+    """(source or 'all', task or 'all', its images) of every non-empty slice, in one pass over the images (a
+    scan per source would be quadratic in the number of sources an annotation file's URLs name)."""
+    members: dict[tuple[str, str], list[ImageKey]] = {}
+    for k in hv.verdicts:
+        for source in (k[0], ALL):
+            for task in (hv.tasks[k], ALL):
+                members.setdefault((source, task), []).append(k)
     slices = []
     for source in [*hv.sources, ALL]:
         for task in [*TASKS, ALL]:
-            keys = [
-                k for k in hv.verdicts if (source == ALL or k[0] == source) and (task == ALL or hv.tasks[k] == task)
-            ]
+            keys = members.get((source, task))
             if keys:
                 slices.append((source, task, keys))
     return slices
@@ -221,17 +226,24 @@ def agreement_report(
         "seed": ci_seed,
         "method": "percentile bootstrap over prompts (all images of a prompt together), stratified by task",
     }
+    if not any(len(v) >= 2 for v in hv.verdicts.values()):
+        raise InputError("no image has two or more annotations in any source: agreement is undefined")
     prompt = {k: k[1] for k in hv.verdicts}  # the cluster: a prompt's images (of every source, for 'all')
     for source, task, keys in _slices(hv):
         subset = {k: hv.verdicts[k] for k in keys}
-        if not any(len(v) >= 2 for v in subset.values()):  # agreement needs two annotators of one image
-            report.coverage[f"human {source}/{task}"] = f"skipped: none of its {len(keys)} images has 2+ annotations"
-            continue
-        report.human[(source, task)] = human_agreement(subset)
-        found = bootstrap_agreement(subset, prompt, hv.tasks, resamples=resamples, level=ci_level, seed=ci_seed)
+        # the human accuracy needs one annotation of an image, agreement two: a slice without any image of 2+
+        # annotations has its accuracy alone, and says so
+        single = sum(len(v) == 1 for v in subset.values())
+        if single:
+            report.coverage[f"human {source}/{task}"] = (
+                f"{single} of its {len(keys)} images have a single annotation: in the human accuracy, in no "
+                "agreement statistic"
+            )
+        report.human[(source, task)] = human_agreement(subset, require_pairs=False)
+        found = bootstrap_agreement(
+            subset, prompt, hv.tasks, resamples=resamples, level=ci_level, seed=ci_seed, require_pairs=False
+        )
         _intervals(report, HUMAN_SCOPE, source, task, found, TASK_MEANS[HUMAN_SCOPE])
-    if not report.human:
-        raise InputError("no image has two or more annotations in any source: agreement is undefined")
     for name, verdicts in (auto or {}).items():
         table: dict[tuple[str, str], AutoAgreement] = {}
         for source, task, keys in _slices(hv):
@@ -316,14 +328,17 @@ def _ci_numbers(report: AgreementReport, key: str, source: str, statistic: str) 
 
 def headline(run: AgreementRun) -> dict[str, Any]:
     """The numbers DVC tracks (metrics.json): pooled inter-annotator agreement and each source's human score, with
-    their bootstrap intervals (``*_ci_low`` / ``*_ci_high`` at ``ci_level``)."""
+    their bootstrap intervals (``*_ci_low`` / ``*_ci_high`` at ``ci_level``) and the images and annotations each
+    rests on (the agreement: images with 2+ annotations; the human score: every annotation)."""
     report = run.report
     pooled = report.human[(ALL, ALL)]
     numbers: dict[str, Any] = {
         "inter_annotator_pairwise": round(pooled.pairwise_agreement, 4),
         **_ci_numbers(report, "inter_annotator_pairwise", ALL, "pairwise_agreement"),
         "fleiss_kappa": round(pooled.fleiss_kappa, 4),
-        "annotations": pooled.annotations,
+        "annotations": pooled.annotations,  # what the agreement statistics rest on (images with 2+ annotations)
+        "images": pooled.images,
+        "single_annotation_images": pooled.single_annotation_images,
     }
     if report.ci:
         numbers["ci_level"] = report.ci["level"]
@@ -332,6 +347,9 @@ def headline(run: AgreementRun) -> dict[str, Any]:
         numbers["inter_annotator_pairwise_task_mean"] = round(mean.value, 4)
     for source in run.verdicts.sources:
         numbers[f"human_score_{source}"] = round(human_score(run.verdicts, source), 4)
+        rests = [v for k, v in run.verdicts.verdicts.items() if k[0] == source]
+        numbers[f"human_score_images_{source}"] = len(rests)  # what the human score rests on
+        numbers[f"human_score_annotations_{source}"] = sum(len(v) for v in rests)
         numbers |= _ci_numbers(report, f"human_score_{source}", source, "human_accuracy")
         accuracies = [h.human_accuracy for (s, t), h in report.human.items() if s == source and t != ALL]
         numbers[f"human_score_task_mean_{source}"] = round(sum(accuracies) / len(accuracies), 4)
@@ -343,7 +361,8 @@ def human_score(verdicts: HumanVerdicts, source: str) -> float:
     """GenEval Table 2's "Human" figure for a source: the share of *annotations* (each annotator's verdict on each
     image) that find the image correct, pooled over every task — the aggregation that reproduces the paper's 0.42
     (CLIP retrieval) and 0.57 (SD v2.1) on the released annotations at two decimals. The unweighted mean of the six
-    per-task accuracies (0.43 / 0.58) is reported beside it as ``human_score_task_mean``."""
+    per-task accuracies (0.43 / 0.58) is reported beside it as ``human_score_task_mean``. An image with a single
+    annotation counts (a verdict needs one annotator; agreement needs two), as in the per-source tables."""
     votes = [ok for key, vs in verdicts.verdicts.items() if key[0] == source for ok in vs]
     if not votes:
         raise InputError(f"no annotations of source {source!r}")

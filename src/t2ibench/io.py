@@ -11,7 +11,6 @@ import math
 import os
 import re
 import threading
-import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,9 @@ from numpy.typing import NDArray
 
 from t2ibench.errors import InputError
 from t2ibench.metrics.checks import check_embedding_dtype, check_memory, check_positive_int
+from t2ibench.metrics.npz import NpzMember as NpzMember  # re-exported: its home is t2ibench.metrics.npz
+from t2ibench.metrics.npz import name_list, npz_members, readable_member
+from t2ibench.metrics.npz import read_npz_arrays as read_npz_arrays
 
 
 def output_dir(path: str | Path) -> Path:
@@ -356,11 +358,13 @@ def iter_npy_batches(
 
 @dataclass(frozen=True)
 class EmbeddingFile:
-    """An (n, d) embedding matrix on disk: .npy is streamed batch by batch, .npz is read whole."""
+    """An (n, d) embedding matrix on disk: .npy is streamed batch by batch, .npz (its array ``member``) is read
+    whole, after its header was checked against the memory limit."""
 
     path: Path
     n: int
     dim: int
+    member: str = "embeddings"
 
     def batches(self, batch_size: int) -> Iterator[tuple[int, NDArray[Any]]]:
         """Yield (first row index, rows (b, d)) in file order."""
@@ -386,9 +390,7 @@ class EmbeddingFile:
         if self.path.suffix == ".npy":
             whole: NDArray[Any] = np.load(self.path, allow_pickle=False)
             return whole
-        with np.load(self.path, allow_pickle=False) as data:
-            arr: NDArray[Any] = data[_npz_key(data.files, self.path)]
-        return arr
+        return read_npz_arrays(self.path, [self.member])[self.member]
 
 
 def _npz_key(files: list[str], path: Path) -> str:
@@ -397,11 +399,18 @@ def _npz_key(files: list[str], path: Path) -> str:
         return "embeddings"
     if len(files) == 1:
         return files[0]
-    raise InputError(f"{path}: expected an 'embeddings' array (or exactly one array) in the .npz, found {files}")
+    raise InputError(
+        f"{path}: expected an 'embeddings' array (or exactly one array) in the .npz, found {name_list(files)}"
+    )
 
 
 def open_embeddings(path: str | Path) -> EmbeddingFile:
-    """Open an (n, d) embedding file (.npy streamed, or .npz holding one array); InputError names the problem."""
+    """Open an (n, d) embedding file (.npy streamed, or .npz holding one array); InputError names the problem.
+
+    Nothing is inflated: an .npz's array is known from its header (``npz_members``), validated like an .npy's
+    (2-D, real numbers; Fortran order is fine, the array is read whole) and its size checked against the memory
+    limit before anything reads it.
+    """
     p = Path(path)
     if not p.exists():
         raise InputError(f"{p}: no such file")
@@ -409,19 +418,14 @@ def open_embeddings(path: str | Path) -> EmbeddingFile:
         layout = npy_layout(p)
         return EmbeddingFile(path=p, n=layout.n, dim=layout.dim)
     if p.suffix == ".npz":
-        if not p.is_file() or not zipfile.is_zipfile(p):
-            raise InputError(f"{p}: not an .npz archive (numpy.savez writes a zip file)")
-        try:
-            with np.load(p, allow_pickle=False) as data:
-                shape = data[_npz_key(data.files, p)].shape
-        except ValueError as exc:
-            reason = "it holds object arrays, which would need pickle" if "pickle" in str(exc) else str(exc)
-            raise InputError(f"{p}: not a readable .npz file ({reason})") from None
-        except (OSError, zipfile.BadZipFile) as exc:
-            raise InputError(f"{p}: not a readable .npz file ({exc})") from None
-        if len(shape) != 2:
-            raise InputError(f"{p}: embeddings must be 2-D (n, d); got shape {shape}")
-        return EmbeddingFile(path=p, n=int(shape[0]), dim=int(shape[1]))
+        members = npz_members(p)
+        key = _npz_key(list(members), p)
+        member = readable_member(p, members[key])
+        if len(member.shape) != 2:
+            raise InputError(f"{p}: embeddings must be 2-D (n, d); got shape {member.shape}")
+        check_embedding_dtype(member.dtype, where=f"{p}: array {key!r}")
+        check_memory(member.nbytes, what=f"{p}: inflating array {key!r} {member.shape} {member.dtype}")
+        return EmbeddingFile(path=p, n=member.shape[0], dim=member.shape[1], member=key)
     raise InputError(f"{p}: unsupported embeddings format {p.suffix!r} (use .npy or .npz)")
 
 
@@ -454,16 +458,23 @@ def load_embedding_table(path: str | Path) -> EmbeddingTable:
     """
     p = Path(path)
     source = open_embeddings(p)
-    embeddings = source.load()
     columns: dict[str, tuple[str, ...]] = {}
     if p.suffix == ".npz":
-        with np.load(p, allow_pickle=False) as data:
-            for name in TABLE_COLUMNS:
-                if name in data.files:
-                    values = data[name]
-                    if values.ndim != 1 or len(values) != source.n:
-                        raise InputError(f"{p}: {name!r} must have one entry per row ({source.n}); got {values.shape}")
-                    columns[name] = tuple(str(v) for v in values.tolist())
+        members = npz_members(p)
+        names = [name for name in TABLE_COLUMNS if name in members]
+        for name in names:  # shapes first, then every array's size together, before any is inflated
+            shape = members[name].shape
+            if len(shape) != 1 or shape[0] != source.n:
+                raise InputError(f"{p}: {name!r} must have one entry per row ({source.n}); got {shape}")
+        # each column's entries become Python strings (up to ~4 bytes a character again, with object overhead)
+        check_memory(
+            2 * source.n * source.dim * 8 + sum(2 * members[n].nbytes + 64 * source.n for n in names),
+            what=f"{p}: its embeddings and {', '.join(map(repr, names)) or 'no'} columns",
+        )
+        arrays = read_npz_arrays(p, names)
+        for name in names:
+            columns[name] = tuple(str(v) for v in arrays.pop(name).tolist())
+    embeddings = source.load()
     if "paths" in columns:
         columns["paths"] = tuple(str(p.parent / q) if not Path(q).is_absolute() else q for q in columns["paths"])
     return EmbeddingTable(path=p, embeddings=embeddings, **columns)

@@ -356,3 +356,146 @@ def test_bootstrap_rejects_bad_input():
     with pytest.raises(InputError, match="two or more annotations"):
         bootstrap_agreement({"a": [True]}, {"a": 0}, {"a": "x"})
     assert percentile_interval(np.array([np.nan, np.nan, 1.0])) == (pytest.approx(math.nan, nan_ok=True),) * 2
+
+
+# -- linear closed forms against the pair enumeration they replace ------------------------------------------------
+
+
+def _pair_enumeration(verdicts):
+    """The former implementation of human_agreement: every annotator pair of every image, built (quadratic)."""
+    from sklearn.metrics import cohen_kappa_score
+    from statsmodels.stats.inter_rater import fleiss_kappa
+
+    groups = [list(v) for v in verdicts.values() if len(v) >= 2]
+    pair_rates, left, right, vs_others, ties = [], [], [], [], 0
+    for g in groups:
+        pairs = list(combinations(g, 2))
+        pair_rates.append(sum(a == b for a, b in pairs) / len(pairs))
+        for a, b in pairs:
+            left += [a, b]
+            right += [b, a]
+        for i, vote in enumerate(g):
+            others = g[:i] + g[i + 1 :]
+            if 2 * sum(others) == len(others):
+                ties += 1
+            else:
+                vs_others.append(vote == (2 * sum(others) > len(others)))
+    kappa = (
+        float(cohen_kappa_score(np.array(left, dtype=int), np.array(right, dtype=int)))
+        if len(set(left) | set(right)) >= 2
+        else math.nan
+    )
+    counts = np.array([[len(g) - sum(g), sum(g)] for g in groups])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fleiss = float(fleiss_kappa(counts)) if len({len(g) for g in groups}) == 1 else math.nan
+    votes = [v for g in groups for v in g]
+    return {
+        "images": len(groups),
+        "annotations": len(votes),
+        "human_accuracy": float(np.mean(votes)),
+        "pairwise_agreement": float(np.mean(pair_rates)),
+        "vs_majority_of_others": float(np.mean(vs_others)) if vs_others else math.nan,
+        "ties_excluded": ties,
+        "cohen_kappa": kappa,
+        "fleiss_kappa": fleiss,
+        "unanimous_images": sum(len(set(g)) == 1 for g in groups),
+    }
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_closed_forms_equal_the_pair_enumeration(seed):
+    gen = np.random.default_rng(seed)
+    raters = [int(gen.integers(2, 8))] if seed % 3 == 0 else None  # equal raters (Fleiss defined) in a third
+    p = (0.0, 1.0, 0.5, 0.9)[seed % 4]  # one-class cases make κ undefined
+    votes = {
+        i: list(gen.random(raters[0] if raters else int(gen.integers(2, 9))) < p)
+        for i in range(int(gen.integers(1, 12)))
+    }
+    got = human_agreement(votes).to_dict()
+    for name, expected in _pair_enumeration(votes).items():
+        if isinstance(expected, float) and math.isnan(expected):
+            assert got[name] is None, (seed, name)
+        else:
+            assert got[name] == pytest.approx(expected, abs=1e-12), (seed, name)
+
+
+def test_an_image_with_many_annotations_costs_its_count_not_its_pairs():
+    import time
+    import tracemalloc
+
+    votes = {"one": [i % 3 == 0 for i in range(200_000)]}  # 2·10^10 pairs: the enumeration could not finish
+    tracemalloc.start()
+    started = time.perf_counter()
+    stats = human_agreement(votes)
+    boot = bootstrap_agreement(votes, {"one": 0}, {"one": "t"}, resamples=50)
+    elapsed = time.perf_counter() - started
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert (stats.images, stats.annotations) == (1, 200_000)
+    y, n = 66_667, 200_000
+    assert stats.pairwise_agreement == pytest.approx((y * (y - 1) + (n - y) * (n - y - 1)) / (n * (n - 1)))
+    assert boot.pooled["pairwise_agreement"].value == pytest.approx(stats.pairwise_agreement)
+    assert peak < 64 * 2**20
+    assert elapsed < 20
+
+
+def test_single_annotations_count_in_the_accuracy_only():
+    votes = {"a": [True], "b": [True, False], "c": [False, False], "d": [True]}
+    h = human_agreement(votes)
+    assert (h.images, h.annotations) == (2, 4)
+    assert (h.score_images, h.score_annotations, h.single_annotation_images) == (4, 6, 2)
+    assert h.human_accuracy == pytest.approx(3 / 6)  # every annotation, the single ones included
+    assert h.pairwise_agreement == pytest.approx(0.5)  # (0 + 1) / 2: images with a pair only
+    boot = bootstrap_agreement(votes, {k: k for k in votes}, dict.fromkeys(votes, "t"), resamples=30)
+    assert boot.pooled["human_accuracy"].value == pytest.approx(3 / 6)
+    assert boot.pooled["human_accuracy"].n == 6
+    assert boot.pooled["pairwise_agreement"].n == 2
+    for name in HUMAN_N:  # the interval's point estimates are the library statistics, singles and all
+        assert boot.pooled[name].value == pytest.approx(getattr(h, name), nan_ok=True), name
+    only = human_agreement({"a": [True], "b": [False]}, require_pairs=False)
+    assert (only.images, only.score_images, only.human_accuracy) == (0, 2, 0.5)
+    assert math.isnan(only.pairwise_agreement)
+    assert math.isnan(only.cohen_kappa)
+
+
+def _threshold_scan(scores, labels):
+    """The former O(n²) tuning: every candidate threshold against every score."""
+    order = np.sort(np.unique(scores))
+    candidates = np.concatenate([[order[0] - 1.0], (order[:-1] + order[1:]) / 2, [order[-1] + 1.0]])
+    agreements = [float(np.mean(labels == (scores > t))) for t in candidates]
+    best = int(np.argmax(agreements))
+    return float(candidates[best]), agreements[best]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_sorted_threshold_search_equals_the_scan(seed):
+    from t2ibench.metrics.agreement import _best_threshold
+
+    gen = np.random.default_rng(seed)
+    n = int(gen.integers(1, 60))
+    scores = np.round(gen.random(n), int(gen.integers(1, 3)))  # ties among scores
+    if seed % 5 == 0:
+        scores = scores * 1e300  # midpoints where x - 1 == x
+    labels = gen.random(n) < 0.5
+    assert _best_threshold(scores, labels) == _threshold_scan(scores, labels)
+
+
+def test_bootstrap_gathers_in_bounded_chunks_with_identical_totals(monkeypatch):
+    import t2ibench.metrics.agreement as agreement
+
+    votes, cluster, stratum, _ = _random_study(prompts=15)
+    features = np.stack([human_features(votes[k]) for k in votes])
+    args = ([cluster[k] for k in votes], [stratum[k] for k in votes])
+    whole = stratified_cluster_totals(features, *args, resamples=300, seed=4)
+    monkeypatch.setattr(agreement, "_GATHER_BYTES", 1)  # one resample at a time
+    chunked = stratified_cluster_totals(features, *args, resamples=300, seed=4)
+    assert whole[0] == chunked[0]
+    np.testing.assert_array_equal(whole[1], chunked[1])
+    np.testing.assert_array_equal(whole[2], chunked[2])  # bit for bit: the published intervals do not move
+
+
+def test_bootstrap_is_refused_before_allocating_beyond_the_memory_limit(monkeypatch):
+    votes, cluster, stratum, _ = _random_study(prompts=6)
+    monkeypatch.setenv("T2IBENCH_MEMORY_LIMIT", "1M")
+    with pytest.raises(InputError, match=r"a bootstrap of 100000 resamples over 6 clusters in 3 strata needs ~"):
+        bootstrap_agreement(votes, cluster, stratum, resamples=100_000)

@@ -426,3 +426,86 @@ def test_store_agreement_writes_interval_columns(tmp_path):
     page = html_page(stored, nav="<nav>n</nav>")  # the stored rows, as DuckDB returns them, render
     assert 'id="agreement-human"' in page
     assert "66.7" in page
+
+
+def with_image_id(fields, image_id):
+    return [image_id if h == "Input.image_id" else v for h, v in zip(HEADER, fields, strict=True)]
+
+
+@pytest.mark.parametrize(
+    ("image_id", "reason"),
+    [
+        ("+1", "image_id not a whole number"),
+        (" 1", "image_id not a whole number"),
+        ("1_0", "image_id not a whole number"),
+        ("\u0663", "image_id not a whole number"),
+        ("-1", "image_id not a whole number"),
+        ("", "image_id not a whole number"),
+        ("2147483648", "image_id out of range"),
+        ("9" * 5000, "image_id out of range"),  # more digits than int() may parse: still one clear reason
+    ],
+)
+def test_malformed_image_ids_are_dropped_and_counted(tmp_path, image_id, reason):
+    rows = [record(0, 1), with_image_id(record(0, 2), image_id)]
+    anns, report = load_annotations(write(tmp_path, rows), SUITE)
+    assert [a.image_id for a in anns] == [1]
+    assert report.dropped == Counter({reason: 1})
+    assert report.rows_read == report.kept + report.dropped_rows
+
+
+def test_ids_written_as_decimals_are_the_same_image(tmp_path):
+    rows = [record(0, 1), with_image_id(record(0, 1, count0="0"), "1.0")]
+    anns, report = load_annotations(write(tmp_path, rows), SUITE)
+    assert [(a.image_id, a.slot) for a in anns] == [(1, 0), (1, 1)]
+    assert report.agreement_rows == 2
+
+
+def test_single_annotations_are_counted_in_the_load_report(tmp_path):
+    _, report = load_annotations(write(tmp_path, [record(0, 0), record(0, 0, count0="0"), record(1, 0)]), SUITE)
+    assert report.kept == 3
+    assert report.score_only == Counter({"the only annotation of its image (no agreement statistic)": 1})
+    assert report.agreement_rows == 2
+    assert "in the human score only 1 row(s): the only annotation of its image" in report.summary()
+    assert report.to_dict()["agreement_rows"] == 2
+
+
+def test_a_long_split_record_is_rejoined_in_linear_time(tmp_path):
+    import time
+
+    start = ",".join(record(0)[:5]) + "\n"
+    path = write(tmp_path, [record(1)], raw_lines=[start, *["word\n"] * 200_000])
+    began = time.perf_counter()
+    anns, report = load_annotations(path, SUITE)
+    assert time.perf_counter() - began < 10  # the former string-by-string rejoin was quadratic (minutes)
+    assert [a.prompt_id for a in anns] == [1]
+    assert report.dropped == Counter({"a record split over more than 100 lines, not repaired": 1})
+
+
+@needs_shared
+def test_released_rows_add_up_from_the_files_to_the_statistics(tmp_path):
+    """Rows read = rows kept + rows dropped (by reason); rows kept = annotations in the human score = annotations in
+    the agreement statistics + single annotations; what the JSON, the Markdown and metrics.json say rests on them."""
+    suite = [json.loads(line) for line in (GENEVAL_DATA / "evaluation_metadata.jsonl").read_text().splitlines()]
+    argv = [
+        "agreement",
+        "--annotations",
+        *map(str, CSVS),
+        "--metadata",
+        str(GENEVAL_DATA / "evaluation_metadata.jsonl"),
+    ]
+    assert main([*argv, "--resamples", "20", "--out", str(tmp_path)]) == 0
+    payload = json.loads((tmp_path / "agreement.json").read_text())
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    for path, loading in zip(CSVS, payload["loading"], strict=True):
+        anns, report = load_annotations(path, suite)
+        assert loading["read"] == loading["kept"] + sum(loading["dropped"].values()) == report.rows_read
+        assert loading["kept"] == loading["agreement_rows"] + sum(loading["score_only"].values()) == len(anns)
+        source = anns[0].source
+        human = payload["human"][f"{source}/all"]
+        assert human["score_annotations"] == loading["kept"] == metrics[f"human_score_annotations_{source}"]
+        assert human["annotations"] == loading["agreement_rows"]
+        assert human["score_images"] == len({a.image_key for a in anns}) == metrics[f"human_score_images_{source}"]
+    pooled = payload["human"]["all/all"]
+    assert pooled["score_annotations"] == sum(r["kept"] for r in payload["loading"]) == 4000
+    assert (metrics["annotations"], metrics["images"], metrics["single_annotation_images"]) == (4000, 800, 0)
+    assert "| clip | 41.6 [" in (tmp_path / "agreement.md").read_text().replace("| clip | all |", "")

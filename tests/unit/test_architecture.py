@@ -129,12 +129,20 @@ def module_of(path: Path) -> str:
 ALLOWED_INSIDE = {
     "t2ibench.metrics": ("t2ibench.metrics", "t2ibench.errors"),
     "t2ibench.store": ("t2ibench.store", "t2ibench.errors", "t2ibench.metrics"),
-    "t2ibench.suites": ("t2ibench.suites", "t2ibench.errors", "t2ibench.io", "t2ibench.metrics", "t2ibench.hashing"),
+    "t2ibench.suites": (
+        "t2ibench.suites",
+        "t2ibench.errors",
+        "t2ibench.io",
+        "t2ibench.metrics",
+        "t2ibench.hashing",
+        "t2ibench.paths",
+    ),
     "t2ibench.models": (
         "t2ibench.models",
         "t2ibench.errors",
         "t2ibench.io",
         "t2ibench.images",
+        "t2ibench.paths",
         "t2ibench.progress",
         "t2ibench.embed_cache",
         "t2ibench.hashing",

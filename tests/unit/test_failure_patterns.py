@@ -395,3 +395,21 @@ def test_the_report_section_has_the_confusion_matrix_and_class_bars(store, tmp_p
     md = (tmp_path / "reports" / "leaderboard.md").read_text()
     row = next(line for line in md.splitlines() if line.startswith("| swapper"))
     assert "1.00" in row
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "CREATE MACRO avg(x) AS 0.0",  # every rate in the failure views would read 0
+        "CREATE MACRO json_extract_string(a, b) AS 'forged'",
+        "CREATE TYPE json AS INTEGER",
+    ],
+)
+def test_a_write_cannot_shadow_what_the_failure_views_call(store, text):
+    """A user's macro or type named like DuckDB's own would silently change every failure view (and the next
+    migration's columns): refused, rolled back; the views read as before."""
+    before = summary(store, "swapper")
+    with pytest.raises(InputError, match=r"refused: after the statements (macro|type) \w+ shadows DuckDB's"):
+        store.user_query(text, write=True)
+    assert summary(store, "swapper") == before
+    assert store.rows("SELECT count(*) AS n FROM duckdb_functions() WHERE NOT internal") == [{"n": 0}]

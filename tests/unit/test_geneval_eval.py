@@ -325,3 +325,45 @@ def test_evaluate_cli_refuses_incomplete_folders(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "missing prompt folders" in err
     assert "--allow-missing" in err
+
+
+# -- identity after resolving (t2ibench.paths) ----------------------------------------------------------------------
+
+
+def test_an_image_reached_twice_is_judged_once(tmp_path):
+    import os
+
+    root = make_folder(tmp_path / "imgs", SUITE, prompts=[0, 1])
+    samples = root / "00000" / "samples"
+    (samples / "00001.png").unlink()
+    (samples / "00001.png").symlink_to("00000.png")  # a link to a sibling
+    os.link(samples / "00000.png", root / "00001" / "samples" / "00002.png")  # a hard link from another prompt
+    scan = scan_folder(root, SUITE[:2], images_per_prompt=None)
+    judged = [item.path.name for item in scan.items]
+    assert judged == ["00000.png", "00000.png", "00001.png"], "each file once, in folder order"
+    assert [item.prompt_index for item in scan.items] == [0, 1, 1]
+    problems = "\n".join(scan.problems)
+    assert "00000/samples/00001.png: the same file as" in problems
+    assert "00001/samples/00002.png: the same file as" in problems
+    assert not scan.ok
+
+
+def test_results_names_are_relative_to_the_workspace_even_through_a_link(tmp_path):
+    from t2ibench.geneval_eval import FolderScan, ImageItem
+
+    (tmp_path / "ws" / "data").mkdir(parents=True)
+    (tmp_path / "alias").symlink_to(tmp_path / "ws")
+    item = ImageItem(0, "00000", tmp_path / "alias" / "data" / "00000" / "samples" / "00000.png", SUITE[0])
+    scan = FolderScan(tmp_path, (item,), 1, 1, 1, names_from=tmp_path / "ws")
+    assert scan.name(item) == "data/00000/samples/00000.png"  # was a ValueError traceback
+
+
+def test_a_stray_partial_fifo_is_refused_not_read(tmp_path):
+    import os
+
+    from t2ibench.errors import InputError
+
+    scan = scan_folder(make_folder(tmp_path / "imgs", SUITE, prompts=[0]), SUITE[:1], images_per_prompt=2)
+    os.mkfifo(tmp_path / "r.jsonl.partial")
+    with pytest.raises(InputError, match=r"r\.jsonl\.partial: partial results file is a FIFO"):
+        evaluate_scan(scan, detector=None, colour=None, out=tmp_path / "r.jsonl", show_progress=False)

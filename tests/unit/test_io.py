@@ -108,3 +108,99 @@ def test_atomic_text_writes_and_stale_temporary_files(tmp_path):
     assert live.exists()
     assert other.exists()
     assert not stale.exists()
+
+
+def _zip_members(path, members):
+    import warnings
+    import zipfile
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+            for name, data in members:
+                archive.writestr(name, data)
+    return path
+
+
+def _npy_bytes(array):
+    import io
+
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, array)
+    return buf.getvalue()
+
+
+def test_npz_is_opened_from_its_headers_without_inflating(tmp_path, rng, monkeypatch):
+    from t2ibench.io import npz_members
+
+    X = rng.standard_normal((6, 3)).astype(np.float32)
+    np.savez_compressed(tmp_path / "x.npz", embeddings=X, ids=np.arange(6))
+    members = npz_members(tmp_path / "x.npz")
+    assert {n: (m.shape, m.dtype.str, m.nbytes) for n, m in members.items()} == {
+        "embeddings": ((6, 3), "<f4", 72),
+        "ids": ((6,), np.dtype(int).str, 6 * np.dtype(int).itemsize),
+    }
+
+    def no_data(*_args, **_kwargs):
+        raise AssertionError("array data read while opening")
+
+    monkeypatch.setattr(np.lib.format, "read_array", no_data)
+    monkeypatch.setattr(np, "load", no_data)
+    source = open_embeddings(tmp_path / "x.npz")
+    assert (source.n, source.dim, source.member) == (6, 3, "embeddings")
+    monkeypatch.undo()
+    np.testing.assert_array_equal(source.load(), X)
+
+
+def test_npz_bomb_is_refused_before_inflating(tmp_path, monkeypatch):
+    import zipfile
+
+    path = tmp_path / "bomb.npz"
+    header = {"descr": "<f8", "fortran_order": False, "shape": (4000, 1000)}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive, archive.open("embeddings.npy", "w") as fh:
+        np.lib.format.write_array_header_1_0(fh, header)
+        for _ in range(4000):
+            fh.write(bytes(8000))
+    assert path.stat().st_size < 100_000  # 32 MB of zeros
+    monkeypatch.setenv("T2IBENCH_MEMORY_LIMIT", "4M")
+    with pytest.raises(InputError, match=r"bomb\.npz: inflating array 'embeddings' \(4000, 1000\) float64 needs ~30"):
+        open_embeddings(path)
+
+
+@pytest.mark.parametrize(
+    ("members", "message"),
+    [
+        (
+            [("embeddings.npy", _npy_bytes(np.ones((4, 4)))[:-96])],
+            r"declares 160 bytes inflated, its header promises 256",
+        ),
+        ([("embeddings.npy", _npy_bytes(np.ones((2, 2))) + b"\0" * 8)], r"declares 168 bytes .* promises 160"),
+        ([("embeddings.npy", _npy_bytes(np.ones((2, 2))))] * 2, r"holds array 'embeddings' twice"),
+        ([("embeddings.npy", _npy_bytes(np.ones((2, 2)) + 1j))], r"complex values"),
+        ([("embeddings.npy", b"not an npy header at all")], r"not a readable \.npz file"),
+    ],
+    ids=["short", "padded", "twice", "complex", "garbage"],
+)
+def test_npz_members_that_lie_are_refused_unread(tmp_path, members, message):
+    with pytest.raises(InputError, match=message):
+        open_embeddings(_zip_members(tmp_path / "x.npz", members)).load()
+
+
+def test_npz_fortran_order_and_unread_object_members_are_fine(tmp_path):
+    X = np.asfortranarray(np.arange(12.0).reshape(3, 4))
+    np.savez(tmp_path / "x.npz", embeddings=X, notes=np.array([object()], dtype=object))
+    np.testing.assert_array_equal(open_embeddings(tmp_path / "x.npz").load(), X)
+    np.savez(tmp_path / "o.npz", embeddings=np.array([[object()]], dtype=object))
+    with pytest.raises(InputError, match="object arrays, which would need pickle"):
+        open_embeddings(tmp_path / "o.npz")
+
+
+def test_embedding_table_columns_are_estimated_before_inflating(tmp_path, monkeypatch):
+    from t2ibench.io import load_embedding_table
+
+    np.savez_compressed(tmp_path / "t.npz", embeddings=np.ones((4, 2)), texts=np.array(["x" * 500_000] * 4))
+    monkeypatch.setenv("T2IBENCH_MEMORY_LIMIT", "4M")
+    with pytest.raises(InputError, match=r"t\.npz: its embeddings and 'texts' columns needs ~"):
+        load_embedding_table(tmp_path / "t.npz")
+    monkeypatch.setenv("T2IBENCH_MEMORY_LIMIT", "64M")
+    assert load_embedding_table(tmp_path / "t.npz").texts == ("x" * 500_000,) * 4

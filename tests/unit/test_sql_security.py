@@ -130,6 +130,75 @@ def test_out_writes_csv_and_parquet_from_a_stream(store, tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
+def test_the_sealed_connection_has_no_temporary_directory(store, secret):
+    """DuckDB allows every file under its temporary directory (by default ``<store>.tmp``, checked by name): t2ibench
+    gives it none, so links planted there, or in whatever folder the connection reports, read nothing."""
+    for write in (False, True):
+        settings = store.user_query(
+            "SELECT current_setting('temp_directory'), current_setting('allowed_directories')", write=write
+        ).rows
+        assert settings == [("", [])]
+    planted = []
+    for folder in (Path(f"{store.path}.tmp"), store.path.parent / ".tmp"):
+        folder.mkdir(exist_ok=True)
+        os.link(secret, folder / "hard.csv")
+        os.symlink(secret, folder / "soft.csv")
+        planted += [folder / "hard.csv", folder / "soft.csv", folder / "*"]
+    for path in planted:
+        for text in (f"SELECT * FROM read_text('{path}')", f"SELECT * FROM glob('{path}')"):
+            for write in (False, True):
+                with pytest.raises(InputError, match="file system operations are disabled") as caught:
+                    store.user_query(text, write=write)
+                assert "hunter2" not in str(caught.value)
+    assert not list(Path(f"{store.path}.tmp").glob("duckdb_temp*")), "nothing spilled there"
+
+
+def test_a_read_only_query_reads_no_file_at_all(store):
+    """Once the store is open, a read-only connection disables the local file system: not even the store file or
+    its log (which DuckDB allows by name) can be read as bytes."""
+    for suffix in ("", ".wal", ".wal.recovery", ".wal.checkpoint"):
+        with pytest.raises(InputError, match="file system operations are disabled"):
+            store.user_query(f"SELECT * FROM read_blob('{store.path}{suffix}')")
+    assert store.user_query("SELECT count(*) FROM prompts").rows == [(3,)]  # the store itself reads as ever
+
+
+@pytest.mark.parametrize("suffix", [".wal", ".wal.recovery", ".wal.checkpoint"])
+@pytest.mark.parametrize("link", ["symlink", "hardlink"])
+def test_links_where_duckdb_keeps_the_log_are_refused(store, secret, suffix, link):
+    """DuckDB allows ``<store>.wal*`` by name, for --write connections too: a link planted there is refused before
+    the store is opened, read-only or not."""
+    planted = Path(f"{store.path}{suffix}")
+    (os.symlink if link == "symlink" else os.link)(secret, planted)
+    for write in (False, True):
+        with pytest.raises(InputError, match=rf"{planted.name}: is a (symbolic|hard) link") as caught:
+            store.user_query(f"SELECT * FROM read_text('{planted}')", write=write)
+        assert "hunter2" not in str(caught.value)
+    planted.unlink()
+    assert len(rows(store)) == 3
+
+
+def test_a_log_link_planted_while_a_write_runs_refuses_the_write(store, secret):
+    planted = Path(f"{store.path}.wal.recovery")
+    sneaky = (
+        "CREATE MACRO plant() AS 1; DELETE FROM prompts WHERE prompt_index = 0; SELECT count(*) FROM range(5000000)"
+    )
+    import threading
+
+    def plant() -> None:
+        time.sleep(0.05)
+        os.symlink(secret, planted)
+
+    thread = threading.Thread(target=plant)
+    thread.start()
+    try:
+        with pytest.raises(InputError, match=r"refused: a file beside the store changed"):
+            store.user_query(sneaky + " t1, range(100) t2", write=True)
+    finally:
+        thread.join()
+        planted.unlink(missing_ok=True)
+    assert len(rows(store)) == 3, "rolled back"
+
+
 # -- other databases, extensions, settings ------------------------------------------------------------------------
 
 
@@ -263,6 +332,25 @@ def test_a_long_query_is_stopped_and_the_store_released(store):
     assert time.monotonic() - start < 10
     with store.write() as con:  # released: a writer gets the file at once
         store.upsert(con, "prompts", [{"suite": "g", "prompt_index": 7, "task": "colors", "prompt": "p7"}])
+
+
+@pytest.mark.parametrize("seconds", [1e-6, 0.001, 0.01])
+def test_a_tiny_timeout_is_never_lost(store, seconds):
+    """A limit that passes before DuckDB has started the statement (whose interrupt DuckDB then drops) still stops
+    it: the watchdog interrupts until the query has returned, and the deadline is checked between statements."""
+    for write in (False, True):
+        for _ in range(4):
+            start = time.monotonic()
+            with pytest.raises(QueryStoppedError, match=r"\(--timeout\)"):
+                store.user_query("SELECT 1; " * write + LONG_QUERY, write=write, time_limit=seconds)
+            assert time.monotonic() - start < 3
+    assert len(rows(store)) == 3
+
+
+def test_the_timeout_must_be_a_positive_finite_number(store):
+    for bad in (0, -1, float("nan"), float("inf"), True, "5"):
+        with pytest.raises(InputError, match="--timeout must be a number of seconds > 0"):
+            store.user_query("SELECT 1", time_limit=bad)
 
 
 def test_a_refresh_waiting_behind_a_long_query_gets_the_store(store, tmp_path):

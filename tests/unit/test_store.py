@@ -189,3 +189,133 @@ def test_alpha_infinity_round_trips_and_older_nulls_are_migrated(tmp_path):
     con.close()
     s.initialise()
     assert s.rows("SELECT alpha FROM metrics WHERE params_key = 'a'")[0]["alpha"] == float("inf")
+
+
+# -- stores t2ibench cannot verify are never written ------------------------------------------------------------
+
+
+def raw(path, *statements):
+    import duckdb
+
+    con = duckdb.connect(str(path))
+    for statement in statements:
+        con.execute(statement)
+    con.close()
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("11", r"written by schema 11; this t2ibench knows up to 10: upgrade t2ibench"),
+        ("999999", r"written by schema 999999; this t2ibench knows up to 10"),
+        ("abc", r"store_meta's schema_version is 'abc', not a schema number"),
+        ("-1", r"schema_version is '-1', not a schema number"),
+    ],
+)
+def test_a_store_of_a_newer_or_garbled_schema_is_never_written(store, value, message):
+    from t2ibench.store import StoreVersionError
+
+    raw(store.path, f"UPDATE store_meta SET value = '{value}' WHERE key = 'schema_version'")
+    before = store.path.read_bytes()
+    for write in (
+        store.initialise,
+        lambda: store.upsert_rows("prompts", [ROW]),
+        lambda: store.user_query("CREATE TABLE mine (x INT)", write=True),
+        lambda: store.start_run({"run_id": "r"}),
+    ):
+        with pytest.raises(StoreVersionError, match=message):
+            write()
+    assert store.finish_run("r", "failed") is False
+    assert store.path.read_bytes() == before, "nothing in the store may change"
+    if value == "11":  # reading says why t2ibench's own SQL may not fit
+        raw(store.path, "DROP VIEW leaderboard")
+        with pytest.raises(InputError, match=r"written by schema 11; this t2ibench knows up to 10"):
+            store.query("SELECT * FROM leaderboard")
+
+
+def test_a_store_found_damaged_is_not_written_again_in_this_process(tmp_path):
+    """finish_run after a run failed on a damaged store is a no-op (the damage stays the error shown), even where the
+    damage is in a block the run row would not touch; a new file at that path is a new store."""
+    import os
+
+    from t2ibench.store import StoreDamagedError
+
+    s = Store(tmp_path / "d.duckdb")
+    with s.write() as con:
+        con.execute("CREATE TABLE filler AS SELECT range AS a, md5(range::VARCHAR) AS b FROM range(200000)")
+    s.start_run({"run_id": "r"})
+    with open(s.path, "r+b") as fh:
+        fh.seek(s.path.stat().st_size // 2)
+        fh.write(os.urandom(8192))
+    with pytest.raises(StoreDamagedError):
+        s.query("SELECT sum(length(b)) FROM filler")
+    before = s.path.read_bytes()
+    assert s.finish_run("r", "failed", {"error": "damaged"}) is False
+    assert Store(tmp_path / "." / "d.duckdb").finish_run("r", "failed") is False  # any spelling of that file
+    with pytest.raises(StoreDamagedError, match="found damaged earlier in this process"):
+        s.upsert_rows("prompts", [ROW])
+    assert s.path.read_bytes() == before
+    s.path.unlink()
+    s.initialise()  # moved aside: a new store starts
+    assert count(s, "prompts") == 0
+
+
+def test_a_keyless_table_is_refused_naming_it_and_a_write_can_put_it_back(store):
+    from t2ibench.store import StoreDamagedError
+
+    raw(
+        store.path, "CREATE TABLE p2 AS SELECT * FROM prompts", "DROP TABLE prompts", "ALTER TABLE p2 RENAME TO prompts"
+    )
+    with pytest.raises(StoreDamagedError, match=r"table prompts has lost its primary key \(suite, prompt_index\)"):
+        store.upsert_rows("prompts", [ROW])
+    with pytest.raises(InputError, match="table prompts has lost its primary key"):
+        store.user_query("CREATE TABLE mine (x INT)", write=True)  # a --write that leaves it broken is refused too
+    from t2ibench.store import TABLES
+
+    columns, key = TABLES["prompts"]
+    store.user_query(
+        f"CREATE TABLE p3 ({columns}, PRIMARY KEY ({', '.join(key)})); INSERT INTO p3 BY NAME SELECT * FROM prompts; "
+        "DROP TABLE prompts; ALTER TABLE p3 RENAME TO prompts",
+        write=True,
+    )
+    store.upsert_rows("prompts", [ROW])  # put back: refreshes write again
+    assert count(store, "prompts") == 1
+
+
+def test_every_alias_of_a_store_is_one_store(tmp_path):
+    """A symlink, './' or '..' spelling opens, logs and locks beside the one file; a second hard link is refused."""
+    import os
+
+    real = Store(tmp_path / "real.duckdb")
+    real.initialise()
+    os.symlink(real.path, tmp_path / "alias.duckdb")
+    (tmp_path / "sub").mkdir()
+    for spelling in (tmp_path / "alias.duckdb", tmp_path / "sub" / ".." / "." / "real.duckdb"):
+        alias = Store(spelling)
+        assert alias.file == real.path.resolve()
+        alias.upsert_rows("prompts", [{**ROW, "prompt_index": len(str(spelling))}])
+    assert not (tmp_path / "alias.duckdb.wal").exists()
+    assert count(real, "prompts") == 2
+    busy = pytest.raises(StoreBusyError, match="another refresh is running")
+    with run_lock(tmp_path / "alias.duckdb"), busy, run_lock(real.path):
+        pass
+    os.link(real.path, tmp_path / "twin.duckdb")
+    with pytest.raises(InputError, match="has 2 hard links"):
+        real.upsert_rows("prompts", [ROW])
+    assert count(real, "prompts") == 2  # reading is fine
+
+
+def test_the_run_lock_never_writes_through_a_link(tmp_path):
+    import os
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep\n")
+    store = tmp_path / "s.duckdb"
+    os.link(victim, f"{store}.lock")
+    with pytest.raises(InputError, match=r"s\.duckdb\.lock: is a hard link to another file"), run_lock(store):
+        pass
+    os.unlink(f"{store}.lock")
+    os.symlink(victim, f"{store}.lock")
+    with pytest.raises(InputError, match=r"s\.duckdb\.lock: is a symbolic link"), run_lock(store):
+        pass
+    assert victim.read_text() == "keep\n"

@@ -28,14 +28,13 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from itertools import combinations
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from t2ibench.errors import InputError
-from t2ibench.metrics.checks import check_positive_int, check_seed
+from t2ibench.metrics.checks import check_memory, check_positive_int, check_seed
 from t2ibench.metrics.geneval import BOOTSTRAP_RESAMPLES, CI_LEVEL
 
 K = TypeVar("K", bound=Hashable)  # an image key, e.g. (source, prompt_id, image_id)
@@ -114,7 +113,13 @@ def _majority(votes: Sequence[bool]) -> bool | None:
 
 @dataclass(frozen=True)
 class HumanAgreement:
-    """Inter-annotator statistics over a set of images (each with ≥ 2 human verdicts)."""
+    """Inter-annotator statistics over a set of images, and the human accuracy they come with.
+
+    ``human_accuracy`` (the human score) rests on every annotation of every image (``score_images`` images,
+    ``score_annotations`` annotations); the agreement statistics need two annotators of one image and rest on the
+    ``images`` images with ≥ 2 annotations (``annotations`` annotations); ``single_annotation_images`` images enter
+    the accuracy only.
+    """
 
     images: int
     annotations: int
@@ -125,6 +130,9 @@ class HumanAgreement:
     cohen_kappa: float
     fleiss_kappa: float
     unanimous_images: int
+    score_images: int = 0
+    score_annotations: int = 0
+    single_annotation_images: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (NaN as null)."""
@@ -140,42 +148,82 @@ def _kappa_safe(a: Sequence[bool], b: Sequence[bool]) -> float:
         return float(cohen_kappa_score(np.asarray(a, dtype=int), np.asarray(b, dtype=int)))
 
 
-def human_agreement(verdicts: Mapping[K, Sequence[bool]]) -> HumanAgreement:
-    """Inter-annotator agreement of human verdicts grouped by image (image → list of annotators' verdicts)."""
+def _pooled_pair_kappa(yes_yes: int, no_no: int, yes_no: int) -> float:
+    """Cohen's κ of every ordered pair of annotators of one image, pooled over images, from its 2×2 table of pair
+    counts (yes-yes, no-no, and yes-no = no-yes): scikit-learn's κ on the four cells, weighted — no pair is built."""
+    from sklearn.metrics import cohen_kappa_score
+
+    cells = [(1, 1, yes_yes), (0, 0, no_no), (1, 0, yes_no), (0, 1, yes_no)]
+    present = [(a, b, w) for a, b, w in cells if w > 0]
+    if not present or len({a for a, _, _ in present} | {b for _, b, _ in present}) < 2:
+        return math.nan
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return float(
+            cohen_kappa_score(
+                np.array([a for a, _, _ in present]),
+                np.array([b for _, b, _ in present]),
+                sample_weight=np.array([w for _, _, w in present], dtype=np.float64),
+            )
+        )
+
+
+def _others_majority(n: int, y: int) -> tuple[int, int]:
+    """(hits, ties) of each of an image's n voters (y of them 'correct') against the majority of the other n − 1."""
+    hits = ties = 0
+    for vote, others_yes in ((True, y - 1), (False, y)):
+        voters = y if vote else n - y
+        if 2 * others_yes == n - 1:
+            ties += voters
+        elif vote == (2 * others_yes > n - 1):
+            hits += voters
+    return hits, ties
+
+
+def human_agreement(verdicts: Mapping[K, Sequence[bool]], *, require_pairs: bool = True) -> HumanAgreement:
+    """Inter-annotator agreement of human verdicts grouped by image (image → list of annotators' verdicts).
+
+    Linear in the number of annotations: every statistic comes from each image's count of votes and of 'correct'
+    votes (agreeing pairs, the pooled pair table of Cohen's κ, each voter against the others' majority), so an
+    image with thousands of annotations costs no more than its count. Images with one annotation enter the human
+    accuracy only (``score_images``), the agreement statistics need two: without any such image it is an
+    InputError, or (``require_pairs=False``) the accuracy alone with the agreement statistics NaN.
+    """
     from statsmodels.stats.inter_rater import fleiss_kappa
 
-    groups = [list(v) for v in verdicts.values() if len(v) >= 2]
-    if not groups:
+    tallies = [(len(v), sum(bool(x) for x in v)) for v in verdicts.values() if len(v) >= 1]
+    groups = [(n, y) for n, y in tallies if n >= 2]
+    if not groups and (require_pairs or not tallies):
         raise InputError("no image has two or more annotations: agreement is undefined")
-    all_votes = [v for g in groups for v in g]
-    pair_rates, left, right = [], [], []
-    vs_others, ties = [], 0
-    for g in groups:
-        pairs = list(combinations(g, 2))
-        pair_rates.append(sum(a == b for a, b in pairs) / len(pairs))
-        for a, b in pairs:  # both orders: the pooled κ does not depend on which annotator is "first"
-            left += [a, b]
-            right += [b, a]
-        for i, vote in enumerate(g):
-            majority = _majority(g[:i] + g[i + 1 :])
-            if majority is None:
-                ties += 1
-            else:
-                vs_others.append(vote == majority)
-    counts = np.array([[len(g) - sum(g), sum(g)] for g in groups])
-    equal_raters = len({len(g) for g in groups}) == 1
+    pair_rates: list[float] = []
+    yes_yes = no_no = yes_no = 0
+    hits = ties = 0
+    for n, y in groups:
+        agree = y * (y - 1) // 2 + (n - y) * (n - y - 1) // 2
+        pair_rates.append(agree / (n * (n - 1) // 2))
+        yes_yes += y * (y - 1)  # ordered pairs: both orders, as the pooled κ does not depend on who is "first"
+        no_no += (n - y) * (n - y - 1)
+        yes_no += y * (n - y)
+        h, t = _others_majority(n, y)
+        hits, ties = hits + h, ties + t
+    annotations = sum(n for n, _ in groups)
+    counts = np.array([[n - y, y] for n, y in groups], dtype=np.float64)
+    equal_raters = len({n for n, _ in groups}) == 1
     with np.errstate(invalid="ignore", divide="ignore"):
         fleiss = float(fleiss_kappa(counts, method="fleiss")) if equal_raters else math.nan
+    score_annotations = sum(n for n, _ in tallies)
     return HumanAgreement(
         images=len(groups),
-        annotations=len(all_votes),
-        human_accuracy=float(np.mean(all_votes)),
-        pairwise_agreement=float(np.mean(pair_rates)),
-        vs_majority_of_others=float(np.mean(vs_others)) if vs_others else math.nan,
+        annotations=annotations,
+        human_accuracy=sum(y for _, y in tallies) / score_annotations,
+        pairwise_agreement=float(np.mean(pair_rates)) if pair_rates else math.nan,
+        vs_majority_of_others=hits / (annotations - ties) if annotations > ties else math.nan,
         ties_excluded=ties,
-        cohen_kappa=_kappa_safe(left, right),
+        cohen_kappa=_pooled_pair_kappa(yes_yes, no_no, yes_no),
         fleiss_kappa=fleiss,
-        unanimous_images=sum(len(set(g)) == 1 for g in groups),
+        unanimous_images=sum(y in (0, n) for n, y in groups),
+        score_images=len(tallies),
+        score_annotations=score_annotations,
+        single_annotation_images=len(tallies) - len(groups),
     )
 
 
@@ -235,6 +283,9 @@ HUMAN_FEATURES = (
     "others_hits",
     "others_n",
     "fleiss_p",
+    "pair_images",
+    "pair_annotations",
+    "pair_correct",
 )
 AUTO_FEATURES = (
     "images",
@@ -254,10 +305,10 @@ _A = {name: i for i, name in enumerate(AUTO_FEATURES)}
 # statistic -> the feature whose total is its n (the count the statistic is a share or average of)
 HUMAN_N = {
     "human_accuracy": "annotations",
-    "pairwise_agreement": "images",
+    "pairwise_agreement": "pair_images",
     "vs_majority_of_others": "others_n",
-    "cohen_kappa": "images",
-    "fleiss_kappa": "images",
+    "cohen_kappa": "pair_images",
+    "fleiss_kappa": "pair_images",
 }
 AUTO_N = {
     "vs_annotators": "annotations",
@@ -270,21 +321,22 @@ AUTO_N = {
 
 
 def human_features(votes: Sequence[bool]) -> NDArray[np.float64]:
-    """The additive features (len(HUMAN_FEATURES),) of one image's human verdicts (≥ 2 votes), in that order."""
+    """The additive features (len(HUMAN_FEATURES),) of one image's human verdicts (≥ 1 vote), in that order.
+
+    An image with one vote adds to the accuracy features only (images, annotations, correct); every pair feature
+    (and the ``pair_*`` counts the agreement statistics rest on) needs two votes.
+    """
     n = len(votes)
-    if n < 2:
-        raise InputError(f"an image needs two or more human verdicts for agreement features; got {n}")
+    if n < 1:
+        raise InputError("an image needs a human verdict for agreement features; got none")
     y = int(sum(bool(v) for v in votes))
+    if n == 1:
+        return np.array([1, 1, y] + [0] * (len(HUMAN_FEATURES) - 3), dtype=np.float64)
     pairs = n * (n - 1) / 2
     agree = (y * (y - 1) + (n - y) * (n - y - 1)) / 2
-    hits = others = 0
-    for vote, others_yes in ((True, y - 1), (False, y)):  # each voter against the other n - 1 votes
-        voters = y if vote else n - y
-        if 2 * others_yes != n - 1:  # no tie among the others
-            others += voters
-            hits += voters * (vote == (2 * others_yes > n - 1))
+    hits, ties = _others_majority(n, y)
     fleiss = (y * y + (n - y) * (n - y) - n) / (n * (n - 1))
-    values = [1, n, y, agree / pairs, pairs, agree, y * (n - 1), n * (n - 1), hits, others, fleiss]
+    values = [1, n, y, agree / pairs, pairs, agree, y * (n - 1), n * (n - 1), hits, n - ties, fleiss, 1, n, y]
     return np.array(values, dtype=np.float64)
 
 
@@ -329,20 +381,22 @@ def _kappa(observed: NDArray[np.float64], expected: NDArray[np.float64]) -> NDAr
 def human_statistics(totals: NDArray[np.float64], *, fleiss: bool = True) -> dict[str, NDArray[np.float64]]:
     """Inter-annotator statistics from summed ``human_features`` (..., len(HUMAN_FEATURES)); shape (...) each.
 
-    Same definitions as ``human_agreement``: pooled accuracy, per-image pairwise agreement averaged over images,
-    each annotator vs the majority of the others (ties left out), Cohen's κ over all annotator pairs in both
-    orders, Fleiss' κ (``fleiss=False``: NaN, for images with unequal numbers of annotators).
+    Same definitions as ``human_agreement``: pooled accuracy over every annotation, per-image pairwise agreement
+    averaged over the images with ≥ 2 annotations, each annotator vs the majority of the others (ties left out),
+    Cohen's κ over all annotator pairs in both orders, Fleiss' κ (``fleiss=False``: NaN, for images with unequal
+    numbers of annotators).
     """
     t = np.asarray(totals, dtype=np.float64)
     f = {name: t[..., i] for name, i in _H.items()}
     p_pairs = _ratio(f["yes_in_pairs"], f["in_pairs"])
     p_votes = _ratio(f["correct"], f["annotations"])
+    p_paired = _ratio(f["pair_correct"], f["pair_annotations"])  # the votes of images with ≥ 2
     out = {
         "human_accuracy": p_votes,
-        "pairwise_agreement": _ratio(f["pair_rate"], f["images"]),
+        "pairwise_agreement": _ratio(f["pair_rate"], f["pair_images"]),
         "vs_majority_of_others": _ratio(f["others_hits"], f["others_n"]),
         "cohen_kappa": _kappa(_ratio(f["agree_pairs"], f["pairs"]), p_pairs**2 + (1 - p_pairs) ** 2),
-        "fleiss_kappa": _kappa(_ratio(f["fleiss_p"], f["images"]), p_votes**2 + (1 - p_votes) ** 2),
+        "fleiss_kappa": _kappa(_ratio(f["fleiss_p"], f["pair_images"]), p_paired**2 + (1 - p_paired) ** 2),
     }
     if not fleiss:
         out["fleiss_kappa"] = np.full_like(p_votes, np.nan)
@@ -393,19 +447,45 @@ def stratified_cluster_totals(
         if home.setdefault(c, s) != s:
             raise InputError(f"cluster {c!r} lies in two strata ({home[c]!r}, {s!r}); clusters must nest in strata")
     order = sorted(set(strata), key=repr)
-    sample = np.zeros((len(order), x.shape[1]))
-    replicates = np.zeros((b, len(order), x.shape[1]))
+    members: dict[Hashable, list[Hashable]] = defaultdict(list)
+    for c, s in home.items():
+        members[s].append(c)
+    units: dict[Hashable, list[int]] = defaultdict(list)  # one pass: strata × units would be quadratic
+    for i, s in enumerate(strata):
+        units[s].append(i)
+    d = x.shape[1]
+    widest = max(len(members[s]) for s in order)
+    check_memory(
+        bootstrap_bytes(b, len(order), widest, d),
+        what=f"a bootstrap of {b} resamples over {len(home)} clusters in {len(order)} strata",
+    )
+    sample = np.zeros((len(order), d))
+    replicates = np.zeros((b, len(order), d))
     for j, stratum in enumerate(order):
-        names = sorted({c for c, s in home.items() if s == stratum}, key=repr)
+        names = sorted(members[stratum], key=repr)
         index = {c: i for i, c in enumerate(names)}
-        sums = np.zeros((len(names), x.shape[1]))
-        for row, c in zip(x, clusters, strict=True):
-            if home[c] == stratum:
-                sums[index[c]] += row
+        rows = units[stratum]
+        sums = np.zeros((len(names), d))
+        np.add.at(sums, [index[clusters[i]] for i in rows], x[rows])
         draw = rng.integers(0, len(names), size=(b, len(names)))
         sample[j] = sums.sum(axis=0)
-        replicates[:, j] = sums[draw].sum(axis=1)
+        step = max(1, _GATHER_BYTES // (8 * len(names) * d))  # resamples gathered at a time: bounded memory
+        for start in range(0, b, step):
+            replicates[start : start + step, j] = sums[draw[start : start + step]].sum(axis=1)
     return order, sample, replicates
+
+
+_GATHER_BYTES = 32 * 2**20
+
+
+def bootstrap_bytes(resamples: int, strata: int, widest: int, features: int) -> int:
+    """Bytes ``stratified_cluster_totals`` holds at once: the resample totals (resamples × strata × features), one
+    stratum's draws (resamples × its clusters) and a bounded gather, plus the statistics of every resample and
+    stratum computed from them (about two dozen arrays of resamples × strata)."""
+    totals = resamples * strata * features * 8
+    draws = resamples * widest * 8
+    gather = min(_GATHER_BYTES, resamples * widest * features * 8) + widest * features * 8
+    return totals + draws + gather + 24 * resamples * (strata + 1) * 8
 
 
 def percentile_interval(replicates: NDArray[np.float64], level: float = CI_LEVEL) -> tuple[float, float]:
@@ -462,17 +542,21 @@ def bootstrap_agreement(
     resamples: int = BOOTSTRAP_RESAMPLES,
     level: float = CI_LEVEL,
     seed: int = 0,
+    require_pairs: bool = True,
 ) -> AgreementIntervals:
-    """Stratified cluster-bootstrap intervals of the ``human_agreement`` statistics (``auto`` None: images with
-    ≥ 2 verdicts) or of the ``auto_agreement`` statistics (images with human and automatic verdicts).
+    """Stratified cluster-bootstrap intervals of the ``human_agreement`` statistics (``auto`` None: the accuracy
+    over every image with a verdict, the agreement statistics over images with ≥ 2) or of the ``auto_agreement``
+    statistics (images with human and automatic verdicts).
 
     ``clusters[k]`` is the resampling unit of image k (e.g. its prompt), ``strata[k]`` its stratum (e.g. its task);
     percentile intervals at ``level`` from ``resamples`` draws of ``numpy.random.default_rng(seed)``.
+    ``require_pairs=False``: images with one annotation each are the accuracy's interval alone (the agreement
+    statistics NaN) instead of an InputError.
     """
     percentile_interval(np.zeros(1), level)  # validates the level before any work
     if auto is None:
-        keys = [k for k, v in human.items() if len(v) >= 2]
-        if not keys:
+        keys = [k for k, v in human.items() if len(v) >= 1]  # one annotation counts towards the accuracy
+        if not keys or (require_pairs and not any(len(human[k]) >= 2 for k in keys)):
             raise InputError("no image has two or more annotations: agreement is undefined")
         rows = [human_features(human[k]) for k in keys]
     else:
@@ -488,7 +572,7 @@ def bootstrap_agreement(
     )
     stats: Callable[[NDArray[np.float64]], dict[str, NDArray[np.float64]]]
     if auto is None:
-        stats = partial(human_statistics, fleiss=len({len(human[k]) for k in keys}) == 1)
+        stats = partial(human_statistics, fleiss=len({len(human[k]) for k in keys if len(human[k]) >= 2}) == 1)
         n_of, index = HUMAN_N, _H
     else:
         stats, n_of, index = auto_statistics, AUTO_N, _A
@@ -533,12 +617,20 @@ class TunedThreshold:
 
 
 def _best_threshold(scores: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
-    """(threshold, agreement) maximising mean(labels == (scores > threshold)); midpoints between sorted scores."""
+    """(threshold, agreement) maximising mean(labels == (scores > threshold)); midpoints between sorted scores.
+
+    O(n log n): the scores are sorted once and each candidate's agreement counted from cumulative label counts
+    (``scores > t`` is every score after the ``searchsorted`` position of t), not by rescanning all scores.
+    """
     order = np.sort(np.unique(scores))
     candidates = np.concatenate([[order[0] - 1.0], (order[:-1] + order[1:]) / 2, [order[-1] + 1.0]])
-    agreements = [float(np.mean(labels == (scores > t))) for t in candidates]
-    best = int(np.argmax(agreements))
-    return float(candidates[best]), agreements[best]
+    ranked = np.argsort(scores, kind="stable")
+    sorted_scores = scores[ranked]
+    true_before = np.concatenate([[0], np.cumsum(labels[ranked].astype(np.int64))])  # labels True among the first k
+    at_most = np.searchsorted(sorted_scores, candidates, side="right")  # scores ≤ t: judged not correct
+    hits = (true_before[-1] - true_before[at_most]) + (at_most - true_before[at_most])
+    best = int(np.argmax(hits))
+    return float(candidates[best]), float(hits[best] / len(scores))
 
 
 def tune_threshold(

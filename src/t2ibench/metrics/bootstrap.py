@@ -129,6 +129,7 @@ def cluster_draws(clusters: int, resamples: int, seed: int) -> NDArray[np.intp]:
     """The resampled cluster positions (resamples, clusters): row b lists the m clusters drawn with replacement."""
     m = check_positive_int(clusters, name="clusters")
     b = check_positive_int(resamples, name="resamples")
+    check_memory(8.0 * b * m, what=f"the bootstrap's draws ({b} resamples of {m} clusters)")
     rng = np.random.default_rng(np.random.SeedSequence((check_seed(seed), BOOTSTRAP_STREAM)))
     draws: NDArray[np.intp] = rng.integers(0, m, size=(b, m)).astype(np.intp)
     return draws

@@ -22,6 +22,7 @@ from scipy.linalg import blas
 
 from t2ibench.errors import InputError, StateMismatchError
 from t2ibench.metrics.checks import check_memory, check_positive_int
+from t2ibench.metrics.npz import read_npz_arrays
 
 _ACCUMULATE_BLOCK = 512
 _SHARED_MODES = frozenset({"r", "readonly", "r+", "readwrite", "w+", "write"})
@@ -225,14 +226,12 @@ def save_state(path: str | Path, arrays: dict[str, NDArray[Any]]) -> Path:
 
 
 def load_state(path: str | Path) -> dict[str, NDArray[Any]]:
-    """Read state arrays from an .npz written by ``save_state`` (never unpickles); InputError names the file."""
+    """Read state arrays from an .npz written by ``save_state`` (never unpickles; each member's header checked and
+    the whole estimated against the memory limit before anything is inflated: ``npz.read_npz_arrays``); InputError
+    names the file."""
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{p}: no such state file" if not p.exists() else f"{p}: not a file")
     if not zipfile.is_zipfile(p):
         raise InputError(f"{p}: not a t2ibench covariance state (not an .npz archive)")
-    try:
-        with np.load(p, allow_pickle=False) as data:
-            return {k: data[k] for k in data.files}
-    except (ValueError, OSError, zipfile.BadZipFile) as exc:
-        raise InputError(f"{p}: not a t2ibench covariance state ({' '.join(str(exc).split())[:120]})") from None
+    return read_npz_arrays(p)

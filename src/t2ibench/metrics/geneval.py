@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from t2ibench.errors import FieldError, InputError
+from t2ibench.metrics.checks import check_memory
 
 COLORS = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "brown", "black", "white")
 RELATIONS = ("left of", "right of", "above", "below")
@@ -357,6 +358,10 @@ def bootstrap_table2(
         if task not in per_prompt:
             continue
         table = np.array([per_prompt[task][p] for p in sorted(per_prompt[task], key=repr)], dtype=np.float64)
+        check_memory(  # the draws (int64) and the two gathered columns (float64), each (resamples, prompts)
+            24.0 * resamples * len(table),
+            what=f"the {task} bootstrap ({resamples} resamples of {len(table)} prompts)",
+        )
         draw = rng.integers(0, len(table), size=(resamples, len(table)))
         accuracy = table[draw, 0].sum(axis=1) / table[draw, 1].sum(axis=1)
         samples.append(accuracy)

@@ -445,6 +445,7 @@ class FolderImporter:
         import shutil
 
         from t2ibench.images import load_rgb
+        from t2ibench.paths import check_within, file_key, frame_count, regular_file, shown
         from t2ibench.suites.layout import IMAGE_SUFFIXES, read_metadata
 
         if not self.source.is_dir():
@@ -461,14 +462,16 @@ class FolderImporter:
         resume.note(folder.root, "importing", made="imported")
         done, changed = resume.done, set(resume.changed)
         sources = _logged_sources(folder.log_path)
+        imported: dict[tuple[int, int], Path] = {}  # (st_dev, st_ino) of each source image → its first path
         self.reimported = []
         records: list[ImageRecord] = []
         for index, metadata in prompts:
             src = self.source / f"{index:05d}"
             meta_file = src / "metadata.jsonl"
-            if not meta_file.is_file():
+            if not meta_file.exists():
                 raise InputError(f"{src}: missing (prompt {index} {metadata.get('prompt')!r} has no images to import)")
-            theirs = read_metadata(meta_file)
+            check_within(meta_file, self.source, what="metadata file")
+            theirs = read_metadata(regular_file(meta_file, what="metadata file"))
             if json.dumps(theirs, sort_keys=True) != json.dumps(dict(metadata), sort_keys=True):
                 raise InputError(f"{meta_file}: metadata disagrees with the suite's prompt {index}")
             files = [
@@ -485,6 +488,15 @@ class FolderImporter:
                 )
             stems: dict[str, str] = {}
             for file in files:
+                regular_file(file, what="image")  # a FIFO or a folder named x.png is never opened
+                key = file_key(file)
+                if key is not None and key in imported:
+                    raise InputError(f"{shown(file)}: the same file as {shown(imported[key])} (a link); import copies")
+                if key is not None:
+                    imported[key] = file
+                frames = frame_count(file)
+                if frames > 1:
+                    raise InputError(f"{shown(file)}: holds {frames} frames (an animated or multi-page image)")
                 if file.stem.lower() in stems:
                     both = f"{stems[file.stem.lower()]}, {file.name}"
                     raise InputError(f"{src}/samples: one sample in several files ({both}); keep one")

@@ -88,9 +88,11 @@ def log_file(ws: Workspace) -> Path:
     return ws.log
 
 
-def finish_run(ws: Workspace, run_id: str, status: str, details: Mapping[str, Any] | None = None) -> None:
-    """Mark a run completed or failed (its models become current only when completed)."""
-    Store(ws.store).finish_run(run_id, status, details)
+def finish_run(ws: Workspace, run_id: str, status: str, details: Mapping[str, Any] | None = None) -> bool:
+    """Mark a run completed or failed (its models become current only when completed). Returns False, writing
+    nothing and raising nothing, when the store cannot be verified (found damaged, a newer schema, its tables
+    changed): a run that failed on such a store keeps its own error as the one shown."""
+    return Store(ws.store).finish_run(run_id, status, details)
 
 
 def failure_cause(exc: BaseException) -> str:

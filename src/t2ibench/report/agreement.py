@@ -53,7 +53,9 @@ def render_agreement(report: AgreementReport) -> str:
         return report.estimate(scope, s, t, name)
 
     parts = [
-        "Human verdicts and inter-annotator agreement (percentages; κ unitless). " + _ci_note(report),
+        "Human verdicts and inter-annotator agreement (percentages; κ unitless). The human accuracy rests on every "
+        "annotation of the images counted; the agreement statistics need two annotators of an image, so they rest "
+        "on the images less those with a single annotation. " + _ci_note(report),
         "",
         markdown_table(
             [
@@ -61,6 +63,7 @@ def render_agreement(report: AgreementReport) -> str:
                 "task",
                 "images",
                 "annotations",
+                "single-annotation images",
                 "human acc.",
                 "pairwise agr.",
                 "vs majority of others",
@@ -72,8 +75,9 @@ def render_agreement(report: AgreementReport) -> str:
                 [
                     s,
                     t,
-                    h.images,
-                    h.annotations,
+                    h.score_images,
+                    h.score_annotations,
+                    h.single_annotation_images,
                     _with_ci(h.human_accuracy, est(HUMAN_SCOPE, s, t, "human_accuracy")),
                     _with_ci(h.pairwise_agreement, est(HUMAN_SCOPE, s, t, "pairwise_agreement")),
                     _with_ci(h.vs_majority_of_others, est(HUMAN_SCOPE, s, t, "vs_majority_of_others")),
@@ -85,16 +89,24 @@ def render_agreement(report: AgreementReport) -> str:
             ],
         ),
     ]
+    notes = [
+        f"- {key.removeprefix('human ')}: {text}" for key, text in report.coverage.items() if key.startswith("human ")
+    ]
+    if notes:
+        parts += ["", "Left out of the agreement statistics:", "", *notes]
     overall = []
     for source in dict.fromkeys(s for s, _ in report.human):
         if source == ALL or (source, ALL) not in report.human:
             continue
         scores = [h.human_accuracy for (s, t), h in report.human.items() if s == source and t != ALL]
         mean = est(HUMAN_SCOPE, source, ALL, f"human_accuracy{TASK_MEAN_SUFFIX}")
+        pooled = report.human[(source, ALL)]
         overall.append(
             [
                 source,
-                _with_ci(report.human[(source, ALL)].human_accuracy, est(HUMAN_SCOPE, source, ALL, "human_accuracy")),
+                _with_ci(pooled.human_accuracy, est(HUMAN_SCOPE, source, ALL, "human_accuracy")),
+                pooled.score_images,
+                pooled.score_annotations,
                 _with_ci(mean.value if mean else sum(scores) / len(scores), mean),
                 len(scores),
             ]
@@ -103,9 +115,12 @@ def render_agreement(report: AgreementReport) -> str:
         "",
         "Human score per source (percent): GenEval Table 2's Human column is the share of all annotations that "
         "judge the image correct, pooled over tasks (it reproduces the paper's 0.42 / 0.57 on the released files); "
-        "the unweighted mean of the per-task human accuracies (as GenEval's overall) is the secondary figure:",
+        "the unweighted mean of the per-task human accuracies (as GenEval's overall) is the secondary figure; "
+        "images and annotations: what the human score rests on (an image with a single annotation counts):",
         "",
-        markdown_table(["source", "human score (Table 2)", "task mean (secondary)", "tasks"], overall),
+        markdown_table(
+            ["source", "human score (Table 2)", "images", "annotations", "task mean (secondary)", "tasks"], overall
+        ),
     ]
     pooled_mean = est(HUMAN_SCOPE, ALL, ALL, f"pairwise_agreement{TASK_MEAN_SUFFIX}")
     if pooled_mean is not None:
@@ -174,10 +189,7 @@ def write_agreement(run: AgreementRun, out: str | Path) -> list[Path]:
     from t2ibench.io import output_dir, write_text_atomic
 
     folder = output_dir(out)
-    loading = [
-        {"path": r.path, "read": r.rows_read, "kept": r.kept, "repaired": r.repaired, "dropped": r.dropped}
-        for r in run.loads
-    ]
+    loading = [r.to_dict() for r in run.loads]  # read = kept + dropped, kept = agreement + score only, by reason
     payload = run.report.to_dict() | {"loading": loading}
     text = "\n\n".join([*(r.summary() for r in run.loads), render_agreement(run.report)])
     files = [

@@ -28,8 +28,8 @@ def to_pil(source: ImageSource, *, size: int) -> Image.Image:
         try:
             with Image.open(source) as im:
                 img = im.convert("RGB")
-        except (OSError, ValueError) as exc:
-            raise InputError(f"{source}: cannot read image ({exc})") from None
+        except (OSError, ValueError, Image.DecompressionBombError) as exc:  # the last: more pixels than PIL allows
+            raise InputError(f"{source}: cannot read image ({' '.join(str(exc).split())})") from None
     elif isinstance(source, Image.Image):
         img = source.convert("RGB")
     else:

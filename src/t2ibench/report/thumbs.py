@@ -15,6 +15,7 @@ from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 
+from t2ibench.errors import InputError
 from t2ibench.io import write_bytes_atomic
 
 PALETTE = ("#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#42d4f4", "#f032e6", "#9a6324")
@@ -54,8 +55,11 @@ def render(
     if out.exists() and marker.exists() and marker.read_text() == stamp:
         with Image.open(out) as done:
             return done.size
-    with Image.open(source) as im:
-        img = im.convert("RGB")
+    try:
+        with Image.open(source) as im:
+            img = im.convert("RGB")
+    except (OSError, ValueError, Image.DecompressionBombError) as exc:  # the last: more pixels than PIL allows
+        raise InputError(f"{source}: cannot read image for its thumbnail ({' '.join(str(exc).split())})") from None
     scale = size / max(img.size)
     img = img.resize((max(1, round(img.width * scale)), max(1, round(img.height * scale))), Image.Resampling.LANCZOS)
     draw = ImageDraw.Draw(img)

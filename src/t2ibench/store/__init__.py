@@ -20,8 +20,14 @@ error types) and ``queries`` (the named reads the report uses). This module re-e
 
 from t2ibench.metrics.geneval import table2_rows  # the store's home before metrics/geneval.py; kept importable
 from t2ibench.store.connection import Store, VersionRows
-from t2ibench.store.errors import DAMAGE_MARKERS, StoreBusyError, StoreDamagedError
-from t2ibench.store.lock import run_lock
+from t2ibench.store.errors import (
+    DAMAGE_MARKERS,
+    StoreBusyError,
+    StoreDamagedError,
+    StoreRefusedError,
+    StoreVersionError,
+)
+from t2ibench.store.lock import lock_path, run_lock
 from t2ibench.store.migrations import _backfill_scores as _backfill_scores
 from t2ibench.store.migrations import ensure_schema
 from t2ibench.store.sandbox import (
@@ -82,9 +88,12 @@ __all__ = [
     "Store",
     "StoreBusyError",
     "StoreDamagedError",
+    "StoreRefusedError",
+    "StoreVersionError",
     "VersionRows",
     "check_user_sql",
     "ensure_schema",
+    "lock_path",
     "run_lock",
     "table2_rows",
     "with_deprecated_copies",

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import stat
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -18,9 +20,20 @@ import duckdb
 
 from t2ibench.errors import InputError
 from t2ibench.store import sandbox, writes
-from t2ibench.store.errors import StoreBusyError, _damaged, _first_line, _is_damage, _lock_holder
-from t2ibench.store.migrations import ensure_schema
+from t2ibench.store.errors import (
+    StoreBusyError,
+    StoreDamagedError,
+    StoreRefusedError,
+    StoreVersionError,
+    _damaged,
+    _first_line,
+    _is_damage,
+    _lock_holder,
+    found_damaged,
+)
+from t2ibench.store.migrations import check_version, ensure_schema
 from t2ibench.store.sandbox import DEFAULT_QUERY_TIMEOUT, SANDBOX_CONFIG, QueryRows
+from t2ibench.store.schema import SCHEMA_VERSION
 
 
 @dataclass(frozen=True)
@@ -65,17 +78,67 @@ class Store:
         self._held = threading.local()  # a read-only connection ``session`` holds for this thread's queries
 
     # -- connections ------------------------------------------------------------------------------------------
-    def _connect(self, *, read_only: bool) -> duckdb.DuckDBPyConnection:
-        """A sealed connection (SANDBOX_CONFIG, settings locked); waits while another process holds the file."""
+    @property
+    def file(self) -> Path:
+        """The store file itself: ``path`` with symbolic links, '.' and '..' resolved, so every alias of one store
+        opens, logs (``<file>.wal``) and locks (``<file>.lock``) beside the same file."""
+        return Path(os.path.realpath(self.path))
+
+    def _checked_file(self, *, read_only: bool) -> Path:
+        """``file``, refused (one line) when it is not a plain file, when DuckDB's log files beside it are links or
+        special files (a sealed query may read those names), and, for writing, when it was found damaged in this
+        process or has other hard links (each name would keep its own log: the two would diverge)."""
         if self.path.is_dir():
             raise InputError(f"{self.path}: is a directory, not a DuckDB results store")
-        if read_only and not self.path.exists():
+        target = self.file
+        try:
+            st = os.stat(target)
+        except FileNotFoundError:
+            st = None
+        except OSError as exc:
+            raise InputError(f"{self.path}: cannot open the results store ({exc.strerror})") from None
+        if st is None and read_only:
             raise InputError(f"{self.path}: no results store yet (run a benchmark first)")
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            raise StoreRefusedError(f"{self.path}: not a regular file (a pipe, socket or device), not a results store")
+        for suffix in (".wal", ".wal.recovery", ".wal.checkpoint"):
+            sibling = Path(f"{target}{suffix}")
+            try:
+                sl = os.lstat(sibling)
+            except FileNotFoundError:
+                continue
+            if stat.S_ISLNK(sl.st_mode) or not stat.S_ISREG(sl.st_mode) or sl.st_nlink > 1:
+                what = (
+                    "a symbolic link"
+                    if stat.S_ISLNK(sl.st_mode)
+                    else ("a hard link to another file" if stat.S_ISREG(sl.st_mode) else "not a regular file")
+                )
+                raise StoreRefusedError(
+                    f"{sibling}: is {what}, where DuckDB keeps the store's log; t2ibench will not open the store "
+                    "beside it — remove it (only DuckDB itself creates that file)"
+                )
+        if st is not None and not read_only:
+            if found_damaged(target):
+                raise StoreDamagedError(
+                    f"{self.path}: found damaged earlier in this process; t2ibench will not write into it — move it "
+                    "aside (a refresh then starts a new store) or restore it from a copy"
+                )
+            if st.st_nlink > 1:
+                raise StoreRefusedError(
+                    f"{self.path}: has {st.st_nlink} hard links (the same file under other names, each of which would "
+                    "keep its own DuckDB log); t2ibench will not write into it — give the store one name (cp, not ln)"
+                )
+        return target
+
+    def _connect(self, *, read_only: bool) -> duckdb.DuckDBPyConnection:
+        """A sealed connection (SANDBOX_CONFIG, settings locked; a read-only one reads no file at all but the store it
+        opened); waits while another process holds the file."""
+        target = self._checked_file(read_only=read_only)
         deadline = time.monotonic() + self.timeout
         delay = 0.05
         while True:
             try:
-                con = duckdb.connect(str(self.path), read_only=read_only, config=dict(SANDBOX_CONFIG))
+                con = duckdb.connect(str(target), read_only=read_only, config=dict(SANDBOX_CONFIG))
                 break
             except duckdb.Error as exc:
                 if _is_damage(exc):
@@ -91,6 +154,8 @@ class Store:
                 delay = min(delay * 2, 1.0)
         try:
             con.execute("SET enable_progress_bar = false")
+            if read_only:  # the store's file is open: no other file (its logs included) can be read from here on
+                con.execute("SET disabled_filesystems = 'LocalFileSystem'")
             con.execute("SET lock_configuration = true")
         except duckdb.Error:
             con.close()
@@ -98,13 +163,23 @@ class Store:
         return con
 
     @contextlib.contextmanager
-    def write(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A read-write connection inside one transaction: committed on success, rolled back on any error."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+    def write(self, *, repair: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A read-write connection inside one transaction: committed on success, rolled back on any error.
+
+        The one check of every write: a store that cannot be verified — damaged, of a newer schema, its own tables
+        changed by a user's SQL (``migrations.schema_problems``) — is refused before anything is written. With
+        ``repair`` (a user's ``--write`` SQL only) a changed schema is let in unmigrated, so that the SQL can put it
+        back; the caller then checks the result before it commits (``sandbox._protect_schema``)."""
+        self.file.parent.mkdir(parents=True, exist_ok=True)
         con = self._connect(read_only=False)
         try:
             con.execute("BEGIN TRANSACTION")
-            ensure_schema(con)
+            if repair:
+                check_version(con, str(self.path))
+                with contextlib.suppress(StoreDamagedError):
+                    ensure_schema(con, str(self.path))
+            else:
+                ensure_schema(con, str(self.path))
             yield con
             con.execute("COMMIT")
         except BaseException as exc:
@@ -174,11 +249,26 @@ class Store:
             except duckdb.Error as exc:
                 if _is_damage(exc):
                     raise
-                raise InputError(f"{self.path}: SQL error: {_first_line(exc)}") from None
+                raise InputError(f"{self.path}: SQL error: {_first_line(exc)}{self._newer(con)}") from None
             description: list[Any] | None = cursor.description
             if not description:
                 return [], []
             return [d[0] for d in description], cursor.fetchall()
+
+    @staticmethod
+    def _newer(con: duckdb.DuckDBPyConnection) -> str:
+        """' (the store was written by schema N; ...)' when a read failed on a store of a newer schema, else ''."""
+        try:
+            check_version(con)
+        except StoreVersionError:
+            row = con.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
+            return (
+                f" (the store was written by schema {row[0] if row else '?'}; this t2ibench knows up to "
+                f"{SCHEMA_VERSION}: upgrade t2ibench)"
+            )
+        except duckdb.Error:
+            return ""
+        return ""
 
     # -- a user's SQL (t2ibench sql) ---------------------------------------------------------------------------
     def user_query(
@@ -305,9 +395,18 @@ class Store:
             self.upsert(con, "runs", [{**run, "started_at": datetime.now(UTC), "status": "running"}])
         return int(stale[0]) if stale else 0
 
-    def finish_run(self, run_id: str, status: str, details: Mapping[str, Any] | None = None) -> None:
+    def finish_run(self, run_id: str, status: str, details: Mapping[str, Any] | None = None) -> bool:
         """Mark a run completed or failed (its models become current only when completed); ``details`` are added to
-        those recorded when it started."""
+        those recorded when it started. Returns False, writing nothing and raising nothing, when the store cannot be
+        verified (damaged, a newer schema, its tables changed): the error that ended the run stays the one shown."""
+        try:
+            self._finish_run(run_id, status, details)
+        except StoreRefusedError:
+            return False
+        return True
+
+    def _finish_run(self, run_id: str, status: str, details: Mapping[str, Any] | None) -> None:
+        """``finish_run``'s write."""
         with self.write() as con:
             found = con.execute("SELECT details FROM runs WHERE run_id = ?", [run_id]).fetchone()
             merged = json.loads(found[0]) if found and found[0] else {}

@@ -4,15 +4,26 @@ damaged (a user's ``--write`` SQL may have dropped a view or column)."""
 
 from __future__ import annotations
 
+import functools
+
 import duckdb
 
 from t2ibench.metrics.geneval import table2_rows
+from t2ibench.store.errors import StoreDamagedError, StoreVersionError
 from t2ibench.store.schema import DEPRECATED_COPIES, RENAMED_VIEWS, SCHEMA_VERSION, TABLES, VIEWS, _columns
 from t2ibench.store.writes import upsert
 
+META_TABLE = "store_meta (key VARCHAR PRIMARY KEY, value VARCHAR)"
 
-def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
-    """Migrate the store ``con`` holds to the current schema inside its transaction (nothing to do when current)."""
+
+def ensure_schema(con: duckdb.DuckDBPyConnection, where: str = "the store") -> None:
+    """Migrate the store ``con`` holds to the current schema inside its transaction (nothing to do when current).
+
+    Refuses, changing nothing, a store of a newer schema (``StoreVersionError``) and one whose own tables a user's
+    SQL changed beyond what the additive migration restores (``StoreDamagedError`` naming the table: see
+    ``schema_problems``); ``where`` names the store in those messages."""
+    check_version(con, where)
+    refuse_broken_schema(con, where)
     if not _schema_current(con):
         for statement in _ddl():
             con.execute(statement)
@@ -23,9 +34,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _ddl() -> list[str]:
-    statements = [
-        "CREATE TABLE IF NOT EXISTS store_meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
-    ]
+    statements = [f"CREATE TABLE IF NOT EXISTS {META_TABLE}"]
     for table, (columns, key) in TABLES.items():
         statements.append(f"CREATE TABLE IF NOT EXISTS {table} ({columns}, PRIMARY KEY ({', '.join(key)}))")
         # additive migration: a store written by an older version gains the newer columns (NULL in old rows)
@@ -150,21 +159,21 @@ def _backfill_scores(con: duckdb.DuckDBPyConnection) -> None:
 
 def _schema_current(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether this file already has the current schema (then the DDL is skipped: it costs a few 100 ms)."""
-    exists = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'store_meta'").fetchone()
-    if not exists or not exists[0]:
-        return False
-    row = con.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
-    if row is None or row[0] != str(SCHEMA_VERSION):
+    if stored_version(con) != SCHEMA_VERSION:
         return False
     return not _schema_damage(con)  # a dropped view or column is re-created by the DDL (additive, idempotent)
 
 
 def _schema_damage(con: duckdb.DuckDBPyConnection) -> list[str]:
     """t2ibench's own tables, columns and views missing from the store (e.g. dropped by a user's --write SQL)."""
-    views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
-    columns: dict[str, set[str]] = {}
-    for table, column in con.execute("SELECT table_name, column_name FROM duckdb_columns()").fetchall():
-        columns.setdefault(table, set()).add(column)
+    views = {
+        r[0]
+        for r in con.execute(
+            "SELECT view_name FROM duckdb_views() WHERE NOT internal AND database_name = current_database() "
+            "AND schema_name = 'main'"
+        ).fetchall()
+    }
+    columns = {table: set(found) for table, found in _table_columns(con).items()}
     damage = [f"view {v}" for v in VIEWS if v not in views]
     for table in TABLES:
         if table not in columns:
@@ -172,3 +181,151 @@ def _schema_damage(con: duckdb.DuckDBPyConnection) -> list[str]:
         else:
             damage += [f"column {table}.{c}" for c in _columns(table) if c not in columns[table]]
     return damage
+
+
+def stored_version(con: duckdb.DuckDBPyConnection) -> int | None:
+    """The schema version the store records (None: no store_meta or no version yet, i.e. new or very old);
+    StoreVersionError (without the store's name) when the record is not a version number."""
+    exists = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' "
+        "AND table_name = 'store_meta'"
+    ).fetchone()
+    if not exists or not exists[0]:
+        return None
+    row = con.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
+    if row is None:
+        return None
+    text = row[0]
+    if not (isinstance(text, str) and text.isascii() and text.isdigit() and len(text) <= 6):
+        raise StoreVersionError(f"store_meta's schema_version is {str(text)[:40]!r}, not a schema number")
+    return int(text)
+
+
+def check_version(con: duckdb.DuckDBPyConnection, where: str = "the store") -> None:
+    """Refuse (StoreVersionError naming both versions) a store written by a newer schema than this t2ibench's, or
+    whose version record is garbled: a migration would relabel it and write rows in the older layout."""
+    try:
+        version = stored_version(con)
+    except StoreVersionError as exc:
+        raise StoreVersionError(f"{where}: {exc}; t2ibench will not write into it") from None
+    if version is not None and version > SCHEMA_VERSION:
+        raise StoreVersionError(
+            f"{where}: written by schema {version}; this t2ibench knows up to {SCHEMA_VERSION}: upgrade t2ibench to "
+            "write into it (nothing was changed)"
+        )
+
+
+@functools.cache
+def _reference() -> tuple[dict[str, dict[str, str]], dict[str, frozenset[tuple[str, tuple[str, ...]]]]]:
+    """The columns (name: type) and constraints of t2ibench's own tables as the DDL makes them (an empty in-memory
+    database, built once): what a store's tables are checked against."""
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute(f"CREATE TABLE {META_TABLE}")
+        for table, (columns, key) in TABLES.items():
+            con.execute(f"CREATE TABLE {table} ({columns}, PRIMARY KEY ({', '.join(key)}))")
+        return _table_columns(con), _table_constraints(con)
+    finally:
+        con.close()
+
+
+def _own_tables() -> list[str]:
+    return ["store_meta", *TABLES]
+
+
+def _table_columns(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, str]]:
+    found: dict[str, dict[str, str]] = {}
+    for table, column, kind in con.execute(
+        "SELECT c.table_name, c.column_name, c.data_type FROM duckdb_columns() c "
+        "JOIN duckdb_tables() t USING (database_name, schema_name, table_name) "  # tables only, not views
+        "WHERE c.database_name = current_database() AND c.schema_name = 'main'"
+    ).fetchall():
+        found.setdefault(table, {})[column] = kind
+    return found
+
+
+def _table_constraints(con: duckdb.DuckDBPyConnection) -> dict[str, frozenset[tuple[str, tuple[str, ...]]]]:
+    found: dict[str, set[tuple[str, tuple[str, ...]]]] = {}
+    for table, kind, columns in con.execute(
+        "SELECT table_name, constraint_type, constraint_column_names FROM duckdb_constraints() "
+        "WHERE database_name = current_database() AND schema_name = 'main'"
+    ).fetchall():
+        found.setdefault(table, set()).add((kind, tuple(columns or ())))
+    return {t: frozenset(c) for t, c in found.items()}
+
+
+def _describe(constraint: tuple[str, tuple[str, ...]]) -> str:
+    kind, columns = constraint
+    return f"{kind.lower()} ({', '.join(columns)})"
+
+
+def schema_problems(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """What a user's SQL changed in t2ibench's own schema that the additive migration cannot restore, one phrase each
+    naming the table: a column of another type, a primary key lost or changed, a constraint or index added (DuckDB
+    cannot then add columns, and upserts fail), a table turned into a view or a view into a table, a macro or type
+    shadowing one of DuckDB's own (t2ibench's views and DDL would call it). Missing tables, columns and views are
+    not here: the migration re-creates them (``_schema_damage``)."""
+    want_columns, want_constraints = _reference()
+    columns = _table_columns(con)
+    constraints = _table_constraints(con)
+    problems: list[str] = []
+    views = {
+        r[0]
+        for r in con.execute(
+            "SELECT view_name FROM duckdb_views() WHERE NOT internal AND database_name = current_database() "
+            "AND schema_name = 'main'"
+        ).fetchall()
+    }
+    for table in _own_tables():
+        if table in views:
+            problems.append(f"{table} is a view (t2ibench keeps a table there)")
+            continue
+        if table not in columns:
+            continue  # missing: re-created by the DDL
+        for column, kind in want_columns[table].items():
+            typed = columns[table].get(column)
+            if typed is not None and typed != kind:
+                problems.append(f"column {table}.{column} is {typed} (t2ibench writes {kind})")
+        have = constraints.get(table, frozenset())
+        want = want_constraints.get(table, frozenset())
+        key = next(c for c in want if c[0] == "PRIMARY KEY")
+        if key not in have:  # its NOT NULLs went with it (CREATE TABLE ... AS SELECT)
+            problems.append(f"table {table} has lost its primary key ({', '.join(key[1])})")
+        else:
+            problems += [f"table {table} has lost its {_describe(c)}" for c in sorted(want - have)]
+        problems += [f"table {table} has a {_describe(c)} t2ibench does not write by" for c in sorted(have - want)]
+    tables = set(columns)
+    problems += [f"{v} is a table (t2ibench keeps a view there)" for v in VIEWS if v in tables]
+    own = ", ".join(f"'{t}'" for t in _own_tables())
+    for index, table in con.execute(
+        "SELECT index_name, table_name FROM duckdb_indexes() WHERE database_name = current_database() "
+        f"AND schema_name = 'main' AND table_name IN ({own})"
+    ).fetchall():
+        problems.append(f"table {table} has an index {index} (DuckDB cannot add columns to an indexed table)")
+    problems += [f"macro {name} shadows DuckDB's function {name}" for name in _shadowing(con, "function")]
+    problems += [f"type {name} shadows DuckDB's type {name}" for name in _shadowing(con, "type")]
+    return problems
+
+
+def _shadowing(con: duckdb.DuckDBPyConnection, what: str) -> list[str]:
+    """User macros (``what`` 'function') or types ('type') named like one of DuckDB's built-in ones."""
+    source, name = ("duckdb_functions()", "function_name") if what == "function" else ("duckdb_types()", "type_name")
+    own = con.execute(f"SELECT DISTINCT {name} FROM {source} WHERE NOT internal").fetchall()
+    if not own:  # the usual case, one scan (listing DuckDB's functions costs ~20 ms; every write checks this)
+        return []
+    rows = con.execute(
+        f"SELECT DISTINCT {name} FROM {source} WHERE NOT internal AND lower({name}) IN "
+        f"(SELECT lower({name}) FROM {source} WHERE internal) ORDER BY 1"
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def refuse_broken_schema(con: duckdb.DuckDBPyConnection, where: str = "the store") -> None:
+    """StoreDamagedError naming the first table (and how many more) when ``schema_problems`` finds any."""
+    problems = schema_problems(con)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise StoreDamagedError(
+            f"{where}: {problems[0]}{more}, changed since t2ibench made it (a --write?); t2ibench will not write "
+            "into it — restore it from a copy, or put it back as docs/schema.md defines it with t2ibench sql --write"
+        )

@@ -7,7 +7,9 @@ import contextlib
 import importlib.util
 import os
 import signal
+import stat
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +19,7 @@ import duckdb
 
 from t2ibench.errors import InputError
 from t2ibench.store.errors import _first_line, _is_damage
-from t2ibench.store.migrations import _fill_copies, _schema_damage
+from t2ibench.store.migrations import _fill_copies, _schema_damage, ensure_schema, schema_problems
 from t2ibench.store.schema import VIEWS
 
 if TYPE_CHECKING:
@@ -25,14 +27,19 @@ if TYPE_CHECKING:
 
 
 # Every connection runs sealed: no file outside the store can be read, written, attached, exported or installed,
-# and no setting can be changed afterwards (docs/security.md). Internal SQL never needs more.
+# and no setting can be changed afterwards (docs/security.md). Internal SQL never needs more. No temporary directory:
+# DuckDB would otherwise allow every file under ``<store>.tmp`` (a link planted there reads any file); a query that
+# outgrows memory fails instead of spilling to disk. A read-only connection also disables the local file system
+# once the store is open (Store._connect), so not even the store's log files can be read through it.
 SANDBOX_CONFIG: dict[str, Any] = {
     "enable_external_access": False,
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
     "allow_community_extensions": False,
     "allow_unsigned_extensions": False,
+    "temp_directory": "",  # after enable_external_access: DuckDB applies the settings in this order
 }
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # as t2ibench.signals: each stops a query
 DEFAULT_QUERY_TIMEOUT = 60.0  # seconds; below the 120 s a refresh's writer waits for the store
 EXPORT_BATCH = 65_536  # rows per Arrow batch when a query's result is written to a file
 
@@ -93,18 +100,22 @@ def user_query(
         raise InputError(f"--limit must be an integer ≥ 0; got {max_rows!r}")
     if write and not store.path.is_file():
         raise InputError(f"{store.path}: no such results store (--write never creates one)")
-    context = store.write() if write else store.read()
-    with context as con, _time_limit(con, time_limit):
-        try:
-            cursor = con
-            for statement in statements:
-                cursor = con.execute(statement)
-            description: list[Any] | None = cursor.description
-            rows = cursor.fetchmany(max_rows + 1) if description else []
-            if write:
-                _protect_schema(con)
-        except duckdb.Error as exc:
-            _raise_sql_error(exc)
+    context = store.write(repair=True) if write else store.read()
+    with context as con:
+        before = _guarded_state(store, con) if write else None
+        with _time_limit(con, time_limit) as limit:
+            try:
+                cursor = con
+                for statement in statements:
+                    limit.check()  # a deadline passed between statements is never lost
+                    cursor = con.execute(statement)
+                description: list[Any] | None = cursor.description
+                rows = cursor.fetchmany(max_rows + 1) if description else []
+                limit.check()
+            except duckdb.Error as exc:
+                _raise_sql_error(exc)
+        if before is not None:
+            _protect_schema(con, before, _guarded_state(store, con), store.path)
     if not description:
         return QueryRows((), [], truncated=False)
     return QueryRows(tuple(d[0] for d in description), rows[:max_rows], truncated=len(rows) > max_rows)
@@ -131,14 +142,16 @@ def user_export(store: Store, sql: str, path: str | Path, *, time_limit: float =
     writer = duckdb.connect(":memory:")
     writer.execute("SET enable_progress_bar = false")
     try:
-        with store.read() as con, _time_limit(con, time_limit, also=writer):
+        with store.read() as con, _time_limit(con, time_limit, also=writer) as limit:
             try:
                 relation = con.sql(statements[0])
                 if relation is None:
                     raise InputError("--out: the statement returns no rows")
                 writer.register("user_result", relation.to_arrow_reader(EXPORT_BATCH))
                 escaped = str(tmp).replace("'", "''")
+                limit.check()
                 counted = writer.execute(f"COPY user_result TO '{escaped}' ({fmt})").fetchone()
+                limit.check()
             except duckdb.Error as exc:
                 _raise_sql_error(exc)
         os.replace(tmp, target)
@@ -148,10 +161,46 @@ def user_export(store: Store, sql: str, path: str | Path, *, time_limit: float =
     return int(counted[0]) if counted else 0
 
 
-def _protect_schema(con: duckdb.DuckDBPyConnection) -> None:
+@dataclass(frozen=True)
+class _Guarded:
+    """What a user's ``--write`` may not change: t2ibench's bookkeeping rows and the files beside the store."""
+
+    meta: tuple[tuple[Any, ...], ...]
+    files: tuple[tuple[str, int, int, int], ...]
+
+
+def _guarded_state(store: Store, con: duckdb.DuckDBPyConnection) -> _Guarded:
+    """store_meta's rows (its schema version, its owner) and the identity of the store's log files."""
+    try:
+        meta = tuple(con.execute("SELECT key, value FROM main.store_meta ORDER BY key").fetchall())
+    except duckdb.Error:
+        meta = ()
+    files = []
+    for suffix in (".wal", ".wal.recovery", ".wal.checkpoint"):
+        name = f"{store.file}{suffix}"
+        with contextlib.suppress(OSError):
+            st = os.lstat(name)
+            files.append((suffix, st.st_mode, st.st_ino, st.st_nlink))
+    return _Guarded(meta, tuple(files))
+
+
+def _protect_schema(con: duckdb.DuckDBPyConnection, before: _Guarded, after: _Guarded, where: Path) -> None:
     """Refuse (roll back) a user's --write that drops t2ibench's own tables, columns (deprecated copies included)
-    or views; restore views a user replaced (CREATE OR REPLACE VIEW leaderboard ...), so reports never read a
-    redefined view; fill the spelling a user's INSERT or UPDATE left empty (DEPRECATED_COPIES)."""
+    or views, changes a table's column types, key or constraints, adds an index to one, shadows a DuckDB function or
+    type, or edits store_meta; restore views a user replaced (CREATE OR REPLACE VIEW leaderboard ...), so reports
+    never read a redefined view; fill the spelling a user's INSERT or UPDATE left empty (DEPRECATED_COPIES). A log file
+    beside the store that turned into a link while the SQL ran (a sealed query may read those names) refuses too."""
+    if before.meta != after.meta:
+        raise InputError(
+            "refused: the statements would change store_meta (t2ibench's schema version and owner records); nothing "
+            "was changed"
+        )
+    links = [f"{where}{s}" for s, mode, _, nlink in after.files if not stat.S_ISREG(mode) or nlink > 1]
+    if links or {f[0] for f in after.files} - {f[0] for f in before.files} - {".wal"}:
+        raise InputError(
+            f"refused: a file beside the store changed while the statements ran ({', '.join(links) or 'a log file'}); "
+            "nothing was changed"
+        )
     damage = _schema_damage(con)
     if damage:
         raise InputError(
@@ -159,6 +208,14 @@ def _protect_schema(con: duckdb.DuckDBPyConnection) -> None:
             f"{' ...' if len(damage) > 3 else ''}; nothing was changed (create your own tables and views "
             "beside them)"
         )
+    problems = schema_problems(con)
+    if problems:
+        raise InputError(
+            f"refused: after the statements {problems[0]}"
+            f"{f' (and {len(problems) - 1} more)' if len(problems) > 1 else ''}; t2ibench's refreshes could no longer "
+            "write there, so nothing was changed (create your own tables, macros and types beside them)"
+        )
+    ensure_schema(con, str(where))  # a store a --write has just put back is brought to the current schema
     for name, sql in VIEWS.items():
         con.execute(f"CREATE OR REPLACE VIEW {name} AS {sql}")
     _fill_copies(con)  # rows the user's SQL wrote with one spelling only get the other (DEPRECATED_COPIES)
@@ -207,46 +264,107 @@ def _kind(statement: Any) -> str:
 def _raise_sql_error(exc: duckdb.Error) -> NoReturn:
     if isinstance(exc, duckdb.InterruptException) or _is_damage(exc):
         raise exc  # turned into QueryStoppedError by _time_limit, StoreDamagedError by read()/write()
+    if isinstance(exc, duckdb.PermissionException) and "disabled by configuration" in str(exc):
+        raise InputError(  # DuckDB words it two ways (external access off; the local file system off once open)
+            f"SQL error: file system operations are disabled: t2ibench sql reads and writes only the store "
+            f"(docs/security.md) — {_first_line(exc)}"
+        ) from None
+    if isinstance(exc, duckdb.OutOfMemoryException):
+        raise InputError(
+            f"SQL error: {_first_line(exc)} (t2ibench's sealed connection has no temporary directory to spill to: "
+            "narrow the query, or aggregate before sorting or joining)"
+        ) from None
     raise InputError(f"SQL error: {_first_line(exc)}") from None
+
+
+class _Limit:
+    """A query's time limit, race-free: once the deadline passes (or Ctrl-C comes), a watchdog thread interrupts the
+    connections again and again until the guarded block has left DuckDB — an interrupt DuckDB drops because no
+    statement was running yet is repeated — and ``check`` stops the block between statements."""
+
+    REPEAT = 0.05  # seconds between the watchdog's interrupts once the limit has passed
+
+    def __init__(self, seconds: float, connections: tuple[duckdb.DuckDBPyConnection, ...]) -> None:
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
+        self.connections = connections
+        self.reason: str | None = None
+        self._stop = threading.Event()  # the deadline passed or Ctrl-C: interrupt until done
+        self._done = threading.Event()  # the guarded block has returned
+        self._thread = threading.Thread(target=self._watch, name="t2ibench-query-limit", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, why: str) -> None:
+        if self.reason is None:
+            self.reason = why
+        self._stop.set()
+        self._interrupt()
+
+    def check(self) -> None:
+        """Raise InterruptException at once when the limit has passed (called between statements)."""
+        if self.reason is None and time.monotonic() >= self.deadline:
+            self.stop("timeout")
+        if self.reason is not None:
+            raise duckdb.InterruptException(f"stopped ({self.reason})")
+
+    def finish(self) -> None:
+        self._done.set()
+        self._stop.set()
+        self._thread.join()
+
+    def _interrupt(self) -> None:
+        for c in self.connections:
+            with contextlib.suppress(duckdb.Error):
+                c.interrupt()
+
+    def _watch(self) -> None:
+        if not self._stop.wait(max(0.0, self.deadline - time.monotonic())) and not self._done.is_set():
+            self.stop("timeout")
+        while not self._done.wait(self.REPEAT if self.reason is not None else None):
+            self._interrupt()
 
 
 @contextlib.contextmanager
 def _time_limit(
     con: duckdb.DuckDBPyConnection, seconds: float, *, also: duckdb.DuckDBPyConnection | None = None
-) -> Iterator[None]:
-    """Interrupt ``con`` (and ``also``) after ``seconds`` or on Ctrl-C; raise QueryStoppedError naming which."""
-    if not (isinstance(seconds, (int, float)) and seconds > 0 and seconds == seconds):
+) -> Iterator[_Limit]:
+    """Interrupt ``con`` (and ``also``) after ``seconds`` or on Ctrl-C, until the block has returned; raise
+    QueryStoppedError naming which."""
+    if not (isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and 0 < seconds < float("inf")):
         raise InputError(f"--timeout must be a number of seconds > 0; got {seconds!r}")
-    reason: list[str] = []
+    limit = _Limit(float(seconds), tuple(c for c in (con, also) if c is not None))
+    previous: dict[int, Any] = {}
+    received: list[int] = []
 
-    def stop(why: str) -> None:
-        reason.append(why)
-        for c in (con, also):
-            if c is not None:
-                with contextlib.suppress(duckdb.Error):
-                    c.interrupt()
+    def on_signal(signum: int, frame: Any) -> None:
+        received.append(signum)
+        limit.stop(signal.Signals(signum).name)
 
-    timer = threading.Timer(seconds, stop, args=("timeout",))
-    timer.daemon = True
-    previous = None
-    main = threading.current_thread() is threading.main_thread()
-    if main:
-        previous = signal.signal(signal.SIGINT, lambda signum, frame: stop("interrupt"))
-    timer.start()
+    if threading.current_thread() is threading.main_thread():
+        previous = {s: signal.signal(s, on_signal) for s in STOP_SIGNALS}
+    limit.start()
     try:
-        yield
+        yield limit
+        if received:  # a signal while the block was between statements: still a stop
+            raise duckdb.InterruptException("interrupted")
     except (duckdb.InterruptException, KeyboardInterrupt):
-        if reason and reason[0] == "timeout":
+        if limit.reason == "timeout":
             raise QueryStoppedError(
                 f"the query was stopped after {seconds:g} s (--timeout) and the store released; narrow it (WHERE, "
                 "LIMIT) or raise --timeout"
             ) from None
-        raise QueryStoppedError("the query was interrupted (Ctrl-C) and the store released", exit_code=130) from None
+        signum = received[0] if received else int(signal.SIGINT)
+        how = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        raise QueryStoppedError(
+            f"the query was interrupted ({how}) and the store released", exit_code=128 + signum
+        ) from None
     except duckdb.Error as exc:
-        if reason:  # an interrupt surfaced as another error type (e.g. through the Arrow stream)
-            raise QueryStoppedError(f"the query was stopped ({reason[0]}) and the store released") from None
+        if limit.reason:  # an interrupt surfaced as another error type (e.g. through the Arrow stream)
+            raise QueryStoppedError(f"the query was stopped ({limit.reason}) and the store released") from None
         _raise_sql_error(exc)
     finally:
-        timer.cancel()
-        if main:
-            signal.signal(signal.SIGINT, previous)
+        limit.finish()
+        for s, handler in previous.items():
+            signal.signal(s, handler)

@@ -212,7 +212,11 @@ def write_suite(path: str | Path, records: Sequence[Mapping[str, Any]]) -> Path:
 
 
 def read_suite(path: str | Path) -> list[dict[str, Any]]:
-    """Read GenEval prompt metadata (JSON lines); InputError names the file and line of a bad record."""
+    """Read GenEval prompt metadata (JSON lines); InputError names the file and line of a bad record (and a path
+    that is not a regular file: a FIFO or a device is never opened)."""
+    from t2ibench.paths import regular_file
+
+    regular_file(path, what="prompt suite")
     records = []
     seen: dict[str, str] = {}
     for where, record in read_jsonl(path):

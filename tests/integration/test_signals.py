@@ -1,0 +1,201 @@
+"""Signals stop every t2ibench command within seconds: the refresh `t2ibench run` starts (Ctrl-C at a terminal,
+SIGTERM through a pipe, SIGTERM to every process group of the tree), and a plain command. Each stopped refresh is
+recorded as `interrupted`, leaves no process behind and releases the run lock; the next run resumes and completes."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import signal
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import duckdb
+import psutil
+import pytest
+
+from tests.integration._workspace import REPO, make_workspace, refresh_log
+
+GRACE_S = 4.0
+STOP_WITHIN_S = GRACE_S + 8.0  # the grace period, the parent's margin and a loaded two-core machine
+
+
+def t2ibench(*args: str) -> list[str]:
+    return [str(Path(sys.executable).with_name("t2ibench")), *args]
+
+
+def slow_generation(config: dict) -> None:
+    """Generation long enough (tiny model, many denoising steps) that a signal lands while the refresh works."""
+    config["models"][0]["generator"]["steps"] = 60
+
+
+def wait_for(log: Path, offset: int, anchor: str, proc: subprocess.Popen, timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if log.exists():
+            with open(log, "rb") as fh:
+                fh.seek(offset)
+                if anchor.encode() in fh.read():
+                    return
+        assert proc.poll() is None, "the refresh ended before it started working"
+        time.sleep(0.05)
+    raise AssertionError(f"{anchor!r} never appeared in {log}")
+
+
+def stopped(proc: subprocess.Popen, tree: list[psutil.Process], signalled_at: float) -> float:
+    """Seconds from the signal until the command and every process it started are gone."""
+    proc.wait(timeout=STOP_WITHIN_S + 30)
+    _, alive = psutil.wait_procs(tree, timeout=STOP_WITHIN_S)
+    assert not alive, f"processes left running: {[p.cmdline()[:3] for p in alive]}"
+    return time.monotonic() - signalled_at
+
+
+def tree_of(proc: subprocess.Popen) -> list[psutil.Process]:
+    root = psutil.Process(proc.pid)
+    return [root, *root.children(recursive=True)]
+
+
+def lock_is_free(store: Path) -> bool:
+    with open(str(store) + ".lock", "a+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        return True
+
+
+def runs(store: Path) -> list[tuple[str, str]]:
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        return con.execute(
+            "SELECT status, json_extract_string(details, '$.signal') FROM runs ORDER BY started_at"
+        ).fetchall()
+    finally:
+        con.close()
+
+
+def test_a_refresh_stops_on_a_tty_a_pipe_and_a_process_group_and_the_next_run_resumes(tmp_path, model_cache):
+    config, env = make_workspace(tmp_path / "ws", model_cache, models=1, per_task=1, edit=slow_generation)
+    env["T2IBENCH_STOP_GRACE_S"] = str(GRACE_S)
+    for program in ("flows", "tasks"):  # `t2ibench run` runs the flow of the config's workspace
+        (config.parents[1] / program).symlink_to(REPO / program)
+    store = config.parents[1] / "data" / "t2ibench.duckdb"
+    log = refresh_log(config)
+    command = t2ibench("run", "--config", str(config), "--flow")
+    seconds = {}
+
+    # 1. a terminal: Ctrl-C typed at `t2ibench run` (the terminal signals its foreground process group)
+    offset = log.stat().st_size if log.exists() else 0
+    master, slave = pty.openpty()
+
+    def controlling_terminal() -> None:
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen(
+        command,
+        cwd=REPO,
+        env=env,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+        preexec_fn=controlling_terminal,
+    )
+    os.close(slave)
+    try:
+        wait_for(log, offset, "models ×", proc)
+        tree, at = tree_of(proc), time.monotonic()
+        os.write(master, b"\x03")
+        seconds["tty"] = stopped(proc, tree, at)
+        screen = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            screen += chunk
+    finally:
+        os.close(master)
+    assert proc.returncode == 130, screen.decode(errors="replace")[-2000:]
+    assert b"interrupted (SIGINT)" in screen
+
+    # 2. a pipe: SIGTERM to `t2ibench run` alone (a scheduler stopping its job)
+    offset = log.stat().st_size
+    proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    wait_for(log, offset, "models ×", proc)
+    tree, at = tree_of(proc), time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    seconds["pipe"] = stopped(proc, tree, at)
+    out = proc.stdout.read()
+    assert proc.returncode == 143, out
+    assert out.strip().splitlines()[-1].startswith("leaderboard_refresh: interrupted (SIGTERM)"), out
+
+    # 3. every process group of the tree at once (a service manager stopping a whole unit)
+    offset = log.stat().st_size
+    proc = subprocess.Popen(
+        command,
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    wait_for(log, offset, "models ×", proc)
+    tree, at = tree_of(proc), time.monotonic()
+    for group in {os.getpgid(p.pid) for p in tree}:
+        os.killpg(group, signal.SIGTERM)
+    seconds["group"] = stopped(proc, tree, at)
+    out = proc.stdout.read()
+    assert proc.returncode == 143, out
+    assert "interrupted (SIGTERM)" in out
+
+    assert all(s < STOP_WITHIN_S for s in seconds.values()), seconds
+    assert lock_is_free(store)
+    assert runs(store) == [("interrupted", "SIGINT"), ("interrupted", "SIGTERM"), ("interrupted", "SIGTERM")]
+
+    # the next run resumes from what the stopped ones finished, and completes
+    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [status for status, _ in runs(store)] == ["interrupted"] * 3 + ["completed"]
+    print("stopped within (s):", {k: round(v, 1) for k, v in seconds.items()})
+
+
+@pytest.mark.parametrize(
+    ("verb", "signum"),
+    [("diversity", signal.SIGTERM), ("diversity", signal.SIGHUP), ("sql", signal.SIGTERM), ("sql", signal.SIGHUP)],
+)
+def test_a_plain_command_stops_on_sigterm_and_sighup(verb, signum, tmp_path):
+    """A long in-process command ends at once with the signal's exit status: the digits diversity sweep, and a
+    sealed query (DuckDB interrupted, the store released and unchanged)."""
+    store = tmp_path / "results.duckdb"
+    if verb == "sql":
+        from t2ibench.store import Store
+
+        Store(store).initialise()
+        before = store.read_bytes()
+        argv = ("sql", "--store", str(store), "--timeout", "300", "SELECT count(*) FROM range(100000000000) a")
+    else:
+        argv = ("diversity", "--example", "digits", "--repeats", "1000", "--quiet")
+    proc = subprocess.Popen(t2ibench(*argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4.0)  # imports done, the work running
+    assert proc.poll() is None
+    at = time.monotonic()
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=STOP_WITHIN_S + 10)
+    assert time.monotonic() - at < STOP_WITHIN_S
+    assert proc.returncode == 128 + signum, err
+    name = signal.Signals(signum).name
+    last = err.strip().splitlines()[-1]
+    if verb == "sql":
+        assert last == f"t2ibench sql: error: the query was interrupted ({name}) and the store released", err
+        assert store.read_bytes() == before
+    else:
+        assert last == f"t2ibench diversity: interrupted ({name})", err
