@@ -16,7 +16,6 @@ from pathlib import Path
 
 import duckdb
 import psutil
-import pytest
 
 from tests.integration._workspace import REPO, make_workspace, refresh_log
 
@@ -168,34 +167,37 @@ def test_a_refresh_stops_on_a_tty_a_pipe_and_a_process_group_and_the_next_run_re
     print("stopped within (s):", {k: round(v, 1) for k, v in seconds.items()})
 
 
-@pytest.mark.parametrize(
-    ("verb", "signum"),
-    [("diversity", signal.SIGTERM), ("diversity", signal.SIGHUP), ("sql", signal.SIGTERM), ("sql", signal.SIGHUP)],
-)
-def test_a_plain_command_stops_on_sigterm_and_sighup(verb, signum, tmp_path):
-    """A long in-process command ends at once with the signal's exit status: the digits diversity sweep, and a
-    sealed query (DuckDB interrupted, the store released and unchanged)."""
-    store = tmp_path / "results.duckdb"
-    if verb == "sql":
-        from t2ibench.store import Store
+PLAIN = [("diversity", signal.SIGTERM), ("diversity", signal.SIGHUP), ("sql", signal.SIGTERM), ("sql", signal.SIGHUP)]
 
-        Store(store).initialise()
-        before = store.read_bytes()
-        argv = ("sql", "--store", str(store), "--timeout", "300", "SELECT count(*) FROM range(100000000000) a")
-    else:
-        argv = ("diversity", "--example", "digits", "--repeats", "1000", "--quiet")
-    proc = subprocess.Popen(t2ibench(*argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(4.0)  # imports done, the work running
-    assert proc.poll() is None
+
+def test_a_plain_command_stops_on_sigterm_and_sighup(tmp_path):
+    """A long in-process command ends at once with the signal's exit status: the digits diversity sweep, and a
+    sealed query (DuckDB interrupted, the store released and unchanged). The four run side by side."""
+    from t2ibench.store import Store
+
+    store = tmp_path / "results.duckdb"
+    Store(store).initialise()
+    before = store.read_bytes()
+    procs = []
+    for verb, _ in PLAIN:
+        if verb == "sql":
+            argv = ("sql", "--store", str(store), "--timeout", "300", "SELECT count(*) FROM range(100000000000) a")
+        else:
+            argv = ("diversity", "--example", "digits", "--repeats", "1000", "--quiet")
+        procs.append(subprocess.Popen(t2ibench(*argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    time.sleep(6.0)  # imports done (four at once on two cores), the work running
+    assert all(proc.poll() is None for proc in procs), [proc.communicate() for proc in procs if proc.poll() is not None]
     at = time.monotonic()
-    proc.send_signal(signum)
-    _, err = proc.communicate(timeout=STOP_WITHIN_S + 10)
+    for proc, (_, signum) in zip(procs, PLAIN, strict=True):
+        proc.send_signal(signum)
+    for proc, (verb, signum) in zip(procs, PLAIN, strict=True):
+        _, err = proc.communicate(timeout=STOP_WITHIN_S + 10)
+        assert proc.returncode == 128 + signum, (verb, err)
+        name = signal.Signals(signum).name
+        last = err.strip().splitlines()[-1]
+        if verb == "sql":
+            assert last == f"t2ibench sql: error: the query was interrupted ({name}) and the store released", err
+        else:
+            assert last == f"t2ibench diversity: interrupted ({name})", err
     assert time.monotonic() - at < STOP_WITHIN_S
-    assert proc.returncode == 128 + signum, err
-    name = signal.Signals(signum).name
-    last = err.strip().splitlines()[-1]
-    if verb == "sql":
-        assert last == f"t2ibench sql: error: the query was interrupted ({name}) and the store released", err
-        assert store.read_bytes() == before
-    else:
-        assert last == f"t2ibench diversity: interrupted ({name})", err
+    assert store.read_bytes() == before
