@@ -565,7 +565,12 @@ def _(tmp: Path) -> Any:
     return write_config(tmp, "name: !!python/object/apply:os.system ['true']\nmodels: [{name: a}]\n")
 
 
-@case("config-missing-file", "config file that does not exist", "error naming the file", r"nope\.yaml: cannot read")
+@case(
+    "config-missing-file",
+    "config file that does not exist",
+    "error naming the file",
+    r"nope\.yaml: no such config file",
+)
 def _(tmp: Path) -> Any:
     from t2ibench.config import load_config
 
@@ -2402,7 +2407,7 @@ def _(tmp: Path) -> Any:
 # registering its cases with ``case`` above (imported here so CASES holds them all, in this order). Run as a script,
 # this file is ``__main__`` and they would register into ``tests.corpus`` instead: the block at the end imports that.
 if __name__ != "__main__":
-    from tests import corpus_store, corpus_files, corpus_resources, corpus_signals  # noqa: F401, I001
+    from tests import corpus_store, corpus_files, corpus_resources, corpus_signals, corpus_probe  # noqa: F401, I001
 
 # Behaviours shown by other tests (rendered into docs/reliability.md with the corpus).
 OTHER_GUARANTEES = [

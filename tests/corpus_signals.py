@@ -35,7 +35,7 @@ def _(tmp: Path) -> Any:
     "param-command-substitution",
     "params.yaml path value with `$(…)`",
     "passed in process as a path (no shell); the config is refused by name",
-    r"\$\(touch .*\)\.yaml: cannot read \(No such file",
+    r"\$\(touch .*\)\.yaml: no such config file",
 )
 def _(tmp: Path) -> Any:
     from t2ibench.cli import _cmd_run, build_parser

@@ -1169,14 +1169,24 @@ def _param_options(p: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``t2ibench`` console script; returns the process exit status."""
-    from t2ibench.params import expand_params
-
-    parser = build_parser()
     try:
-        args = parser.parse_args(expand_params(parser, sys.argv[1:] if argv is None else argv))
+        from t2ibench.signals import exit_code, signal_name, signal_number, stop_on_signals
+    except KeyboardInterrupt:  # Ctrl-C in the first tenth of a second, before any handler can be installed
+        print("t2ibench: interrupted (SIGINT)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    try:
+        with stop_on_signals("t2ibench"):
+            from t2ibench.params import expand_params
+
+            parser = build_parser()  # inside: building the parser imports modules, --params reads files
+            args = parser.parse_args(expand_params(parser, sys.argv[1:] if argv is None else argv))
     except InputError as exc:
         print(f"t2ibench: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt as exc:
+        signum = signal_number(exc) or EXIT_INTERRUPTED - 128
+        print(f"t2ibench: interrupted ({signal_name(signum)})", file=sys.stderr)
+        return exit_code(signum)
     notes = logging.StreamHandler(sys.stderr)
     notes.setFormatter(logging.Formatter(f"t2ibench {args.verb}: note: %(message)s"))
     NOTES.addHandler(notes)
@@ -1187,7 +1197,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"t2ibench {args.verb}: warning: {' '.join(str(message).split())}", file=sys.stderr)
 
     warnings.showwarning = one_line  # no source paths and code lines in the user's console
-    from t2ibench.signals import exit_code, signal_name, signal_number, stop_on_signals
 
     try:
         with stop_on_signals(f"t2ibench {args.verb}"):  # SIGTERM and SIGHUP stop a command as Ctrl-C does

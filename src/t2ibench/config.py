@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
 from t2ibench.errors import FieldError, InputError, unknown_choice
-from t2ibench.io import load_yaml
+from t2ibench.io import load_yaml, read_text_file
 from t2ibench.metrics.geneval import GenEvalParams
 from t2ibench.suites.geneval import MAX_PER_TASK
 
@@ -724,12 +724,7 @@ class Config:
 def load_config(path: str | Path) -> Config:
     """Read and validate a YAML config (safe_load: no Python tags); InputError names the file and the key."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{p}: not UTF-8 text (byte {exc.start}); a config is a YAML text file") from None
+    text = read_text_file(p, what="config file", max_bytes=16 * 2**20)
     config = parse_config(load_yaml(text, source=str(p)), source=str(p))
     try:
         config.outputs.check_inside(workspace_root(p))

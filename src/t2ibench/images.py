@@ -36,6 +36,8 @@ def to_rgb(image: Any) -> tuple[Any, str | None]:
         return image, None
     if mode in ("I;16", "I;16B", "I;16L", "I", "F"):  # 16/32-bit greyscale: scale the range to 0..255
         arr = np.asarray(image, dtype=np.float64)
+        if not np.isfinite(arr).all():  # a float image holding NaN or infinity: any scaling would invent pixels
+            raise InputError(f"a {mode} (floating-point) image holding NaN or infinite pixels; not an image to judge")
         hi = 65535.0 if mode.startswith("I;16") else max(float(arr.max()), 1.0)
         grey = np.clip(arr / hi * 255.0 + 0.5, 0, 255).astype(np.uint8)
         return Image.fromarray(grey, mode="L").convert("RGB"), f"scaled {mode} to 8-bit RGB"
@@ -65,4 +67,7 @@ def load_rgb(path: str | Path, *, root: str | Path | None = None) -> tuple[Any, 
         raise
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
         raise InputError(f"{p}: unreadable image ({type(exc).__name__}: {exc})") from None
-    return to_rgb(image)
+    try:
+        return to_rgb(image)
+    except InputError as exc:
+        raise InputError(f"{p}: {exc}") from None

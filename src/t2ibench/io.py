@@ -104,6 +104,7 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
 
 
 MAX_YAML_NODES = 100_000
+MAX_YAML_DEPTH = 200  # levels of nesting; deeper, PyYAML's composer would exhaust Python's recursion limit
 """Nodes a YAML document may expand to, aliases counted at every use (a 'billion laughs' file is refused)."""
 
 
@@ -146,6 +147,8 @@ def load_yaml(text: str, *, source: str) -> Any:
         node = yaml.compose(text, Loader=loader_class)
     except yaml.YAMLError as exc:
         raise _yaml_error(source, exc) from None
+    except RecursionError:  # the composer recurses per level, before _check_yaml_node can count them
+        raise InputError(f"{source}: YAML nested deeper than {MAX_YAML_DEPTH} levels") from None
     if node is None:
         return None
     _check_yaml_node(node, source)
@@ -173,8 +176,8 @@ def _check_yaml_node(root: Any, source: str) -> None:
     open_nodes: set[int] = set()
 
     def size(node: Any, depth: int) -> int:
-        if depth > 200:
-            raise InputError(f"{source}: YAML nested deeper than 200 levels")
+        if depth > MAX_YAML_DEPTH:
+            raise InputError(f"{source}: YAML nested deeper than {MAX_YAML_DEPTH} levels")
         if id(node) in open_nodes:
             raise InputError(f"{source}:{node.start_mark.line + 1}: a YAML alias refers to itself (recursive data)")
         cached = sizes.get(id(node))
@@ -209,15 +212,34 @@ def _check_yaml_node(root: Any, source: str) -> None:
     size(root, 0)
 
 
-def read_jsonl(path: str | Path) -> Iterator[tuple[str, Any]]:
-    """(``file:line``, decoded object) for each non-blank line; InputError names the file (and line) on failure."""
-    p = Path(path)
+MAX_TEXT_BYTES = 2**30  # a user's text file (config, params, JSON lines, CSV) larger than 1 GiB is refused unread
+
+
+def read_text_file(
+    path: str | Path, *, what: str = "file", encoding: str = "utf-8", max_bytes: int = MAX_TEXT_BYTES
+) -> str:
+    """The text of a user's file, refused in one line (naming it) before it is opened when it is not a regular file
+    (a pipe or a device would hang or never end), larger than ``max_bytes``, unreadable or not ``encoding`` text."""
+    from t2ibench.paths import regular_file
+
+    p = regular_file(path, what=what)
     try:
-        lines = p.read_text(encoding="utf-8").splitlines()
+        size = p.stat().st_size
+        if size > max_bytes:
+            raise InputError(f"{p}: {size:,} bytes; a {what} holds at most {max_bytes:,} (refused unread)")
+        return p.read_text(encoding=encoding)
     except OSError as exc:
         raise InputError(f"{p}: cannot read ({exc.strerror or exc})") from None
     except UnicodeDecodeError as exc:
-        raise InputError(f"{p}: not UTF-8 text (byte {exc.start}); expected JSON lines") from None
+        raise InputError(
+            f"{p}: not {encoding.removesuffix('-sig').upper()} text (byte {exc.start}); expected a {what}"
+        ) from None
+
+
+def read_jsonl(path: str | Path) -> Iterator[tuple[str, Any]]:
+    """(``file:line``, decoded object) for each non-blank line; InputError names the file (and line) on failure."""
+    p = Path(path)
+    lines = read_text_file(p, what="JSON-lines file").splitlines()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -245,6 +267,8 @@ def loads_strict(text: str, *, where: str) -> Any:
     """json.loads refusing keys given twice and NaN/Infinity (not JSON); InputError names ``where``."""
     try:
         return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
+    except RecursionError:
+        raise InputError(f"{where}: not valid JSON (nested too deeply to read)") from None
     except _DuplicateKeyError as exc:
         raise InputError(f"{where}: key {exc.args[0]!r} is given twice in one object") from None
     except json.JSONDecodeError as exc:
@@ -316,6 +340,8 @@ def npy_layout(path: str | Path) -> NpyLayout:
     check_embedding_dtype(dtype, where=str(p))
     if any(int(s) < 0 for s in shape):
         raise InputError(f"{p}: the header's shape {tuple(shape)} has a negative dimension")
+    if int(shape[1]) == 0:
+        raise InputError(f"{p}: embeddings with zero columns (shape {tuple(shape)})")
     expected = offset + math.prod(int(s) for s in shape) * dtype.itemsize  # Python ints: no overflow
     size = p.stat().st_size
     if size < expected:

@@ -66,15 +66,14 @@ def _check(action: argparse.Action, text: str, where: str) -> None:
         raise unknown_choice(f"value for {where}", text, list(action.choices))
 
 
+MAX_PARAMS_BYTES = 16 * 2**20  # a params.yaml is a few kB; a bigger file is not one
+
+
 def load_section(path: str | Path, section: str) -> dict[str, Any]:
     """The mapping at ``section`` (dotted keys nest) of a params YAML file, read strictly."""
-    from t2ibench.io import load_yaml
+    from t2ibench.io import load_yaml, read_text_file
 
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{FLAG} {path}: cannot read the parameters file ({exc.__class__.__name__})") from None
+    text = read_text_file(path, what="parameters file", max_bytes=MAX_PARAMS_BYTES)
     node: Any = load_yaml(text, source=str(path))
     for part in section.split("."):
         if not isinstance(node, dict) or part not in node:
@@ -90,6 +89,7 @@ def expand_params(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[
     """``argv`` with each ``--params FILE:SECTION`` replaced by that section's values as the options they name,
     each checked by the option's type; unknown keys and options given both ways are refused (one line each)."""
     out: list[str] = []
+    expanded: dict[str, str] = {}  # option -> the --params that gave it (a second one may not override it)
     tokens = list(argv)
     i = 0
     while i < len(tokens):
@@ -108,7 +108,7 @@ def expand_params(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[
         if not sep or not file or not section:
             raise InputError(f"{FLAG} {spec!r}: expected FILE:SECTION (e.g. params.yaml:geneval)")
         options = _options(_reached_parser(parser, out))
-        given = {t.split("=", 1)[0] for t in tokens if t.startswith("-")}
+        given = {t.split("=", 1)[0] for t in tokens if t.startswith("-") and t != FLAG and not t.startswith(FLAG + "=")}
         for key, value in load_section(file, section).items():
             where = f"{file}: {section}.{key}"
             action = options.get(str(key))
@@ -119,8 +119,11 @@ def expand_params(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[
                     f"{where}: not an option of this command; {hint}(options: {', '.join(sorted(options))})"
                 )
             option = next(o for o in action.option_strings if o.startswith("--"))
-            if any(o in given for o in action.option_strings):
+            if any(_spells(g, o) for g in given for o in action.option_strings):
                 raise InputError(f"{where}: {option} is also given on the command line; give it once")
+            if option in expanded:
+                raise InputError(f"{where}: {option} is also given by {expanded[option]}; give it once")
+            expanded[option] = f"{FLAG} {spec}"
             if action.nargs == 0:  # a flag (store_true): true adds it, false leaves it out
                 if not isinstance(value, bool):
                     raise InputError(f"{where}: {option} is a flag; give true or false, got {value!r}")
@@ -143,3 +146,11 @@ def add_params_option(parser: argparse.ArgumentParser) -> None:
         metavar="FILE:SECTION",
         help="read option values from a section of a YAML file (DVC: params.yaml); each key is an option's name",
     )
+
+
+def _spells(token: str, option: str) -> bool:
+    """Whether the command-line ``token`` names ``option``: exactly, or as argparse's unique-prefix abbreviation of a
+    long option (``--per-tas`` for ``--per-task``)."""
+    if token == option:
+        return True
+    return token.startswith("--") and len(token) > 2 and option.startswith("--") and option.startswith(token)

@@ -28,7 +28,9 @@ from pathlib import Path, PurePath
 from t2ibench.errors import InputError
 
 DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
-STORE_SIDE_FILES = (".wal", ".lock")  # <store>.wal (DuckDB's log), <store>.lock (t2ibench's run lock)
+# <store>.wal and its .wal.checkpoint/.wal.recovery siblings (DuckDB's log files: DuckDB replays or deletes them
+# when it opens the store), <store>.lock (t2ibench's run lock); longest first, so each name matches its own suffix
+STORE_SIDE_FILES = (".wal.checkpoint", ".wal.recovery", ".wal", ".lock")
 STORE_TEMP_DIR = ".tmp"  # <store>.tmp: DuckDB's temporary directory
 
 
@@ -161,7 +163,8 @@ def is_duckdb(path: str | Path) -> bool:
 
 
 def store_part(path: str | Path) -> Path | None:
-    """The DuckDB store that ``path`` belongs to: the store file itself, its .wal/.lock file, or its .tmp folder."""
+    """The DuckDB store that ``path`` belongs to: the store file itself, its log or lock files (STORE_SIDE_FILES), or
+    its .tmp folder."""
     target = resolved(path)
     if is_duckdb(target):
         return target
@@ -203,7 +206,7 @@ def place(
 
 
 def store_places(store: str | Path | None) -> list[Place]:
-    """The results store's file, its .wal and .lock files and its .tmp folder, as inputs no output may touch."""
+    """The results store's file, its log and lock files and its .tmp folder, as inputs no output may touch."""
     if store is None:
         return []
     base = Path(store)

@@ -154,9 +154,13 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
         ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
 
 
+KILL_MARGIN_S = 10.0  # beyond the child's own grace period before its group is killed (a loaded two-core machine)
+
+
 def run_child(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> int:
     """Run a program in its own process group; forward SIGINT/SIGTERM/SIGHUP to it once each, give it the grace
-    period (plus 5 s) to stop, then kill its group; returns its exit status (128 + signum if it was signalled)."""
+    period (plus KILL_MARGIN_S) to stop, then kill its group; returns its exit status (128 + signum if it was
+    signalled, or if it had to be killed after a forwarded signal)."""
     child = subprocess.Popen(
         list(argv),
         cwd=cwd,
@@ -176,7 +180,7 @@ def run_child(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> int:
         deadline: float | None = None
         while True:
             if received and deadline is None:
-                deadline = time.monotonic() + grace_seconds() + 5.0
+                deadline = time.monotonic() + grace_seconds() + KILL_MARGIN_S
             try:
                 code = child.wait(timeout=0.2)
                 break
@@ -184,8 +188,14 @@ def run_child(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> int:
                 if deadline is not None and time.monotonic() > deadline:
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.killpg(child.pid, signal.SIGKILL)
-                    code = child.wait()
-                    break
+                    child.wait()
+                    print(
+                        f"{Path(argv[0]).name}: did not stop within {grace_seconds() + KILL_MARGIN_S:g} s of "
+                        f"{signal_name(received[0])}; its processes were killed (finished work is kept)",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                    return exit_code(received[0])  # the stop the user asked for, not the kill that enforced it
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)

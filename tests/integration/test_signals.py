@@ -17,10 +17,11 @@ from pathlib import Path
 import duckdb
 import psutil
 
+from t2ibench.signals import KILL_MARGIN_S
 from tests.integration._workspace import REPO, make_workspace, refresh_log
 
 GRACE_S = 4.0
-STOP_WITHIN_S = GRACE_S + 8.0  # the grace period, the parent's margin and a loaded two-core machine
+STOP_WITHIN_S = GRACE_S + KILL_MARGIN_S + 2.0  # at most: the child's grace, then `t2ibench run` kills its group
 
 
 def t2ibench(*args: str) -> list[str]:

@@ -99,6 +99,8 @@ def check_embedding_dtype(dtype: Any, *, where: str) -> None:
     kind = np.dtype(dtype)
     if np.issubdtype(kind, np.complexfloating):
         raise InputError(f"{where}: complex values (dtype {kind}) are not embeddings; the imaginary part would be lost")
+    if kind.kind in "mM":  # numpy counts timedelta64 as a number; durations and dates are not coordinates
+        raise InputError(f"{where} must be numeric; got dtype {kind} (times or durations, not embeddings)")
     if not (np.issubdtype(kind, np.number) or kind == np.bool_):
         raise InputError(f"{where} must be numeric; got dtype {kind}")
 

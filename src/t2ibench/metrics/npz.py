@@ -17,6 +17,8 @@ from numpy.typing import NDArray
 from t2ibench.errors import InputError
 from t2ibench.metrics.checks import check_memory
 
+MAX_NPZ_MEMBERS = 1024  # embeddings, ids, paths, texts, a state's arrays: an .npz with more is not one of ours
+
 __all__ = ["NpzMember", "name_list", "npz_members", "read_npz_arrays", "readable_member"]
 
 
@@ -53,6 +55,11 @@ def npz_members(path: str | Path) -> dict[str, NpzMember]:
     try:
         with zipfile.ZipFile(p) as archive:
             entries = archive.infolist()
+            if len(entries) > MAX_NPZ_MEMBERS:  # each header is read through the zip: ~0.6 ms apiece
+                raise InputError(
+                    f"{p}: the archive holds {len(entries):,} members; t2ibench's .npz files hold a few arrays "
+                    f"(at most {MAX_NPZ_MEMBERS:,} read)"
+                )
             names = [info.filename.removesuffix(".npy") for info in entries]
             twice = sorted(n for n, k in Counter(names).items() if k > 1)
             if twice:

@@ -6,6 +6,8 @@ Rendering only: the modes (sample indices, scores, eigenvalue shares) come from 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,8 @@ def to_pil(source: ImageSource, *, size: int) -> Image.Image:
     """An RGB thumbnail (size × size, aspect kept, padded) from a path, a PIL image or an (H, W[, C]) array."""
     if isinstance(source, (str, Path)):
         try:
+            if not stat.S_ISREG(os.stat(source).st_mode):  # a pipe or a device: opening it would hang
+                raise InputError(f"{source}: not a regular file (a pipe, socket or device), not an image")
             with Image.open(source) as im:
                 img = im.convert("RGB")
         except (OSError, ValueError, Image.DecompressionBombError) as exc:  # the last: more pixels than PIL allows

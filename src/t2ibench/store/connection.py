@@ -409,7 +409,14 @@ class Store:
         """``finish_run``'s write."""
         with self.write() as con:
             found = con.execute("SELECT details FROM runs WHERE run_id = ?", [run_id]).fetchone()
-            merged = json.loads(found[0]) if found and found[0] else {}
+            merged: dict[str, Any] = {}
+            if found and found[0]:
+                try:
+                    recorded = json.loads(found[0])
+                except (TypeError, ValueError):
+                    recorded = found[0]
+                # a record a --write turned into something else is kept beside the new details, never lost
+                merged = recorded if isinstance(recorded, dict) else {"details_as_found": recorded}
             merged.update(details or {})
             con.execute(
                 "UPDATE runs SET status = ?, finished_at = ?, details = ? WHERE run_id = ?",

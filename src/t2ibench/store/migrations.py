@@ -262,9 +262,10 @@ def _describe(constraint: tuple[str, tuple[str, ...]]) -> str:
 def schema_problems(con: duckdb.DuckDBPyConnection) -> list[str]:
     """What a user's SQL changed in t2ibench's own schema that the additive migration cannot restore, one phrase each
     naming the table: a column of another type, a primary key lost or changed, a constraint or index added (DuckDB
-    cannot then add columns, and upserts fail), a table turned into a view or a view into a table, a macro or type
-    shadowing one of DuckDB's own (t2ibench's views and DDL would call it). Missing tables, columns and views are
-    not here: the migration re-creates them (``_schema_damage``)."""
+    cannot then add columns, and upserts fail), another table's foreign key into one (replacing rows fails), a
+    table turned into a view or a view into a table, a macro or type shadowing one of DuckDB's own (t2ibench's
+    views and DDL would call it). Missing tables, columns and views are not here: the migration re-creates them
+    (``_schema_damage``)."""
     want_columns, want_constraints = _reference()
     columns = _table_columns(con)
     constraints = _table_constraints(con)
@@ -302,6 +303,13 @@ def schema_problems(con: duckdb.DuckDBPyConnection) -> list[str]:
         f"AND schema_name = 'main' AND table_name IN ({own})"
     ).fetchall():
         problems.append(f"table {table} has an index {index} (DuckDB cannot add columns to an indexed table)")
+    for table, referenced in con.execute(
+        "SELECT table_name, referenced_table FROM duckdb_constraints() WHERE constraint_type = 'FOREIGN KEY' "
+        f"AND database_name = current_database() AND referenced_table IN ({own}) ORDER BY 1, 2"
+    ).fetchall():
+        problems.append(
+            f"table {table} has a foreign key into {referenced} (t2ibench replaces rows there; its writes would fail)"
+        )
     problems += [f"macro {name} shadows DuckDB's function {name}" for name in _shadowing(con, "function")]
     problems += [f"type {name} shadows DuckDB's type {name}" for name in _shadowing(con, "type")]
     return problems

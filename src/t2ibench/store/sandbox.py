@@ -20,7 +20,7 @@ import duckdb
 from t2ibench.errors import InputError
 from t2ibench.store.errors import _first_line, _is_damage
 from t2ibench.store.migrations import _fill_copies, _schema_damage, ensure_schema, schema_problems
-from t2ibench.store.schema import VIEWS
+from t2ibench.store.schema import TABLES, VIEWS
 
 if TYPE_CHECKING:
     from t2ibench.store.connection import Store
@@ -40,6 +40,7 @@ SANDBOX_CONFIG: dict[str, Any] = {
     "temp_directory": "",  # after enable_external_access: DuckDB applies the settings in this order
 }
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # as t2ibench.signals: each stops a query
+OWN_NAMES = frozenset({"store_meta", *TABLES, *VIEWS})  # t2ibench's tables and views: no temporary object may hide one
 DEFAULT_QUERY_TIMEOUT = 60.0  # seconds; below the 120 s a refresh's writer waits for the store
 EXPORT_BATCH = 65_536  # rows per Arrow batch when a query's result is written to a file
 
@@ -115,7 +116,15 @@ def user_query(
             except duckdb.Error as exc:
                 _raise_sql_error(exc)
         if before is not None:
-            _protect_schema(con, before, _guarded_state(store, con), store.path)
+            try:
+                _protect_schema(con, before, _guarded_state(store, con), store.path)
+            except duckdb.Error as exc:  # the checks or the view rebuild failed on what the statements left
+                if _is_damage(exc):
+                    raise
+                raise InputError(
+                    f"refused: after the statements t2ibench could not check or restore its schema "
+                    f"({_first_line(exc)}); nothing was changed"
+                ) from None
     if not description:
         return QueryRows((), [], truncated=False)
     return QueryRows(tuple(d[0] for d in description), rows[:max_rows], truncated=len(rows) > max_rows)
@@ -200,6 +209,19 @@ def _protect_schema(con: duckdb.DuckDBPyConnection, before: _Guarded, after: _Gu
         raise InputError(
             f"refused: a file beside the store changed while the statements ran ({', '.join(links) or 'a log file'}); "
             "nothing was changed"
+        )
+    shadows = [
+        f"{kind} {name}"
+        for kind, name in con.execute(
+            "SELECT 'table', table_name FROM duckdb_tables() WHERE temporary UNION ALL "
+            "SELECT 'view', view_name FROM duckdb_views() WHERE temporary AND NOT internal ORDER BY 2"
+        ).fetchall()
+        if name in OWN_NAMES
+    ]
+    if shadows:
+        raise InputError(
+            f"refused: the statements create a temporary {shadows[0]} named like one of t2ibench's own (it would hide "
+            "the store's for the rest of the call); nothing was changed — give it another name"
         )
     damage = _schema_damage(con)
     if damage:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from t2ibench.errors import InputError
+from t2ibench.io import read_text_file
 
 FORM_COLORS = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "brown", "black", "white", "gray")
 POSITION_X = ("left", "right", "neither_x")
@@ -160,9 +161,11 @@ MAX_SPLIT_LINES = 100
 breaks (and would make one runaway record of the rest of the file)."""
 
 
-def _records(text: str) -> list[tuple[int, list[str], str]]:
+def _records(text: str, where: str = "the CSV") -> list[tuple[int, list[str], str]]:
     """(first line number, fields, '' or why it cannot be parsed) of every CSV record; quoted multi-line fields are
-    one record, and a record the csv module refuses (a field over its size limit) is kept as its reason."""
+    one record, and a record the csv module refuses (a field over its size limit) is kept as its reason. A refused
+    record that took more than one line is a quote that never closes: the lines it swallowed are records nobody
+    can count, so the file is refused (InputError naming ``where`` and the lines)."""
     reader = csv.reader(io.StringIO(text, newline=""))
     out: list[tuple[int, list[str], str]] = []
     previous_end = 0  # reader.line_num is the line where a record *ends*; a record starts after the previous one
@@ -173,9 +176,32 @@ def _records(text: str) -> list[tuple[int, list[str], str]]:
             break
         except csv.Error as exc:
             fields, error = [], f"not readable as CSV ({exc})"
+            if reader.line_num > previous_end + 1:
+                raise InputError(
+                    f"{where}: line {previous_end + 1}: a quoted field that never closes swallows lines "
+                    f"{previous_end + 1}–{reader.line_num} ({exc}); fix the quote — the records in those lines cannot "
+                    "be counted"
+                ) from None
         out.append((previous_end + 1, fields, error))
         previous_end = reader.line_num
+    if out and out[-1][0] < previous_end:  # the last record took several lines: did its quote ever close?
+        _refuse_open_quote(text, out[-1][0], previous_end, where)
     return out
+
+
+def _refuse_open_quote(text: str, start: int, end: int, where: str) -> None:
+    """InputError when the record starting on line ``start`` ends the file inside a quoted field (the csv module,
+    not strict, returns it as one record holding every line after the quote)."""
+    tail = "".join(text.splitlines(keepends=True)[start - 1 :])
+    try:
+        for _ in csv.reader(io.StringIO(tail, newline=""), strict=True):
+            pass
+    except csv.Error as exc:
+        if "unexpected end of data" in str(exc):
+            raise InputError(
+                f"{where}: line {start}: a quoted field that never closes swallows lines {start}–{end} (the end of "
+                "the file); fix the quote — the records in those lines cannot be counted"
+            ) from None
 
 
 def _repair(
@@ -302,13 +328,8 @@ def load_annotations(
 ) -> tuple[list[Annotation], LoadReport]:
     """Annotations of one CSV and a report of repaired/dropped rows; with ``suite``, captions are checked too."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{p}: not UTF-8 text (byte {exc.start}); expected an MTurk CSV export") from None
-    records = _records(text)
+    text = read_text_file(p, what="MTurk CSV export", encoding="utf-8-sig")
+    records = _records(text, str(p))
     if not records:
         raise InputError(f"{p}: empty file")
     header_line, header, header_error = records[0]

@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 from t2ibench.errors import InputError
-from t2ibench.io import load_yaml
+from t2ibench.io import load_yaml, read_text_file
 from t2ibench.metrics.geneval import TASKS
 
 BUILTIN = {"geneval-table2": "published_geneval_table2.yaml"}
@@ -84,9 +84,9 @@ def load_published(name_or_path: str | Path) -> PublishedTable:
                 + ", or a YAML file path)"
             )
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"{where}: cannot read ({exc})") from None
+            text = read_text_file(path, what="published table (YAML)", max_bytes=16 * 2**20)
+        except InputError as exc:
+            raise InputError(f"{where}: {exc}") from None
     data = load_yaml(text, source=where)
     if not isinstance(data, dict):
         raise InputError(f"{where}: must be a mapping with source, citation and rows")
