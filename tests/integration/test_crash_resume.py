@@ -1,5 +1,7 @@
 """Crash-resume: the smoke refresh is killed (SIGKILL, whole process group) at seeded points covering every
-stage, restarted, and must end with exactly the tables of an uninterrupted run — no duplicates, no orphans."""
+stage, restarted, and must end with exactly the tables of an uninterrupted run — no duplicates, no orphans. The
+kills are chained (each restart killed at the next stage), two chains side by side: a run that resumes from
+several kills must come out the same as one that was never killed."""
 
 from __future__ import annotations
 
@@ -92,27 +94,66 @@ def crash_trial(trial: int, anchor: str, delay: float, root: Path, model_cache: 
     return f"{anchor} + {delay:.2f} s", tables(root), leftovers(root), runs
 
 
+CHAINS = 2  # one per core, each single-threaded (oversubscribed OpenMP threads spin and stall)
+
+
 def test_killed_refreshes_resume_to_the_same_tables(reference, tmp_path, model_cache):
-    """Two trials at a time, each single-threaded (one per core; oversubscribed OpenMP threads spin and stall):
-    the kills are placed by the log, not by the clock, so load only stretches the stages; the tables must still
-    equal the uninterrupted run's."""
+    """Every anchor's kill is tried; the anchors are split over two chains (one per core), each a single workspace
+    killed at its anchors in stage order — each restart resumes from what the kills before it left, and is killed
+    at the next stage — then run to the end, which must give exactly the uninterrupted run's tables. The kills are
+    placed by the log, not by the clock, so load only stretches the stages. An anchor whose stage a chain had
+    already finished (the run ends before the kill) is tried alone in a fresh workspace, as before chaining."""
     from concurrent.futures import ThreadPoolExecutor
 
     rng = np.random.default_rng(2026)
     delays = [float(rng.uniform(0.0, longest)) for _, longest in ANCHORS]
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    trials = [(anchor, delay) for (anchor, _), delay in zip(ANCHORS, delays, strict=True)]
+    with ThreadPoolExecutor(max_workers=CHAINS) as pool:
         futures = [
-            pool.submit(crash_trial, trial, anchor, delay, tmp_path / f"trial{trial}", model_cache)
-            for trial, ((anchor, _), delay) in enumerate(zip(ANCHORS, delays, strict=True))
+            pool.submit(crash_chain, c, trials[c::CHAINS], tmp_path / f"chain{c}", model_cache) for c in range(CHAINS)
         ]
-        outcomes = [f.result() for f in futures]
-    for trial, (what, got, orphans, runs) in enumerate(outcomes):
+        chains = [f.result() for f in futures]
+        alone = [
+            crash_trial(t, anchor, delay, tmp_path / f"alone{t}", model_cache)
+            for t, (anchor, delay) in enumerate(a for _, _, _, _, missed in chains for a in missed)
+        ]
+    outcomes = [outcome[:4] for outcome in chains] + alone
+    for what, got, orphans, runs in outcomes:
         for table, rows in reference.items():
-            assert got[table] == rows, f"trial {trial} ({what}): table {table} differs"
-        assert orphans == [], f"trial {trial}: orphaned partial files {orphans}"
-        # the killed run is absent (killed before it was recorded), 'abandoned', or 'completed' when the kill
-        # landed after its results were stored (while the report rendered); the restart's run is completed, and
+            assert got[table] == rows, f"{what}: table {table} differs"
+        assert orphans == [], f"{what}: orphaned partial files {orphans}"
+        # each killed run is absent (killed before it was recorded), 'abandoned', or 'completed' when the kill
+        # landed after its results were stored (while the report rendered); the last run is completed, and
         # nothing is left 'running'
-        assert runs[-1] == "completed", runs
-        assert runs[:-1] in ([], ["abandoned"], ["completed"]), runs
-    assert len(outcomes) == len(ANCHORS) >= 10
+        assert runs[-1] == "completed", (what, runs)
+        assert set(runs[:-1]) <= {"abandoned", "completed"}, (what, runs)
+    print("kills:", "; ".join(o[0] for o in outcomes))
+    assert len(ANCHORS) >= 10  # each kill was made: in a chain, or alone (crash_trial asserts its kill)
+
+
+def crash_chain(
+    chain: int, trials: list[tuple[str, float]], root: Path, model_cache: Path
+) -> tuple[str, dict, list, list, list[tuple[str, float]]]:
+    """Kill one workspace's refresh at each (anchor, delay) in turn, restarting after each kill, then run it to the
+    end; (the kills made, tables, leftovers, runs, the trials whose run ended before the kill)."""
+    config, env = make_workspace(root, model_cache, threads=1, per_task=1)
+    made, missed = [], []
+    for anchor, delay in trials:
+        killed, log = kill_after(start(config, env), anchor, delay, log=refresh_log(config))
+        if killed:
+            made.append(f"{anchor} + {delay:.2f} s")
+        else:  # this run finished: later anchors find their stages done, so each is tried alone
+            assert "Traceback" not in log, f"chain {chain}: a run failed after the kills {made}\n{log[-3000:]}"
+            missed.append((anchor, delay))
+    code, log = run(config, env)
+    assert code == 0, f"chain {chain}: the run after the kills {made} failed\n{log[-3000:]}"
+    html = (root / "reports" / "leaderboard.html").read_text()
+    assert html.rstrip().endswith("</html>"), f"chain {chain}: truncated report"
+    what = f"chain {chain}: " + " → ".join(made) if made else f"chain {chain}: no kill"
+    return what, tables(root), leftovers(root), statuses(root), missed
+
+
+def statuses(root: Path) -> list[str]:
+    """The runs' statuses in the order they started."""
+    store = Store(root / "data" / "t2ibench.duckdb")
+    return [r["status"] for r in store.rows("SELECT status FROM runs ORDER BY started_at")]
