@@ -35,7 +35,7 @@ run: $(VENV)/.installed-core
 ## since two workers × two OpenMP threads on two cores spin and stall each other)
 ## (T2IBENCH_REQUIRE_MODELS=1 turns a skipped model test into a failure, as in CI)
 test: $(VENV)/.installed-dev lint
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadfile
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadfile --durations=15
 
 ## unit: the fast tier for the edit loop (unit tests not marked slow; no lint)
 unit: $(VENV)/.installed-dev

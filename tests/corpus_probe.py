@@ -327,3 +327,16 @@ def _(tmp: Path) -> Any:
 
     np.save(tmp / "z.npy", np.zeros((5, 0)))
     return open_embeddings(tmp / "z.npy")
+
+
+@case(
+    "file-results-padding-absent",
+    "results.jsonl naming one (absent) sample as out/00000/samples/00000.png and as out/0/samples/0.PNG",
+    "error naming both lines (was counted as two samples of prompt 0)",
+    r"r\.jsonl:2: a second result for out/0/samples/0\.PNG \(first at line 1, as 'out/00000/samples/00000\.png'",
+)
+def _(tmp: Path) -> Any:
+    from t2ibench.geneval_eval import read_results
+    from tests.corpus_files import results_file
+
+    return read_results(results_file(tmp, ["out/00000/samples/00000.png", "out/0/samples/0.PNG"]))

@@ -615,7 +615,9 @@ def _workspace(config: str) -> tuple[Path, Path]:
     return root, path
 
 
-def _run_workspace_module(root: Path, module: str, arguments: list[str]) -> int:
+def _run_workspace_module(
+    root: Path, module: str, arguments: list[str], *, program: str = "", on_kill: Any = None
+) -> int:
     """Run a workspace program (flows/...) with the workspace on sys.path; the library never imports flows."""
     import os
 
@@ -623,7 +625,8 @@ def _run_workspace_module(root: Path, module: str, arguments: list[str]) -> int:
 
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH", "")]))
-    return run_child([sys.executable, "-m", module, *arguments], cwd=root, env=env)
+    argv = [sys.executable, "-m", module, *arguments]
+    return run_child(argv, cwd=root, env=env, program=program, on_kill=on_kill)
 
 
 def _check_data(args: argparse.Namespace, cfg: Any) -> Any:
@@ -643,7 +646,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from t2ibench.config import load_config
 
     cfg = load_config(args.config)  # validate before starting Prefect (clear errors, no 20 s start-up first)
-    _check_data(args, cfg)
+    ws = _check_data(args, cfg)
     root, config = _workspace(args.config)
     arguments = ["--config", str(config), "--wait", str(args.wait)]
     if args.dask:
@@ -652,7 +655,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         arguments += ["--summary", str(Path(args.summary).resolve())]
     if args.flow:
         arguments.append("--flow")
-    return _run_workspace_module(root, "flows.leaderboard_refresh", arguments)
+
+    def killed(signum: int) -> None:  # the refresh was killed after a forwarded signal: record it as it would have
+        from t2ibench.pipeline.runs import mark_killed
+        from t2ibench.signals import grace_seconds, signal_name
+
+        mark_killed(ws, signal_name(signum), f"did not stop within {grace_seconds():g} s of the signal; killed")
+
+    return _run_workspace_module(root, "flows.leaderboard_refresh", arguments, program="t2ibench run", on_kill=killed)
 
 
 def _cmd_gc(args: argparse.Namespace) -> int:

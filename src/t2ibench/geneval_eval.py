@@ -18,6 +18,7 @@ import json
 import math
 import os
 import posixpath
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -403,11 +404,20 @@ def parse_result(record: Any, *, where: str) -> ResultRow:
 
 def image_identity(filename: str) -> tuple[object, ...]:
     """What makes two results' ``filename`` one image: the file they name ((st_dev, st_ino), links followed) when it
-    exists here, else the name with '.', '..' and repeated separators folded (``a/./b.png`` is ``a/b.png``)."""
+    exists here, else the name with '.', '..' and repeated separators folded (``a/./b.png`` is ``a/b.png``); an
+    absent file in GenEval's layout (``<dir>/<prompt>/samples/<sample>.<ext>``) is its folder, prompt and sample
+    numbers (``x/0/samples/0.png`` and ``x/00000/samples/00000.PNG`` are one sample)."""
     key = file_key(filename)
     if key is not None:
         return ("file", *key)
-    return ("name", posixpath.normpath(filename))
+    name = posixpath.normpath(filename)
+    layout = _LAYOUT_NAME.fullmatch(name)
+    if layout:
+        return ("sample", layout["root"], int(layout["prompt"]), int(layout["sample"]))
+    return ("name", name)
+
+
+_LAYOUT_NAME = re.compile(r"(?P<root>.*?)/?(?P<prompt>[0-9]{1,9})/samples/(?P<sample>[0-9]{1,9})\.[A-Za-z0-9]{1,5}")
 
 
 def read_results(path: str | Path) -> list[ResultRow]:

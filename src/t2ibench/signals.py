@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
 
@@ -157,10 +157,17 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
 KILL_MARGIN_S = 10.0  # beyond the child's own grace period before its group is killed (a loaded two-core machine)
 
 
-def run_child(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> int:
+def run_child(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    program: str = "",
+    on_kill: Callable[[int], None] | None = None,
+) -> int:
     """Run a program in its own process group; forward SIGINT/SIGTERM/SIGHUP to it once each, give it the grace
-    period (plus KILL_MARGIN_S) to stop, then kill its group; returns its exit status (128 + signum if it was
-    signalled, or if it had to be killed after a forwarded signal)."""
+    period (plus KILL_MARGIN_S) to stop, then kill its group and call ``on_kill(signum)``; returns its exit status
+    (128 + signum if it was signalled, or if it had to be killed after a forwarded signal)."""
     child = subprocess.Popen(
         list(argv),
         cwd=cwd,
@@ -189,9 +196,15 @@ def run_child(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> int:
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.killpg(child.pid, signal.SIGKILL)
                     child.wait()
+                    if on_kill is not None:  # what the child would have recorded had it stopped in time
+                        try:
+                            on_kill(received[0])
+                        except Exception as exc:
+                            print(f"{program or argv[0]}: after the kill: {exc}", file=sys.stderr)
                     print(
-                        f"{Path(argv[0]).name}: did not stop within {grace_seconds() + KILL_MARGIN_S:g} s of "
-                        f"{signal_name(received[0])}; its processes were killed (finished work is kept)",
+                        f"{program or Path(argv[0]).name}: interrupted ({signal_name(received[0])}); it did not stop "
+                        f"within {grace_seconds() + KILL_MARGIN_S:g} s, so its processes were killed (finished work "
+                        "is kept)",
                         file=sys.stderr,
                         flush=True,
                     )

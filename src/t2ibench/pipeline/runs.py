@@ -103,3 +103,9 @@ def failure_cause(exc: BaseException) -> str:
         exc = exc.__cause__
     text = " ".join(str(exc).split()) or "(no message)"
     return text if isinstance(exc, InputError) else f"{type(exc).__name__}: {text}"
+
+
+def mark_killed(ws: Workspace, signal: str, error: str) -> bool:
+    """Record the latest run still 'running' as interrupted by ``signal`` (its refresh was killed before it could
+    say so itself); False when there is none or the store cannot be verified."""
+    return Store(ws.store).interrupt_latest_running({"signal": signal, "error": error})

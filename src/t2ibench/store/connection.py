@@ -31,6 +31,7 @@ from t2ibench.store.errors import (
     _lock_holder,
     found_damaged,
 )
+from t2ibench.store.lock import run_lock
 from t2ibench.store.migrations import check_version, ensure_schema
 from t2ibench.store.sandbox import DEFAULT_QUERY_TIMEOUT, SANDBOX_CONFIG, QueryRows
 from t2ibench.store.schema import SCHEMA_VERSION
@@ -404,6 +405,23 @@ class Store:
         except StoreRefusedError:
             return False
         return True
+
+    def interrupt_latest_running(self, details: Mapping[str, Any]) -> bool:
+        """Mark the latest run still 'running' as 'interrupted' (its process was killed after a signal, under the
+        run lock, so no other refresh is running); False when there is none or the store cannot be verified."""
+        if not self.file.is_file():
+            return False
+        try:
+            with run_lock(self.path, wait=5.0, holder="t2ibench run (recording a killed refresh)"):
+                with self.read() as con:
+                    row = con.execute(
+                        "SELECT run_id FROM runs WHERE status = 'running' ORDER BY started_at DESC LIMIT 1"
+                    ).fetchone()
+                if row is None:
+                    return False
+                return self.finish_run(str(row[0]), "interrupted", details)
+        except InputError:
+            return False
 
     def _finish_run(self, run_id: str, status: str, details: Mapping[str, Any] | None) -> None:
         """``finish_run``'s write."""

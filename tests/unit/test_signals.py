@@ -1,0 +1,80 @@
+"""t2ibench.signals: a child that will not stop after a forwarded signal is killed, the stop is reported as the
+signal (not as the kill) and ``on_kill`` records it; a child that stops passes its own status through."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+
+import pytest
+
+from t2ibench import signals
+
+STUBBORN = (
+    "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"
+)
+OBEDIENT = "import time; time.sleep(60)"
+
+
+def _signal_soon(signum: int, after: float = 1.0) -> None:
+    """Send ``signum`` to this process ``after`` seconds from now (run_child forwards it to its child)."""
+    threading.Timer(after, os.kill, args=(os.getpid(), signum)).start()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="process groups and PR_SET_PDEATHSIG are Linux's")
+def test_a_child_that_ignores_the_signal_is_killed_and_the_stop_reported(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(signals.GRACE_ENV, "0.5")
+    monkeypatch.setattr(signals, "KILL_MARGIN_S", 0.5)
+    recorded: list[int] = []
+    _signal_soon(signal.SIGTERM)
+    at = time.monotonic()
+    code = signals.run_child(
+        [sys.executable, "-c", STUBBORN], cwd=tmp_path, env=dict(os.environ), program="prog", on_kill=recorded.append
+    )
+    took = time.monotonic() - at
+    assert code == 128 + signal.SIGTERM  # the stop asked for, not the SIGKILL that enforced it
+    assert recorded == [signal.SIGTERM]
+    assert 1.0 <= took < 6.0, took
+    err = capsys.readouterr().err
+    assert "prog: interrupted (SIGTERM); it did not stop within 1 s, so its processes were killed" in err
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="process groups and PR_SET_PDEATHSIG are Linux's")
+def test_a_child_that_stops_keeps_its_own_status_and_nothing_is_recorded(tmp_path, monkeypatch):
+    recorded: list[int] = []
+    _signal_soon(signal.SIGINT)
+    code = signals.run_child(
+        [sys.executable, "-c", OBEDIENT], cwd=tmp_path, env=dict(os.environ), on_kill=recorded.append
+    )
+    assert code == 128 + signal.SIGINT  # Python's default: KeyboardInterrupt, then death by SIGINT
+    assert recorded == []
+
+
+def test_the_grace_period_is_read_and_bounded(monkeypatch):
+    monkeypatch.setenv(signals.GRACE_ENV, "2.5")
+    assert signals.grace_seconds() == 2.5
+    for bad in ("0", "-1", "nan", "1e9", "ten"):
+        monkeypatch.setenv(signals.GRACE_ENV, bad)
+        assert signals.grace_seconds() == signals.DEFAULT_GRACE_S, bad
+
+
+def test_the_stopped_store_run_is_recorded_as_interrupted(tmp_path):
+    """``Store.interrupt_latest_running``: the latest 'running' row becomes 'interrupted' with the details; an older
+    stale row is left for the next refresh to mark abandoned."""
+    from t2ibench.store import Store
+
+    store = Store(tmp_path / "s.duckdb")
+    store.initialise()
+    store.start_run({"run_id": "old", "config_name": "c"})
+    with store.write() as con:  # as a refresh killed long ago left it
+        con.execute("UPDATE runs SET started_at = started_at - INTERVAL 1 DAY WHERE run_id = 'old'")
+        con.execute("INSERT INTO runs (run_id, config_name, status, started_at) VALUES ('new', 'c', 'running', now())")
+    assert store.interrupt_latest_running({"signal": "SIGTERM", "error": "killed"})
+    rows = {r["run_id"]: r for r in store.rows("SELECT run_id, status, details FROM runs")}
+    assert rows["new"]["status"] == "interrupted"
+    assert '"signal": "SIGTERM"' in rows["new"]["details"]
+    assert rows["old"]["status"] == "running"
+    assert not Store(tmp_path / "none.duckdb").interrupt_latest_running({"signal": "SIGTERM"})
