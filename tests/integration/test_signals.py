@@ -135,7 +135,10 @@ def test_a_refresh_stops_on_a_tty_a_pipe_and_a_process_group_and_the_next_run_re
     seconds["pipe"] = stopped(proc, tree, at)
     out = proc.stdout.read()
     assert proc.returncode == 143, out
-    assert out.strip().splitlines()[-1].startswith("leaderboard_refresh: interrupted (SIGTERM)"), out
+    # the refresh stops itself, or (on a loaded machine, its grace spent) `t2ibench run` kills it and says so; either
+    # way the signal is named, the run is recorded interrupted (below) and no process is left
+    last = out.strip().splitlines()[-1]
+    assert last.startswith(("leaderboard_refresh: interrupted (SIGTERM)", "t2ibench run: interrupted (SIGTERM)")), out
 
     # 3. every process group of the tree at once (a service manager stopping a whole unit)
     offset = log.stat().st_size
