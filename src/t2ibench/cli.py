@@ -616,7 +616,7 @@ def _workspace(config: str) -> tuple[Path, Path]:
 
 
 def _run_workspace_module(
-    root: Path, module: str, arguments: list[str], *, program: str = "", on_kill: Any = None
+    root: Path, module: str, arguments: list[str], *, program: str = "", after_stop: Any = None
 ) -> int:
     """Run a workspace program (flows/...) with the workspace on sys.path; the library never imports flows."""
     import os
@@ -626,7 +626,7 @@ def _run_workspace_module(
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH", "")]))
     argv = [sys.executable, "-m", module, *arguments]
-    return run_child(argv, cwd=root, env=env, program=program, on_kill=on_kill)
+    return run_child(argv, cwd=root, env=env, program=program, after_stop=after_stop)
 
 
 def _check_data(args: argparse.Namespace, cfg: Any) -> Any:
@@ -656,13 +656,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.flow:
         arguments.append("--flow")
 
-    def killed(signum: int) -> None:  # the refresh was killed after a forwarded signal: record it as it would have
+    def stopped(signum: int) -> None:  # after a forwarded signal: a run the refresh could not record is recorded
         from t2ibench.pipeline.runs import mark_killed
-        from t2ibench.signals import grace_seconds, signal_name
+        from t2ibench.signals import signal_name
 
-        mark_killed(ws, signal_name(signum), f"did not stop within {grace_seconds():g} s of the signal; killed")
+        mark_killed(ws, signal_name(signum), "stopped by the signal before the refresh could record it")
 
-    return _run_workspace_module(root, "flows.leaderboard_refresh", arguments, program="t2ibench run", on_kill=killed)
+    return _run_workspace_module(
+        root, "flows.leaderboard_refresh", arguments, program="t2ibench run", after_stop=stopped
+    )
 
 
 def _cmd_gc(args: argparse.Namespace) -> int:

@@ -163,11 +163,12 @@ def run_child(
     cwd: Path,
     env: Mapping[str, str],
     program: str = "",
-    on_kill: Callable[[int], None] | None = None,
+    after_stop: Callable[[int], None] | None = None,
 ) -> int:
     """Run a program in its own process group; forward SIGINT/SIGTERM/SIGHUP to it once each, give it the grace
-    period (plus KILL_MARGIN_S) to stop, then kill its group and call ``on_kill(signum)``; returns its exit status
-    (128 + signum if it was signalled, or if it had to be killed after a forwarded signal)."""
+    period (plus KILL_MARGIN_S) to stop, then kill its group; after a forwarded signal, however the child ended, call
+    ``after_stop(signum)`` (to record what a child that was killed, or ended by its watchdog, could not). Returns its
+    exit status (128 + signum if it was signalled, or if it had to be killed after a forwarded signal)."""
     child = subprocess.Popen(
         list(argv),
         cwd=cwd,
@@ -196,11 +197,7 @@ def run_child(
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.killpg(child.pid, signal.SIGKILL)
                     child.wait()
-                    if on_kill is not None:  # what the child would have recorded had it stopped in time
-                        try:
-                            on_kill(received[0])
-                        except Exception as exc:
-                            print(f"{program or argv[0]}: after the kill: {exc}", file=sys.stderr)
+                    _after_stop(after_stop, received[0], program or argv[0])
                     print(
                         f"{program or Path(argv[0]).name}: interrupted ({signal_name(received[0])}); it did not stop "
                         f"within {grace_seconds() + KILL_MARGIN_S:g} s, so its processes were killed (finished work "
@@ -212,6 +209,18 @@ def run_child(
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+    if received:  # it stopped by itself, perhaps through its watchdog's hard exit before it could record the stop
+        _after_stop(after_stop, received[0], program or argv[0])
     if code < 0:
         return exit_code(-code)
     return code
+
+
+def _after_stop(after_stop: Callable[[int], None] | None, signum: int, program: str) -> None:
+    """Call ``after_stop(signum)``; a failure there is reported, never raised over the stop itself."""
+    if after_stop is None:
+        return
+    try:
+        after_stop(signum)
+    except Exception as exc:
+        print(f"{program}: after the stop: {' '.join(str(exc).split())}", file=sys.stderr)
