@@ -8,7 +8,8 @@ GenEval task, prompt shards of ``--shard`` prompts) are refreshed cold (new data
 cache; the tiny weights are built once beforehand, as real weights are downloaded once) on 1 and on 2 workers, in
 alternating order; both stores must then hold identical rows (every table but the run records). The fully cached
 re-run is then timed on the 2-worker cluster and on the local thread runner, alternating. Every run is a fresh
-``python -m flows.leaderboard_refresh`` process talking to one shared ``prefect server`` (as a scheduled
+refresh process (``python -m flows.leaderboard_refresh REQUEST``, the program ``t2ibench run`` starts with its
+``RefreshRequest`` as JSON) talking to one shared ``prefect server`` (as a scheduled
 deployment does), so the ratio compares the runners, not the per-process start of Prefect's temporary API.
 """
 
@@ -78,9 +79,12 @@ def env_for(root: Path, base: dict[str, str], models: Path) -> dict[str, str]:
 
 def refresh(root: Path, env: dict[str, str], label: str) -> dict[str, Any]:
     summary = root / f"{label}.json"
-    cmd = [sys.executable, "-m", "flows.leaderboard_refresh", "--config", str(root / "configs" / "smoke.yaml")]
+    from t2ibench.requests import RefreshRequest
+
+    request = RefreshRequest(config=str(root / "configs" / "smoke.yaml"), summary=str(summary))
+    cmd = [sys.executable, "-m", "flows.leaderboard_refresh", request.to_json()]  # the program `t2ibench run` starts
     start = time.perf_counter()
-    proc = subprocess.run([*cmd, "--summary", str(summary)], cwd=REPO, env=env, capture_output=True, text=True)
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         raise RuntimeError(f"{label} failed:\n{proc.stdout[-2000:]}{proc.stderr[-3000:]}")

@@ -1,15 +1,16 @@
 """Flow ``human_agreement``: GenEval's MTurk annotations → human verdicts → agreement tables → files (+ store).
 
-``python -m flows.human_agreement --annotations A.csv B.csv --metadata evaluation_metadata.jsonl --out DIR
+``t2ibench agreement --flow --annotations A.csv B.csv --metadata evaluation_metadata.jsonl --out DIR
 [--store data/t2ibench.duckdb] [--auto SOURCE=results.jsonl] [--auto-label L] [--scores S.jsonl] [--folds K]
-[--seed S]`` writes agreement.json / agreement.md / metrics.json
-(the headline numbers DVC tracks) — the same files ``t2ibench agreement --out DIR`` writes — and upserts the
-annotations and statistics into the DuckDB store.
+[--seed-cv S]`` runs this flow: it writes agreement.json / agreement.md / metrics.json (the headline numbers DVC
+tracks) — the same files ``t2ibench agreement --out DIR`` writes in-process — and upserts the annotations and
+statistics into the DuckDB store. The command starts this module as a program whose one argument is the request
+(``t2ibench.requests.AgreementRequest`` as JSON); ``run(request)`` is that program.
 """
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import json
 import sys
 from typing import Any
@@ -17,20 +18,20 @@ from typing import Any
 import tasks  # noqa: F401  (project Prefect settings first)
 from prefect import flow, task
 
+from t2ibench.requests import AgreementRequest, request_main
+
+PROGRAM = "human_agreement"
 RESULTS = {"persist_result": False}
 
 
 @task(name="agreement", **RESULTS)
-def agreement_task(
-    annotations: list[str], metadata: str, auto: list[str], auto_label: str, scores: str | None, folds: int, seed: int
-) -> Any:
-    """Load the annotations and compute every agreement table (t2ibench.human_agreement.run_agreement)."""
+def agreement_task(annotations: list[str], metadata: str, options: dict[str, Any]) -> Any:
+    """Load the annotations and compute every agreement table (t2ibench.human_agreement.run_agreement, with
+    ``options`` its keyword arguments)."""
     from t2ibench.human_agreement import run_agreement
     from t2ibench.suites.geneval import read_suite
 
-    run = run_agreement(
-        annotations, read_suite(metadata), auto=auto, auto_label=auto_label, scores=scores, folds=folds, seed=seed
-    )
+    run = run_agreement(annotations, read_suite(metadata), **options)
     for load in run.loads:
         print(load.summary())
     return run
@@ -59,55 +60,48 @@ def human_agreement(
     out: str,
     store: str | None = None,
     auto: list[str] | None = None,
-    auto_label: str = "geneval",
+    auto_label: str = AgreementRequest.auto_label,
     scores: str | None = None,
-    folds: int = 5,
-    seed: int = 0,
+    folds: int = AgreementRequest.folds,
+    seed: int = AgreementRequest.seed,
+    resamples: int = AgreementRequest.resamples,
+    ci_level: float = AgreementRequest.ci_level,
+    ci_seed: int = AgreementRequest.ci_seed,
 ) -> dict[str, Any]:
     """Recompute GenEval's trust numbers from its annotations; write files and (optionally) the store."""
     from t2ibench.human_agreement import headline
 
-    run = agreement_task(annotations, metadata, auto or [], auto_label, scores, folds, seed)
-    files = write_task(run, out)
-    stored = store_task(run, store) if store else 0
-    return {"headline": headline(run), "files": files, "stored": stored}
+    options = {
+        "auto": auto or [],
+        "auto_label": auto_label,
+        "scores": scores,
+        "folds": folds,
+        "seed": seed,
+        "resamples": resamples,
+        "ci_level": ci_level,
+        "ci_seed": ci_seed,
+    }
+    analysis = agreement_task(annotations, metadata, options)
+    files = write_task(analysis, out)
+    stored = store_task(analysis, store) if store else 0
+    return {"headline": headline(analysis), "files": files, "stored": stored}
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command-line entry."""
-    parser = argparse.ArgumentParser(prog="flows.human_agreement", description=__doc__)
-    parser.add_argument("--annotations", nargs="+", required=True)
-    parser.add_argument("--metadata", required=True)
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--store")
-    parser.add_argument("--auto", action="append", metavar="[SOURCE=]RESULTS")
-    parser.add_argument("--auto-label", default="geneval")
-    parser.add_argument("--scores")
-    parser.add_argument("--folds", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=0)
+def run(request: AgreementRequest) -> int:
+    """What ``t2ibench agreement --flow`` asks for: run the flow, print the headline numbers as JSON; returns the
+    exit status."""
     from t2ibench.errors import InputError
-    from t2ibench.params import add_params_option, expand_params
 
-    add_params_option(parser)
+    fields = dataclasses.asdict(request)
+    fields |= {"annotations": list(request.annotations), "auto": list(request.auto)}
     try:
-        args = parser.parse_args(expand_params(parser, sys.argv[1:] if argv is None else argv))
-        result = human_agreement(
-            args.annotations,
-            args.metadata,
-            args.out,
-            store=args.store,
-            auto=args.auto,
-            auto_label=args.auto_label,
-            scores=args.scores,
-            folds=args.folds,
-            seed=args.seed,
-        )
+        result = human_agreement(**fields)
     except InputError as exc:
-        print(f"human_agreement: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"{PROGRAM}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     print(json.dumps(result["headline"], indent=2))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(request_main(AgreementRequest, run, PROGRAM))

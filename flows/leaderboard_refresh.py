@@ -1,6 +1,8 @@
 """Flow ``leaderboard_refresh``: every model's prompts → generate (prompt shards) → embed and GenEval (shards) →
-FKEA shards → merge → Scendi → store, submitted up front as one task graph, then the reports. Run:
-``python -m flows.leaderboard_refresh --config configs/smoke.yaml`` (or ``t2ibench run --config ...``).
+FKEA shards → merge → Scendi → store, submitted up front as one task graph, then the reports. Run it with
+``t2ibench run --config configs/smoke.yaml``, which starts this module as a program whose one argument is the
+request (``t2ibench.requests.RefreshRequest`` as JSON); ``run(request)`` is that program, ``refresh(config)`` the
+refresh itself (what a deployment's ``scheduled_refresh`` runs).
 
 Dependencies are futures, so independent models and shards run side by side on the configured task runner
 (``runtime.task_runner``: local threads, a local Dask cluster, or a running Dask scheduler; ``flows/runners.py``);
@@ -11,7 +13,6 @@ with the first failed model's own cause.
 
 from __future__ import annotations
 
-import argparse
 import atexit
 import contextlib
 import dataclasses
@@ -47,6 +48,7 @@ from t2ibench.pipeline.summary import (
     store_outcome,
 )
 from t2ibench.progress import RunProgress
+from t2ibench.requests import RefreshRequest, request_main
 from t2ibench.signals import exit_code, signal_name, signal_number, stop_on_signals, take_over_signals
 from t2ibench.store import run_lock
 from t2ibench.workspace import Workspace
@@ -403,33 +405,22 @@ def scheduled_refresh(config: str, wait: float = 3600.0) -> dict[str, Any]:
     return {"run_id": result.run_id, "states": result.states, "model_work_s": result.model_work_s}
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command-line entry: ``python -m flows.leaderboard_refresh --config FILE [--dask N] [--wait S]``.
+def run(request: RefreshRequest) -> int:
+    """The refresh ``t2ibench run`` asks for: run it, print its summary; returns the exit status.
 
     The console shows the run's progress and ends with its summary (computed or cached per model and step, the report,
     store and log paths); what Prefect and the model libraries print goes to the config's log file
     (``<data>/logs/refresh.log``). A failed run ends with its one-line cause on stderr."""
-    parser = argparse.ArgumentParser(prog="flows.leaderboard_refresh", description=__doc__)
-    parser.add_argument("--config", required=True)
-    parser.add_argument("--wait", type=float, default=0.0, help="wait this long for another refresh to finish")
-    parser.add_argument("--dask", type=int, metavar="WORKERS", help="fan tasks out over a local Dask cluster")
-    parser.add_argument("--summary", help="write the run summary (states per task, computed/cached) as JSON here")
-    parser.add_argument(
-        "--flow",
-        action="store_true",
-        help="run the Prefect flow even when every step is cached (by default such a refresh does not start Prefect)",
-    )
-    args = parser.parse_args(argv)
     from t2ibench.errors import InputError
 
     try:
-        cfg = load_config(args.config)
-        log = log_file(Workspace.for_config(cfg, args.config))
-        if args.dask:  # --dask N: a local Dask cluster of N workers, whatever the config says
+        cfg = load_config(request.config)
+        log = log_file(Workspace.for_config(cfg, request.config))
+        if request.dask:  # a local Dask cluster of N workers, whatever the config says
             cfg = dataclasses.replace(
                 cfg,
                 runtime=dataclasses.replace(
-                    cfg.runtime, task_runner="dask", workers=args.dask, devices=0, address=None
+                    cfg.runtime, task_runner="dask", workers=request.dask, devices=0, address=None
                 ),
             )
     except InputError as exc:
@@ -450,9 +441,10 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         with stop_on_signals(PROGRAM):  # SIGTERM/SIGHUP as Ctrl-C, each bounded to the grace period
-            result = None if args.flow or args.dask else refresh_without_prefect(args.config, cfg, args.wait)
+            fast = not (request.flow or request.dask)
+            result = refresh_without_prefect(request.config, cfg, request.wait) if fast else None
             if result is None:
-                result = refresh(args.config, wait=args.wait, loaded=cfg)
+                result = refresh(request.config, wait=request.wait, loaded=cfg)
     except InputError as exc:
         return failed(f"{PROGRAM}: error: {' '.join(str(exc).split())}", 2)
     except BaseException as exc:
@@ -465,8 +457,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{PROGRAM}: interrupted ({signal_name(signum)}); the run lock is released and finished work is kept",
             exit_code(signum),
         )
-    if args.summary:
-        with open(args.summary, "w") as fh:
+    if request.summary:
+        with open(request.summary, "w") as fh:
             json.dump(dataclasses.asdict(result), fh, indent=2, default=str)
     out.out.write(result.summary.render())
     out.out.flush()
@@ -474,4 +466,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(request_main(RefreshRequest, run, PROGRAM))

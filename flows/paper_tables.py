@@ -1,19 +1,27 @@
 """Flow ``paper_tables``: the paper's tables and figures from stored results and bundled data.
 
-* ``python -m flows.paper_tables tables --config configs/smoke.yaml --out data/paper/tables`` — GenEval Table 2
-  and the diversity/Scendi table of the config's current models, from its DuckDB store.
-* ``python -m flows.paper_tables digits --out data/paper/digits [--repeats N ...]`` — the FKEA digits figure.
+* ``t2ibench paper tables --config configs/smoke.yaml --out data/paper/tables`` — GenEval Table 2 and the
+  diversity/Scendi table of the config's current models, from its DuckDB store (a ``PaperTablesRequest``).
+* ``t2ibench paper digits --out data/paper/digits [--repeats N ...]`` — the FKEA digits figure (a
+  ``DigitsRequest``).
+
+The command starts this module as a program whose one argument is the request as JSON (``t2ibench.requests``);
+``run(request)`` is that program.
 """
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import json
 import sys
 from typing import Any
 
 import tasks  # noqa: F401  (project Prefect settings first)
 from prefect import flow, task
+
+from t2ibench.requests import DigitsRequest, PaperTablesRequest, request_main
+
+PROGRAM = "paper_tables"
 
 
 @task(name="tables")
@@ -47,60 +55,29 @@ def paper_tables(
         from t2ibench.workspace import Workspace
 
         if config is None:
-            raise ValueError("tables need --config")
+            raise ValueError("tables need a config")
         ws = Workspace.for_config(load_config(config), config)
         return tables_task(str(ws.store), out)
     return digits_task(out, **(options or {}))
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command-line entry (``--params params.yaml:SECTION`` reads the options from a params section, as DVC does)."""
+def run(request: PaperTablesRequest | DigitsRequest) -> int:
+    """What ``t2ibench paper tables`` / ``t2ibench paper digits`` ask for: run the flow, print what it wrote as JSON;
+    returns the exit status."""
     from t2ibench.errors import InputError
-    from t2ibench.params import add_params_option, expand_params
 
-    parser = argparse.ArgumentParser(prog="flows.paper_tables", description=__doc__)
-    sub = parser.add_subparsers(dest="kind", required=True)
-    t = sub.add_parser("tables")
-    t.add_argument("--config", required=True)
-    t.add_argument("--data", help="refuse unless the config's outputs.data is this folder")
-    t.add_argument("--out", required=True)
-    d = sub.add_parser("digits")
-    d.add_argument("--out", required=True)
-    d.add_argument("--n-per-condition", type=int, default=170)
-    d.add_argument("--repeats", type=int, default=10)
-    d.add_argument("--sigma-scale", type=float, default=0.4)
-    d.add_argument("--rff-dim", type=int, default=512)
-    d.add_argument("--seed", type=int, default=0)
-    for each in (t, d):
-        add_params_option(each)
     try:
-        args = parser.parse_args(expand_params(parser, sys.argv[1:] if argv is None else argv))
-        if args.kind == "tables":
-            if args.data is not None:
-                from pathlib import Path
-
-                from t2ibench.config import load_config
-                from t2ibench.workspace import Workspace
-
-                data = Workspace.for_config(load_config(args.config), args.config).data
-                if Path(args.data).resolve() != data.resolve():
-                    raise InputError(f"--data {args.data}: config {args.config} writes its data to {data}, not there")
-            result = paper_tables("tables", args.out, config=args.config)
+        if isinstance(request, PaperTablesRequest):
+            result = paper_tables("tables", request.out, config=request.config)
         else:
-            options = {
-                "n_per_condition": args.n_per_condition,
-                "repeats": args.repeats,
-                "sigma_scale": args.sigma_scale,
-                "rff_dim": args.rff_dim,
-                "seed": args.seed,
-            }
-            result = paper_tables("digits", args.out, options=options)
+            options = {k: v for k, v in dataclasses.asdict(request).items() if k != "out"}
+            result = paper_tables("digits", request.out, options=options)
     except InputError as exc:
-        print(f"paper_tables: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"{PROGRAM}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     print(json.dumps(result, indent=2, default=str))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(request_main((PaperTablesRequest, DigitsRequest), run, PROGRAM))

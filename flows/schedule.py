@@ -1,8 +1,8 @@
 """Deploy the leaderboard refresh on a cron schedule to a Prefect work pool, list what is deployed, or serve.
 
-    python -m flows.schedule --config configs/smoke.yaml --cron "0 3 * * *"     (or ``t2ibench schedule ...``)
+    t2ibench schedule --config configs/smoke.yaml --cron "0 3 * * *"
     prefect worker start --pool t2ibench                                         (runs the scheduled refreshes)
-    python -m flows.schedule --list
+    t2ibench schedule --list
 
 ``--cron`` creates (or updates) the process work pool ``--pool`` (default ``t2ibench``) and deployment
 ``scheduled_refresh/<name>`` on the Prefect API in use (the server in PREFECT_API_URL; a worker needs a real server,
@@ -10,11 +10,12 @@
 run from the workspace folder), its one parameter the config file; each run is the same refresh ``t2ibench run``
 does, on the task runner the config's ``runtime`` names. ``--serve`` instead runs the schedule in this process
 (no pool, no worker). ``--list`` names every deployment with its pool, schedule and the pool's live workers.
+The command starts this module as a program whose one argument is the request (``t2ibench.requests.ScheduleRequest``
+as JSON); ``run(request)`` is that program.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import io
@@ -26,8 +27,10 @@ import tasks  # noqa: F401  (project Prefect settings first)
 from prefect.client.orchestration import get_client
 from tasks import WORKSPACE
 
+from t2ibench.requests import ScheduleRequest, request_main
+
 ENTRYPOINT = "flows/leaderboard_refresh.py:scheduled_refresh"
-DEFAULT_POOL = "t2ibench"
+DEFAULT_POOL = ScheduleRequest.pool
 
 
 def ensure_pool(pool: str) -> bool:
@@ -109,37 +112,26 @@ def render(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command-line entry."""
-    parser = argparse.ArgumentParser(prog="flows.schedule", description=__doc__)
-    parser.add_argument("--config")
-    parser.add_argument("--cron")
-    parser.add_argument("--name", default="nightly")
-    parser.add_argument("--pool", default=DEFAULT_POOL, help=f"work pool (default {DEFAULT_POOL})")
-    parser.add_argument("--list", action="store_true")
-    parser.add_argument("--serve", action="store_true", help="serve the schedule in this process (blocks)")
-    args = parser.parse_args(argv)
-    if (args.serve or not args.list) and not args.config:
-        print("flows.schedule: --config is required (or use --list)", file=sys.stderr)
-        return 2
-    if args.serve:
+def run(request: ScheduleRequest) -> int:
+    """What ``t2ibench schedule`` asks for: deploy (or serve) the refresh of its config, then list what is deployed;
+    returns the exit status."""
+    config = str(Path(request.config).resolve()) if request.config else None
+    if request.serve:
         from flows.leaderboard_refresh import scheduled_refresh
 
-        scheduled_refresh.serve(name=args.name, cron=args.cron, parameters={"config": str(Path(args.config).resolve())})
+        scheduled_refresh.serve(name=request.name, cron=request.cron, parameters={"config": config})
         return 0
-    if not args.list:
-        if not args.cron:
-            print("flows.schedule: --cron is required (e.g. --cron '0 3 * * *'), or use --list", file=sys.stderr)
-            return 2
-        deployment_id = create(args.config, args.cron, args.name, args.pool)
+    if not request.listing:
+        # ScheduleRequest.check: a config and a cron unless listing or serving
+        deployment_id = create(str(config), str(request.cron), request.name, request.pool)
         print(
-            f"created deployment scheduled_refresh/{args.name} ({deployment_id}) on pool {args.pool}, "
-            f"cron {args.cron!r}"
+            f"created deployment scheduled_refresh/{request.name} ({deployment_id}) on pool {request.pool}, "
+            f"cron {request.cron!r}"
         )
-        print(f"run its refreshes with: prefect worker start --pool {args.pool}")
+        print(f"run its refreshes with: prefect worker start --pool {request.pool}")
     print(render(listing()))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(request_main(ScheduleRequest, run, "schedule"))

@@ -610,8 +610,10 @@ def _(tmp: Path) -> Any:
 )
 def _(tmp: Path) -> str:
     from t2ibench.models.embedding import OpenCLIPEmbedder
+    from t2ibench.specs import EmbedderConfig
 
-    embedder = OpenCLIPEmbedder("tiny-random", None, device="cpu", show_progress=False)
+    spec = EmbedderConfig(backend="open_clip", model="tiny-random", normalize=True)
+    embedder = OpenCLIPEmbedder(spec, device="cpu", show_progress=False)
     _, truncated = embedder.tokenize(["a cat", " ".join(["cat"] * 80)])
     return f"truncated: {truncated}"
 

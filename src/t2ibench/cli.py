@@ -11,10 +11,13 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from t2ibench import __version__
 from t2ibench.errors import NOTES, InputError, StateMismatchError
+
+if TYPE_CHECKING:
+    from t2ibench.requests import Request
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -134,7 +137,7 @@ def _diversity_digits(args: argparse.Namespace) -> int:
             raise InputError("--example digits reports one order: pass a single value to --alphas (e.g. 1)")
         config = digits.DigitsSweepConfig(
             n_per_condition=args.n_per_condition,
-            repeats=10 if args.repeats is None else args.repeats,
+            repeats=digits.DigitsSweepConfig.repeats if args.repeats is None else args.repeats,
             sigma_scale=args.sigma_scale,
             rff_dim=digits.DigitsSweepConfig.rff_dim if args.rff_dim is None else args.rff_dim,
             alpha=parse_alpha(alphas[0]),
@@ -524,6 +527,8 @@ def _cmd_agreement(args: argparse.Namespace) -> int:
         inputs += [place("--metadata", args.metadata), place("--scores", args.scores)]
         names = ("agreement.json", "agreement.md", "metrics.json")
         refuse_outputs([place("--out", Path(args.out) / name) for name in names], inputs)
+    if args.flow:
+        return _agreement_flow(args)
     run = run_agreement(
         args.annotations,
         _suite(args),
@@ -542,7 +547,38 @@ def _cmd_agreement(args: argparse.Namespace) -> int:
     if args.out:
         files = write_agreement(run, args.out)
         print(f"wrote {', '.join(str(f) for f in files)}", file=sys.stderr)
+    if args.store:
+        from t2ibench.human_agreement import store_agreement
+
+        count = store_agreement(run, args.store)
+        print(f"stored {count} annotations and the agreement statistics in {args.store}", file=sys.stderr)
     return EXIT_OK
+
+
+def _agreement_flow(args: argparse.Namespace) -> int:
+    """``agreement --flow``: the same analysis as the workspace's Prefect flow ``human_agreement``."""
+    from t2ibench.requests import AgreementRequest
+
+    if not args.metadata:
+        raise InputError("--flow reads the suite from a file: add --metadata evaluation_metadata.jsonl")
+    if not args.out:
+        raise InputError("--flow writes agreement.json, agreement.md and metrics.json: add --out DIR")
+    request = AgreementRequest(
+        annotations=tuple(args.annotations),
+        metadata=args.metadata,
+        out=args.out,
+        store=args.store,
+        auto=tuple(args.auto or ()),
+        auto_label=args.auto_label,
+        scores=args.scores,
+        folds=args.folds,
+        seed=args.seed_cv,
+        resamples=args.resamples,
+        ci_level=args.ci_level,
+        ci_seed=args.seed_ci,
+    )
+    root = _checkout(Path.cwd(), request.program)  # paths stay as given: the flow runs in this folder
+    return _run_flow(root, request, cwd=root, program="t2ibench agreement")
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
@@ -602,31 +638,48 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _workspace(config: str) -> tuple[Path, Path]:
-    """(workspace root, absolute config path): the root holds configs/ and the flows/ of a checkout."""
+def _workspace(config: str, program: str = "flows.leaderboard_refresh") -> tuple[Path, Path]:
+    """(workspace root, absolute config path): the root holds configs/ and the flows/ of a checkout (``program``
+    among them)."""
     path = Path(config).resolve()
     if not path.is_file():
         raise InputError(f"{config}: no such config file")
     root = path.parent.parent if path.parent.name == "configs" else Path.cwd()
-    if not (root / "flows" / "leaderboard_refresh.py").is_file():
+    return _checkout(root, program), path
+
+
+def _checkout(root: Path, program: str) -> Path:
+    """``root``, refused unless it is a checkout holding the workspace program ``program`` (``flows.<module>``)."""
+    file = Path(*program.split(".")).with_suffix(".py")
+    if not (root / file).is_file():
         raise InputError(
-            f"{root}: not a t2ibench workspace (no flows/leaderboard_refresh.py); run from a checkout of the repository"
+            f"{root}: not a t2ibench workspace (no {file.as_posix()}); run from a checkout of the repository"
         )
-    return root, path
+    return root
 
 
-def _run_workspace_module(
-    root: Path, module: str, arguments: list[str], *, program: str = "", after_stop: Any = None
+def _run_flow(
+    root: Path, request: Request, *, cwd: Path | None = None, program: str = "", after_stop: Any = None
 ) -> int:
-    """Run a workspace program (flows/...) with the workspace on sys.path; the library never imports flows."""
+    """Run the workspace program of a ``t2ibench.requests`` request (``python -m flows.<module> REQUEST-JSON``) as a
+    child process with the workspace on sys.path, in ``cwd`` (default: the workspace root); the library never imports
+    flows. Signals reach it as ``t2ibench.signals.run_child`` forwards them."""
     import os
 
     from t2ibench.signals import run_child
 
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH", "")]))
-    argv = [sys.executable, "-m", module, *arguments]
-    return run_child(argv, cwd=root, env=env, program=program, after_stop=after_stop)
+    argv = [sys.executable, "-m", request.program, request.to_json()]
+    return run_child(argv, cwd=cwd or root, env=env, program=program, after_stop=after_stop)
+
+
+def flow_program(args: argparse.Namespace) -> str | None:
+    """The workspace program (``flows.<module>``) a parsed command runs, or None when it runs in-process."""
+    kind = getattr(args, "request", None)
+    if kind is None or (getattr(args, "verb", "") == "agreement" and not args.flow):
+        return None
+    return str(kind.program)
 
 
 def _check_data(args: argparse.Namespace, cfg: Any) -> Any:
@@ -648,13 +701,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
     cfg = load_config(args.config)  # validate before starting Prefect (clear errors, no 20 s start-up first)
     ws = _check_data(args, cfg)
     root, config = _workspace(args.config)
-    arguments = ["--config", str(config), "--wait", str(args.wait)]
-    if args.dask:
-        arguments += ["--dask", str(args.dask)]
-    if args.summary:
-        arguments += ["--summary", str(Path(args.summary).resolve())]
-    if args.flow:
-        arguments.append("--flow")
+    from t2ibench.requests import RefreshRequest
+
+    request = RefreshRequest(
+        config=str(config),
+        wait=args.wait,
+        dask=args.dask,
+        summary=str(Path(args.summary).resolve()) if args.summary else None,
+        flow=args.flow,
+    )
 
     def stopped(signum: int) -> None:  # after a forwarded signal: a run the refresh could not record is recorded
         from t2ibench.pipeline.runs import mark_killed
@@ -662,9 +717,32 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         mark_killed(ws, signal_name(signum), "stopped by the signal before the refresh could record it")
 
-    return _run_workspace_module(
-        root, "flows.leaderboard_refresh", arguments, program="t2ibench run", after_stop=stopped
+    return _run_flow(root, request, program="t2ibench run", after_stop=stopped)
+
+
+def _cmd_paper_tables(args: argparse.Namespace) -> int:
+    from t2ibench.config import load_config
+    from t2ibench.requests import PaperTablesRequest
+
+    _check_data(args, load_config(args.config))  # validated before Prefect starts
+    request = PaperTablesRequest(config=args.config, out=args.out)
+    root, _ = _workspace(args.config, request.program)
+    return _run_flow(root, request, cwd=Path.cwd(), program="t2ibench paper tables")
+
+
+def _cmd_paper_digits(args: argparse.Namespace) -> int:
+    from t2ibench.requests import DigitsRequest
+
+    request = DigitsRequest(
+        out=args.out,
+        n_per_condition=args.n_per_condition,
+        repeats=args.repeats,
+        sigma_scale=args.sigma_scale,
+        rff_dim=args.rff_dim,
+        seed=args.seed,
     )
+    root = _checkout(Path.cwd(), request.program)
+    return _run_flow(root, request, cwd=root, program="t2ibench paper digits")
 
 
 def _cmd_gc(args: argparse.Namespace) -> int:
@@ -777,23 +855,16 @@ def _cmd_data(args: argparse.Namespace) -> int:
 
 
 def _cmd_schedule(args: argparse.Namespace) -> int:
+    from t2ibench.requests import ScheduleRequest
+
+    fields = {"cron": args.cron, "name": args.name, "pool": args.pool, "listing": args.list, "serve": args.serve}
+    request = ScheduleRequest(config=args.config, **fields)  # refused here unless the options make a request
     if args.config:
-        root, config = _workspace(args.config)
-        arguments = ["--config", str(config), "--name", args.name, "--pool", args.pool]
-    elif args.list:  # listing needs no config: the checkout here runs it
-        root = Path.cwd()
-        if not (root / "flows" / "schedule.py").is_file():
-            raise InputError(f"{root}: not a t2ibench workspace (no flows/schedule.py); run from a checkout")
-        arguments = []
-    else:
-        raise InputError("--config is required (or use --list)")
-    if args.list:
-        arguments.append("--list")
-    else:
-        if not args.cron:
-            raise InputError("--cron is required (e.g. --cron '0 3 * * *'), or use --list")
-        arguments += ["--cron", args.cron]
-    return _run_workspace_module(root, "flows.schedule", arguments)
+        root, config = _workspace(args.config, request.program)
+        request = dataclasses.replace(request, config=str(config))
+    else:  # listing needs no config: the checkout here runs it
+        root = _checkout(Path.cwd(), request.program)
+    return _run_flow(root, request, program="t2ibench schedule")
 
 
 # -- parser ------------------------------------------------------------------------------------------------------
@@ -802,7 +873,7 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every verb (defaults come from the config classes: one place for each)."""
     from t2ibench.config import GeneratorConfig
-    from t2ibench.metrics.geneval import BOOTSTRAP_RESAMPLES, CI_LEVEL
+    from t2ibench.requests import AgreementRequest, DigitsRequest, PaperTablesRequest, RefreshRequest, ScheduleRequest
 
     parser = argparse.ArgumentParser(prog="t2ibench", description="Benchmark system for text-to-image models.")
     parser.add_argument("--version", action="version", version=f"t2ibench {__version__}")
@@ -883,12 +954,22 @@ def build_parser() -> argparse.ArgumentParser:
     div.add_argument("--top", type=_int_from(1, 10_000), default=16, help="samples shown per mode (default 16)")
     div.add_argument("--gallery", metavar="DIR", help="write mode galleries (PNG grids + JSON, or Markdown for texts)")
     div.add_argument(
-        "--n-per-condition", type=_int_from(1, 100_000), default=170, help="digits: images per class count"
+        "--n-per-condition",
+        type=_int_from(1, 100_000),
+        default=DigitsRequest.n_per_condition,
+        help="digits: images per class count",
     )
     div.add_argument("--per-prompt", type=_int_from(1, 100_000), default=100, help="digits --prompts: pairs per prompt")
-    div.add_argument("--repeats", type=_int_from(1, 1000), help="digits: seeded repeats (default 10; 3 with --prompts)")
     div.add_argument(
-        "--sigma-scale", type=POSITIVE_FLOAT, default=0.4, help="digits: σ as a multiple of the median distance"
+        "--repeats",
+        type=_int_from(1, 1000),
+        help=f"digits: seeded repeats (default {DigitsRequest.repeats}; 3 with --prompts)",
+    )
+    div.add_argument(
+        "--sigma-scale",
+        type=POSITIVE_FLOAT,
+        default=DigitsRequest.sigma_scale,
+        help="digits: σ as a multiple of the median distance",
     )
     div.add_argument("--json", help="also write the results as JSON to this path")
     div.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -956,23 +1037,38 @@ def build_parser() -> argparse.ArgumentParser:
     agree.add_argument(
         "--auto", action="append", metavar="[SOURCE=]RESULTS", help="results.jsonl of automatic verdicts (repeatable)"
     )
-    agree.add_argument("--auto-label", default="geneval", help="name of the automatic verdict set in the report")
+    agree.add_argument(
+        "--auto-label", default=AgreementRequest.auto_label, help="name of the automatic verdict set in the report"
+    )
     agree.add_argument("--scores", help="JSON lines {source, prompt_id, image_id, score} to tune per-task thresholds")
     agree.add_argument(
-        "--folds", type=_int_from(2, 1000), default=5, help="cross-validation folds for tuned thresholds (5)"
+        "--folds", type=_int_from(2, 1000), default=AgreementRequest.folds,
+        help=f"cross-validation folds for tuned thresholds ({AgreementRequest.folds})",
+    )  # fmt: skip
+    agree.add_argument("--seed-cv", type=SEED, default=AgreementRequest.seed, help="seed of the fold assignment")
+    agree.add_argument(
+        "--ci-level", type=_float_in(0.0, 1.0, open_low=True, open_high=True), default=AgreementRequest.ci_level,
+        help=f"confidence level of the bootstrap intervals (default {AgreementRequest.ci_level:g})",
+    )  # fmt: skip
+    agree.add_argument(
+        "--resamples", type=_int_from(1, 100_000), default=AgreementRequest.resamples,
+        help=f"bootstrap resamples over prompts (default {AgreementRequest.resamples})",
+    )  # fmt: skip
+    agree.add_argument(
+        "--seed-ci", type=SEED, default=AgreementRequest.ci_seed,
+        help=f"seed of the bootstrap resampling (default {AgreementRequest.ci_seed})",
+    )  # fmt: skip
+    agree.add_argument("--out", help="write agreement.json, agreement.md and metrics.json to this folder")
+    agree.add_argument(
+        "--store", help="also upsert the annotations (with human verdicts) and the statistics into this DuckDB store"
     )
-    agree.add_argument("--seed-cv", type=SEED, default=0, help="seed of the fold assignment")
     agree.add_argument(
-        "--ci-level", type=_float_in(0.0, 1.0, open_low=True, open_high=True), default=CI_LEVEL,
-        help=f"confidence level of the bootstrap intervals (default {CI_LEVEL:g})",
-    )  # fmt: skip
-    agree.add_argument(
-        "--resamples", type=_int_from(1, 100_000), default=BOOTSTRAP_RESAMPLES,
-        help=f"bootstrap resamples over prompts (default {BOOTSTRAP_RESAMPLES})",
-    )  # fmt: skip
-    agree.add_argument("--seed-ci", type=SEED, default=0, help="seed of the bootstrap resampling (default 0)")
-    agree.add_argument("--out", help="write agreement.json and agreement.md to this folder")
-    agree.set_defaults(func=_cmd_agreement)
+        "--flow",
+        action="store_true",
+        help="run it as the workspace's Prefect flow human_agreement (from a checkout; needs --metadata and --out): "
+        "the same files",
+    )
+    agree.set_defaults(func=_cmd_agreement, request=AgreementRequest)
 
     gen = verbs.add_parser(
         "generate",
@@ -1019,7 +1115,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--config", required=True, help="e.g. configs/smoke.yaml")
     _data_option(run)
     run.add_argument(
-        "--wait", type=SECONDS, default=0.0, help="wait up to S seconds if another refresh holds the store"
+        "--wait",
+        type=SECONDS,
+        default=RefreshRequest.wait,
+        help="wait up to S seconds if another refresh holds the store",
     )
     run.add_argument(
         "--dask", type=_int_from(1, 1024), metavar="WORKERS", help="fan tasks out over a local Dask cluster"
@@ -1032,7 +1131,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run the Prefect flow even when every step is cached (such a refresh otherwise does not start Prefect)",
     )
-    run.set_defaults(func=_cmd_run)
+    run.set_defaults(func=_cmd_run, request=RefreshRequest)
 
     gc = verbs.add_parser(
         "gc",
@@ -1103,14 +1202,60 @@ def build_parser() -> argparse.ArgumentParser:
         help="deploy the refresh on a cron to a Prefect work pool (run it with `prefect worker start --pool t2ibench`)",
     )
     schedule.add_argument("--config", help="the config to refresh (not needed with --list)")
-    schedule.add_argument("--pool", default="t2ibench", help="Prefect work pool (default t2ibench; created if missing)")
+    schedule.add_argument(
+        "--pool", default=ScheduleRequest.pool,
+        help=f"Prefect work pool (default {ScheduleRequest.pool}; created if missing)",
+    )  # fmt: skip
     schedule.add_argument("--cron", help='cron expression, e.g. "0 3 * * *"')
-    schedule.add_argument("--name", default="nightly", help="deployment name (default nightly)")
+    schedule.add_argument(
+        "--name", default=ScheduleRequest.name, help=f"deployment name (default {ScheduleRequest.name})"
+    )
     schedule.add_argument("--list", action="store_true", help="say what is deployed (or that nothing is)")
-    schedule.set_defaults(func=_cmd_schedule)
+    schedule.add_argument(
+        "--serve", action="store_true", help="serve the schedule in this process instead (no pool, no worker; blocks)"
+    )
+    schedule.set_defaults(func=_cmd_schedule, request=ScheduleRequest)
+
+    paper = verbs.add_parser(
+        "paper",
+        help="the paper's tables and figures (what `dvc repro` runs; the workspace's Prefect flow paper_tables)",
+    )
+    kinds = paper.add_subparsers(dest="kind", required=True, metavar="KIND")
+    tables = kinds.add_parser(
+        "tables", help="GenEval Table 2 and the diversity/Scendi table of a config's current models, from its store"
+    )
+    tables.add_argument("--config", required=True)
+    _data_option(tables)
+    tables.add_argument("--out", required=True, help="folder for table2.md, diversity.md and metrics.json")
+    tables.set_defaults(func=_cmd_paper_tables, request=PaperTablesRequest)
+    figure = kinds.add_parser("digits", help="the FKEA digits figure: VENDI/RKE as the digit classes grow 1 → 10")
+    figure.add_argument("--out", required=True, help="folder for digits.md, digits.png, digits.json, metrics.json")
+    figure.add_argument(
+        "--n-per-condition", type=_int_from(10, 100_000), default=DigitsRequest.n_per_condition,
+        help=f"images per class count (default {DigitsRequest.n_per_condition})",
+    )  # fmt: skip
+    figure.add_argument(
+        "--repeats", type=_int_from(1, 1000), default=DigitsRequest.repeats,
+        help=f"seeded repeats (default {DigitsRequest.repeats})",
+    )  # fmt: skip
+    figure.add_argument(
+        "--sigma-scale", type=POSITIVE_FLOAT, default=DigitsRequest.sigma_scale,
+        help=f"σ as a multiple of the median distance (default {DigitsRequest.sigma_scale:g})",
+    )  # fmt: skip
+    figure.add_argument(
+        "--rff-dim", type=_int_from(1, 1_000_000), default=DigitsRequest.rff_dim,
+        help=f"random Fourier frequencies (default {DigitsRequest.rff_dim})",
+    )  # fmt: skip
+    figure.add_argument(
+        "--seed",
+        type=SEED,
+        default=DigitsRequest.seed,
+        help=f"seed of draws and features (default {DigitsRequest.seed})",
+    )
+    figure.set_defaults(func=_cmd_paper_digits, request=DigitsRequest)
     from t2ibench.params import add_params_option
 
-    for verb in verbs.choices.values():  # every verb takes its option values from a params file the same way
+    for verb in [*verbs.choices.values(), *kinds.choices.values()]:  # every verb reads a params file the same way
         add_params_option(verb)
     return parser
 

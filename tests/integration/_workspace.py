@@ -58,14 +58,18 @@ def make_workspace(
     return path, env
 
 
-def refresh_cmd(config: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "flows.leaderboard_refresh", "--config", str(config), *extra]
+def refresh_cmd(config: Path, **request: Any) -> list[str]:
+    """The refresh program itself (what `t2ibench run` starts): its one argument, the request as JSON (``request``:
+    the other RefreshRequest fields, e.g. ``wait=600``)."""
+    from t2ibench.requests import RefreshRequest
+
+    return [sys.executable, "-m", "flows.leaderboard_refresh", RefreshRequest(config=str(config), **request).to_json()]
 
 
-def start(config: Path, env: dict[str, str], *extra: str) -> subprocess.Popen[str]:
+def start(config: Path, env: dict[str, str], **request: Any) -> subprocess.Popen[str]:
     """A refresh in its own process group (so a kill takes its Prefect server with it)."""
     return subprocess.Popen(
-        refresh_cmd(config, *extra),
+        refresh_cmd(config, **request),
         cwd=REPO,
         env=env,
         stdout=subprocess.PIPE,
@@ -75,8 +79,8 @@ def start(config: Path, env: dict[str, str], *extra: str) -> subprocess.Popen[st
     )
 
 
-def run(config: Path, env: dict[str, str], *extra: str, timeout: float = 900) -> tuple[int, str]:
-    proc = start(config, env, *extra)
+def run(config: Path, env: dict[str, str], timeout: float = 900, **request: Any) -> tuple[int, str]:
+    proc = start(config, env, **request)
     out, _ = proc.communicate(timeout=timeout)
     return proc.returncode, out
 

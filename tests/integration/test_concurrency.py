@@ -53,7 +53,7 @@ def test_two_refreshes_on_one_store(tmp_path, model_cache):
 def test_a_second_refresh_can_wait_for_the_first(tmp_path, model_cache):
     config, env = make_workspace(tmp_path / "ws", model_cache, models=1)
     # both may wait: whichever takes the lock first, the other must wait for it rather than exit
-    first, second = start(config, env, "--wait", "600"), start(config, env, "--wait", "600")
+    first, second = start(config, env, wait=600), start(config, env, wait=600)
     outputs = [p.communicate(timeout=900)[0] for p in (first, second)]
     assert [first.returncode, second.returncode] == [0, 0], outputs
     store = Store(config.parents[1] / "data" / "t2ibench.duckdb")

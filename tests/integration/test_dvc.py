@@ -220,7 +220,8 @@ def test_repro_after_make_run_does_no_model_work_and_a_fresh_clone_reproduces_th
 
 @needs_geneval
 def test_the_agreement_flow_writes_what_the_cli_writes(tmp_path):
-    """One library function behind both: same inputs, byte-identical agreement.json / .md / metrics.json."""
+    """One library function behind both `t2ibench agreement` and `t2ibench agreement --flow` (the Prefect flow):
+    same inputs, byte-identical agreement.json / .md / metrics.json."""
     inputs = [
         "--annotations",
         str(GENEVAL_DATA / "annotations_clip.csv"),
@@ -231,16 +232,17 @@ def test_the_agreement_flow_writes_what_the_cli_writes(tmp_path):
         "3",
     ]
     env = dict(os.environ, PREFECT_HOME=str(tmp_path / ".prefect"))
+    t2ibench = str(Path(sys.executable).with_name("t2ibench"))
     cli = subprocess.run(
-        [str(Path(sys.executable).with_name("t2ibench")), "agreement", *inputs, "--seed-cv", "7", "--out", "cli"],
+        [t2ibench, "agreement", *inputs, "--seed-cv", "7", "--out", "cli"],
         cwd=tmp_path,
         env=env,
         capture_output=True,
         text=True,
     )
     assert cli.returncode == 0, cli.stderr[-3000:]
-    flow = subprocess.run(
-        [sys.executable, "-m", "flows.human_agreement", *inputs, "--seed", "7", "--out", str(tmp_path / "flow")],
+    flow = subprocess.run(  # the same command, run as the checkout's Prefect flow (as the DVC stage runs it)
+        [t2ibench, "agreement", *inputs, "--seed-cv", "7", "--flow", "--out", str(tmp_path / "flow")],
         cwd=REPO,
         env=env,
         capture_output=True,

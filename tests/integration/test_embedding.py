@@ -7,6 +7,7 @@ from PIL import Image
 from t2ibench.embed_cache import EmbeddingCache, content_key
 from t2ibench.errors import InputError
 from t2ibench.models.embedding import DINOv2Embedder, OpenCLIPEmbedder, embed_images_cached, embed_texts_cached
+from t2ibench.specs import EmbedderConfig
 
 
 @pytest.fixture
@@ -20,9 +21,14 @@ def image_files(tmp_path):
     return paths
 
 
-def clip(tiny_clip, **kw):
+def clip(tiny_clip, normalize=True):
     arch, checkpoint = tiny_clip
-    return OpenCLIPEmbedder(arch, str(checkpoint), device="cpu", show_progress=False, **kw)
+    spec = EmbedderConfig(backend="open_clip", model=arch, pretrained=str(checkpoint), normalize=normalize)
+    return OpenCLIPEmbedder(spec, device="cpu", show_progress=False)
+
+
+def dinov2(folder, **fields):
+    return DINOv2Embedder(EmbedderConfig(model=str(folder), **fields), device="cpu", show_progress=False)
 
 
 def test_open_clip_images_and_texts(tiny_clip, image_files):
@@ -55,19 +61,19 @@ def test_a_78_token_caption_is_truncated_keeping_end_of_text(tiny_clip):
 
 
 def test_dinov2_cls_and_mean_pooling(tiny_dinov2, image_files):
-    cls = DINOv2Embedder(str(tiny_dinov2), device="cpu", show_progress=False).embed_images(image_files)
-    mean = DINOv2Embedder(str(tiny_dinov2), pooling="mean", device="cpu", show_progress=False).embed_images(image_files)
+    cls = dinov2(tiny_dinov2).embed_images(image_files)
+    mean = dinov2(tiny_dinov2, pooling="mean").embed_images(image_files)
     assert cls.shape == mean.shape == (5, 32)
     assert not np.allclose(cls, mean)
     with pytest.raises(InputError, match="unknown pooling 'max'"):
-        DINOv2Embedder(str(tiny_dinov2), pooling="max")
+        dinov2(tiny_dinov2, pooling="max")
 
 
 def test_dinov2_loads_the_saved_weights(tiny_dinov2):
     import torch
     from transformers import Dinov2Model
 
-    emb = DINOv2Embedder(str(tiny_dinov2), device="cpu", show_progress=False)
+    emb = dinov2(tiny_dinov2)
     loaded = emb._load()[1].state_dict()
     saved = Dinov2Model.from_pretrained(tiny_dinov2).state_dict()
     assert all(torch.equal(loaded[k], saved[k]) for k in saved)
@@ -114,15 +120,15 @@ def test_cache_hits_misses_and_invalidation(tiny_clip, tiny_dinov2, image_files,
     unnormalised = Counting(clip(tiny_clip, normalize=False))
     embed_images_cached(unnormalised, image_files, cache_root)
     assert unnormalised.seen == 5
-    dino = Counting(DINOv2Embedder(str(tiny_dinov2), device="cpu", show_progress=False))
+    dino = Counting(dinov2(tiny_dinov2))
     embed_images_cached(dino, image_files, cache_root)
     assert dino.seen == 5
     # preprocessing is part of the identity: a processor with another crop is another fingerprint
     from tests.integration.tiny_models import build_tiny_dinov2
 
     other = build_tiny_dinov2(tmp_path / "dino48", crop=48)
-    a = DINOv2Embedder(str(tiny_dinov2), device="cpu", show_progress=False).identity()
-    b = DINOv2Embedder(str(other), device="cpu", show_progress=False).identity()
+    a = dinov2(tiny_dinov2).identity()
+    b = dinov2(other).identity()
     assert EmbeddingCache(cache_root, a).fingerprint != EmbeddingCache(cache_root, b).fingerprint
 
 

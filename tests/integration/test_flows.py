@@ -15,13 +15,21 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 import yaml
 
 from t2ibench.store import Store
-from tests.integration._workspace import STEP_COLUMNS, make_workspace, noise, summary_paths, summary_table
+from tests.integration._workspace import (
+    STEP_COLUMNS,
+    make_workspace,
+    noise,
+    refresh_cmd,
+    summary_paths,
+    summary_table,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 MODEL_WORK = ("generate", "embed", "geneval", "scores", "fkea-shard", "diversity", "scendi")
@@ -29,22 +37,14 @@ pytestmark = pytest.mark.slow
 
 
 def run_flow(
-    workspace: Path, env: dict[str, str], name: str, *extra: str, config: str = "smoke.yaml", data: str = "data"
+    workspace: Path, env: dict[str, str], name: str, config: str = "smoke.yaml", data: str = "data", **request: Any
 ) -> dict:
-    """Run a refresh as a program with its console on pipes (as under cron or CI); the --summary JSON, plus what it
+    """Run a refresh as a program (the one `t2ibench run` starts; ``request``: more RefreshRequest fields) with its
+    console on pipes (as under cron or CI); the --summary JSON, plus what it
     printed (``console``), each stderr line with the seconds since the start it arrived at (``arrived``), and what it
     appended to the log file (``logged``)."""
     summary = workspace / f"{name}.json"
-    cmd = [
-        sys.executable,
-        "-m",
-        "flows.leaderboard_refresh",
-        "--config",
-        str(workspace / "configs" / config),
-        "--summary",
-        str(summary),
-        *extra,
-    ]
+    cmd = refresh_cmd(workspace / "configs" / config, summary=str(summary), **request)
     log = workspace / data / "logs" / "refresh.log"
     offset = log.stat().st_size if log.exists() else 0
     start = time.monotonic()
@@ -285,13 +285,16 @@ def test_a_deployment_on_a_work_pool_runs_the_same_refresh_through_a_worker(work
     store = Store(root / "data" / "t2ibench.duckdb")
     runs_before = store.rows("SELECT count(*) AS n FROM runs WHERE status = 'completed'")[0]["n"]
     pool = f"t2ibench-test-{os.getpid()}"
-    base = [sys.executable, "-m", "flows.schedule"]
-    made = [*base, "--config", str(root / "configs" / "smoke.yaml"), "--cron", "0 3 * * *", "--pool", pool]
+    from t2ibench.requests import ScheduleRequest
+
+    base = [sys.executable, "-m", "flows.schedule"]  # the program `t2ibench schedule` starts (its config is here)
+    made = [*base, ScheduleRequest(config=str(root / "configs" / "smoke.yaml"), cron="0 3 * * *", pool=pool).to_json()]
     proc = subprocess.run(made, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "created deployment scheduled_refresh/nightly" in proc.stdout
     assert "│" not in proc.stdout  # Prefect's own table stays out
-    listed = subprocess.run([*base, "--list"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    listing = ScheduleRequest(listing=True).to_json()
+    listed = subprocess.run([*base, listing], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     line = next(x for x in listed.stdout.splitlines() if x.startswith("scheduled_refresh/nightly"))
     assert "cron 0 3 * * *" in line
     assert f"pool {pool}" in line
@@ -420,8 +423,7 @@ def test_a_failing_run_ends_with_its_real_cause(tmp_path, model_cache):
     (tmp_path / "not-a-model").mkdir()
     data["models"][0]["generator"]["model"] = str(tmp_path / "not-a-model")
     config.write_text(yaml.safe_dump(data))
-    cmd = [sys.executable, "-m", "flows.leaderboard_refresh", "--config", str(config)]
-    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(refresh_cmd(config), cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
     last = (proc.stdout + proc.stderr).strip().splitlines()[-1]
     assert last.startswith("leaderboard_refresh: error: cannot load pipeline"), last
@@ -506,8 +508,9 @@ def test_a_config_naming_another_configs_store_is_refused(workspace, releveled):
     store = Store(root / "data" / "t2ibench.duckdb")
     tables = ("runs", "models", "images", "verdicts", "metrics")
     before = {t: store.rows(f"SELECT * FROM {t} ORDER BY ALL") for t in tables}
-    cmd = [sys.executable, "-m", "flows.leaderboard_refresh", "--config", str(root / "configs" / "intruder.yaml")]
-    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        refresh_cmd(root / "configs" / "intruder.yaml"), cwd=REPO, env=env, capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
     last = proc.stderr.strip().splitlines()[-1]
     assert "belongs to config 'smoke' (configs/smoke.yaml); config 'intruder' (configs/intruder.yaml)" in last, last

@@ -12,6 +12,7 @@ from t2ibench.errors import InputError
 from t2ibench.metrics.geneval import COLORS
 from t2ibench.models.colour import ClipColourClassifier
 from t2ibench.models.detection import HFMask2Former, MMDetMask2Former, masks_to_boxes
+from t2ibench.specs import ColourConfig, DetectorConfig
 from t2ibench.suites.geneval import vocabulary
 
 
@@ -26,7 +27,7 @@ def test_mask2former_loads_saved_weights_and_maps_labels(tiny_mask2former):
     import torch
     from transformers import Mask2FormerForUniversalSegmentation
 
-    detector = HFMask2Former(str(tiny_mask2former), resize=(64, 96), device="cpu")
+    detector = HFMask2Former(DetectorConfig(model=str(tiny_mask2former), resize=(64, 96)), device="cpu")
     _, model, labels, _, _ = detector._load()
     saved = Mask2FormerForUniversalSegmentation.from_pretrained(tiny_mask2former).state_dict()
     for name, tensor in model.state_dict().items():
@@ -38,7 +39,9 @@ def test_mask2former_loads_saved_weights_and_maps_labels(tiny_mask2former):
 def test_mask2former_detections_on_real_photos(tiny_mask2former, photos):
     import torch
 
-    detector = HFMask2Former(str(tiny_mask2former), resize=(64, 96), device="cpu", max_per_image=50)
+    detector = HFMask2Former(
+        DetectorConfig(model=str(tiny_mask2former), resize=(64, 96)), device="cpu", max_per_image=50
+    )
     results = detector.detect(photos[:2])
     for image, found in zip(photos[:2], results, strict=True):
         assert found.image_size == image.size
@@ -73,7 +76,7 @@ def test_colour_classifier_loads_the_checkpoint(tiny_clip):
     import torch
 
     arch, checkpoint = tiny_clip
-    clf = ClipColourClassifier(arch, str(checkpoint), device="cpu")
+    clf = ClipColourClassifier(ColourConfig(arch=arch, pretrained=str(checkpoint)), device="cpu")
     model = clf._load()[0]
     saved = torch.load(checkpoint, weights_only=True)["state_dict"]
     for name, tensor in model.state_dict().items():
@@ -86,12 +89,14 @@ def test_colour_crops_grey_background_outside_the_mask(tiny_clip):
     image.paste((255, 0, 0), (0, 0, 20, 20))
     mask = np.zeros((20, 40), dtype=bool)
     mask[5:15, 5:15] = True
-    grey = ClipColourClassifier(arch, str(checkpoint), device="cpu")
+    grey = ClipColourClassifier(ColourConfig(arch=arch, pretrained=str(checkpoint)), device="cpu")
     (crop,) = grey.crops(image, [((2, 2, 30, 18), mask)])
     assert crop.size == (28, 16)
     assert crop.getpixel((5, 5)) == (255, 0, 0)  # inside the mask: the object
     assert crop.getpixel((0, 0)) == (153, 153, 153)  # outside: #999999
-    original = ClipColourClassifier(arch, str(checkpoint), device="cpu", background="original")
+    original = ClipColourClassifier(
+        ColourConfig(arch=arch, pretrained=str(checkpoint), background="original"), device="cpu"
+    )
     (kept,) = original.crops(image, [((2, 2, 30, 18), mask)])
     assert kept.getpixel((25, 8)) == (0, 0, 255)
     with pytest.raises(InputError, match="mask shape"):
@@ -100,7 +105,7 @@ def test_colour_crops_grey_background_outside_the_mask(tiny_clip):
 
 def test_colour_classifier_returns_colour_names(tiny_clip, photos):
     arch, checkpoint = tiny_clip
-    clf = ClipColourClassifier(arch, str(checkpoint), device="cpu")
+    clf = ClipColourClassifier(ColourConfig(arch=arch, pretrained=str(checkpoint)), device="cpu")
     boxes = [((0, 0, 100, 100), None), ((50, 50, 300, 200), None), ((10, 10, 20, 20), None)]
     first = clf.classify(photos[1], boxes, "cup")
     assert len(first) == 3
@@ -111,7 +116,7 @@ def test_colour_classifier_returns_colour_names(tiny_clip, photos):
 
 def test_unknown_architecture_is_a_clear_error():
     with pytest.raises(InputError, match="unknown open_clip architecture 'ViT-Nope'"):
-        ClipColourClassifier("ViT-Nope", None, device="cpu")._load()
+        ClipColourClassifier(ColourConfig(arch="ViT-Nope", pretrained=None), device="cpu")._load()
 
 
 def test_evaluate_cli_end_to_end_on_real_photos(tiny_mask2former, tiny_clip, photos, tmp_path, capsys):
@@ -179,6 +184,10 @@ def test_evaluate_cli_end_to_end_on_real_photos(tiny_mask2former, tiny_clip, pho
     assert summary["prompts"] == 3
 
 
+def mmdet(config, checkpoint=None):
+    return DetectorConfig(backend="mmdet", mmdet_config=config, mmdet_checkpoint=checkpoint)
+
+
 def test_mmdet_backend_converts_per_class_results(monkeypatch):
     """mmdet is never installed in CI: a stand-in module checks the conversion of (bbox, segm) results."""
     classes = list(vocabulary().classes)
@@ -202,7 +211,7 @@ def test_mmdet_backend_converts_per_class_results(monkeypatch):
     apis.inference_detector = inference_detector
     monkeypatch.setitem(sys.modules, "mmdet", fake)
     monkeypatch.setitem(sys.modules, "mmdet.apis", apis)
-    detector = MMDetMask2Former("config.py", "ckpt.pth", device="cpu")
+    detector = MMDetMask2Former(mmdet("config.py", "ckpt.pth"), device="cpu")
     (found,) = detector.detect([Image.new("RGB", (50, 60))])
     assert [(d.label, d.score) for d in found.detections] == [
         ("cat", pytest.approx(0.95)),
@@ -218,4 +227,4 @@ def test_mmdet_backend_without_mmdet_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "mmdet", None)
     monkeypatch.setitem(sys.modules, "mmdet.apis", None)
     with pytest.raises(InputError, match=r"t2ibench\[mmdet\]"):
-        MMDetMask2Former("config.py").detect([Image.new("RGB", (4, 4))])
+        MMDetMask2Former(mmdet("config.py")).detect([Image.new("RGB", (4, 4))])

@@ -22,6 +22,7 @@ pytest.importorskip("cv2", reason="the real detector needs opencv-python-headles
 from t2ibench.geneval_eval import ImageItem, judge_image
 from t2ibench.models.colour import LabColourClassifier
 from t2ibench.models.ssd import SSDMobileNetDetector, model_files
+from t2ibench.specs import DetectorConfig
 from t2ibench.store import Store
 from tests.integration._workspace import (
     STEP_COLUMNS,
@@ -34,6 +35,7 @@ from tests.integration._workspace import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
+SSD = DetectorConfig(backend="opencv-ssd")  # the lite detector, its files from the wheel
 
 # What each bundled photo shows, by looking at it: the COCO classes that are plainly there, other COCO things
 # visible in it that a detector may also report, and each present object's colour where it has one.
@@ -62,14 +64,14 @@ def photos():
 
 @pytest.fixture(scope="module")
 def detector():
-    return SSDMobileNetDetector()
+    return SSDMobileNetDetector(SSD)
 
 
 def test_the_wheel_s_network_files_are_the_upstream_ones():
     graph, text = model_files()
     assert graph.stat().st_size > 60_000_000
     assert text.suffix == ".pbtxt"
-    assert SSDMobileNetDetector().describe()["sha256"]["frozen_inference_graph.pb"] == "2a8d8a89d695842e"
+    assert SSDMobileNetDetector(SSD).describe()["sha256"]["frozen_inference_graph.pb"] == "2a8d8a89d695842e"
 
 
 @pytest.mark.parametrize("name", sorted(TRUTH))
@@ -108,7 +110,7 @@ def verdict(photo: np.ndarray, tmp_path: Path, record: dict) -> tuple[bool, str]
 
     path = tmp_path / "image.png"
     Image.fromarray(photo).save(path)
-    row = judge_image(ImageItem(0, "00000", path, record), SSDMobileNetDetector(), LabColourClassifier())
+    row = judge_image(ImageItem(0, "00000", path, record), SSDMobileNetDetector(SSD), LabColourClassifier())
     return row.correct, row.reason
 
 
@@ -251,11 +253,11 @@ def test_the_leaderboard_ranks_the_models_as_their_construction_says(offline):
     from scipy.spatial.distance import pdist
 
     from t2ibench.models.ssd import MobileNetFeatures
+    from t2ibench.specs import EmbedderConfig
     from t2ibench.suites.reference import load_reference
 
-    features = MobileNetFeatures(normalize=True, show_progress=False).embed_images(
-        list(load_reference("photos-v1").images)
-    )
+    spec = EmbedderConfig(backend="mobilenet-ssd", normalize=True)
+    features = MobileNetFeatures(spec, show_progress=False).embed_images(list(load_reference("photos-v1").images))
     expected = float(np.median(pdist(np.asarray(features, dtype=np.float64))))
     assert all(row["sigma"] == pytest.approx(expected, rel=1e-9) for row in diversity.values())
     board_rank = {m: r["diversity_rank"] for m, r in board.items()}

@@ -300,9 +300,9 @@ def test_load_rejects_a_foreign_file(tmp_path):
 def test_memory_is_independent_of_n(rng):
     est = FKEA(sigma=1.0, rff_dim=32, seed=0, batch_size=256)
     est.update(rng.standard_normal((100, 4)))
-    size_small = est._acc._upper.nbytes
+    size_small = est._stat()._upper.nbytes
     est.update(rng.standard_normal((20_000, 4)))
-    assert est._acc._upper.nbytes == size_small == 64 * 64 * 8
+    assert est._stat()._upper.nbytes == size_small == 64 * 64 * 8
 
 
 # -- bad input ------------------------------------------------------------------------------------------------

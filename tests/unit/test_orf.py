@@ -150,8 +150,7 @@ def test_a_state_saved_before_the_option_loads_as_plain_rff(tmp_path, rng):
 
     est = FKEA(sigma=1.0, rff_dim=8, seed=0).update(rng.standard_normal((20, 3)))
     old_spec = {k: v for k, v in est.spec().items() if k != "orthogonal"}
-    assert est._acc is not None
-    path = save_state(tmp_path / "old.npz", est._acc.to_arrays(old_spec))
+    path = save_state(tmp_path / "old.npz", est._stat().to_arrays(old_spec))
     loaded = FKEA.load(path)
     assert loaded.orthogonal is False
     np.testing.assert_array_equal(loaded.covariance(), est.covariance())

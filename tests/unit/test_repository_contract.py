@@ -44,15 +44,65 @@ def test_no_stage_reads_outside_the_project():
         assert "shared/" not in text, f"{name} names the shared data folder"
 
 
-def test_every_stage_lists_the_code_it_runs():
-    """A stage running `python -m flows.X` depends on flows/X.py; every stage depends on the library."""
+def stage_commands(stage: dict) -> list[list[str]]:
+    """The commands of a stage's cmd (split at `&&`), each as its argv."""
+    import shlex
+
+    return [shlex.split(command) for command in stage["cmd"].split("&&")]
+
+
+def test_every_stage_command_is_the_t2ibench_command_line():
+    """One command line: DVC runs `t2ibench ...` only (never `python -m flows...`, a second set of options)."""
     stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+    assert "python -m" not in (REPO / "dvc.yaml").read_text()
+    for name, stage in stages.items():
+        for argv in stage_commands(stage):
+            assert argv[0] == "t2ibench", f"stage {name} runs {argv[0]!r}, not the t2ibench command"
+
+
+def test_every_stage_lists_the_code_it_runs(monkeypatch):
+    """A stage whose `t2ibench` command runs a workspace flow (flows/X.py, as the CLI says) depends on flows/X.py and
+    the workspace's Prefect settings (tasks/); every stage depends on the library."""
+    from t2ibench.cli import build_parser, flow_program
+    from t2ibench.params import expand_params
+
+    monkeypatch.chdir(REPO)
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+    flows = set()
     for name, stage in stages.items():
         deps = [str(d) for d in stage["deps"]]
         assert "src/t2ibench" in deps, f"stage {name} does not list src/t2ibench"
-        for module in re.findall(r"python -m flows\.(\w+)", stage["cmd"]):
-            assert f"flows/{module}.py" in deps, f"stage {name} runs flows.{module} without listing it"
+        for argv in stage_commands(stage):
+            program = flow_program(build_parser().parse_args(expand_params(build_parser(), argv[1:])))
+            if program is None:
+                continue
+            flows.add(program)
+            module = program.removeprefix("flows.")
+            assert f"flows/{module}.py" in deps, f"stage {name} runs {program} without listing flows/{module}.py"
+            assert "flows/__init__.py" in deps, f"stage {name} does not list flows/__init__.py"
             assert "tasks/__init__.py" in deps or "tasks" in deps, f"stage {name} does not list tasks/"
+    assert flows == {"flows.paper_tables", "flows.human_agreement", "flows.leaderboard_refresh"}
+
+
+def test_flows_and_tasks_parse_no_arguments():
+    """The CLI is the only argument parser: a flow's program takes one typed request (t2ibench.requests), so no
+    module of flows/ or tasks/ imports argparse, and none reads sys.argv but through ``request_main``."""
+    import ast
+
+    for path in sorted([*(REPO / "flows").glob("*.py"), *(REPO / "tasks").glob("*.py")]):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [(node.module or "").split(".")[0]]
+            else:
+                names = []
+            for parser in ("argparse", "optparse", "getopt", "click", "typer"):
+                assert parser not in names, f"{path.relative_to(REPO)} imports {parser}"
+        assert "sys.argv" not in path.read_text(), f"{path.relative_to(REPO)} reads sys.argv"
+        if "__main__" in path.read_text():
+            assert "request_main(" in path.read_text(), f"{path.relative_to(REPO)}: its program takes a request"
 
 
 def test_each_stage_lists_only_the_params_it_reads():
@@ -76,8 +126,6 @@ def test_no_stage_splices_a_parameter_into_its_shell_command():
 
 def test_every_t2ibench_stage_command_parses_with_the_committed_params(monkeypatch):
     """Each `t2ibench ...` in a stage's cmd, with its params section expanded, is a valid command line."""
-    import shlex
-
     from t2ibench.cli import build_parser
     from t2ibench.params import expand_params
 
@@ -85,9 +133,8 @@ def test_every_t2ibench_stage_command_parses_with_the_committed_params(monkeypat
     stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
     parsed = 0
     for stage in stages.values():
-        for command in stage["cmd"].split("&&"):
-            argv = shlex.split(command)
+        for argv in stage_commands(stage):
             if argv[0] == "t2ibench":
                 build_parser().parse_args(expand_params(build_parser(), argv[1:]))
                 parsed += 1
-    assert parsed >= 4
+    assert parsed >= 7

@@ -356,8 +356,8 @@ def test_state_size_is_independent_of_n(rng):
     est = Scendi(image_sigma=1.0, text_sigma=1.0, rff_dim=16, seed=0, batch_size=100)
     ids = list(range(50))
     est.update(rng.standard_normal((50, 3)), rng.standard_normal((50, 2)), image_ids=ids, text_ids=ids)
-    size = est._acc._upper.nbytes
+    size = est._stat()._upper.nbytes
     ids = list(range(5000))
     est.update(rng.standard_normal((5000, 3)), rng.standard_normal((5000, 2)), image_ids=ids, text_ids=ids)
-    assert est._acc._upper.nbytes == size == (4 * 16) ** 2 * 8
+    assert est._stat()._upper.nbytes == size == (4 * 16) ** 2 * 8
     assert est.n == 5050

@@ -12,7 +12,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from t2ibench.errors import InputError
+from t2ibench.errors import InputError, unknown_choice
+
+KERNELS = ("gaussian", "cosine")
+"""The kernels every diversity estimator offers: Gaussian (bandwidth σ, embedding units) and cosine."""
+
+
+def check_kernel(kernel: str) -> str:
+    """``kernel`` if it is one of KERNELS, else an InputError with a did-you-mean suggestion."""
+    if kernel not in KERNELS:
+        raise unknown_choice("kernel", kernel, KERNELS)
+    return kernel
+
 
 _MAX_LISTED_ROWS = 10
 

@@ -59,7 +59,6 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Self
 
 import numpy as np
@@ -67,23 +66,26 @@ import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import blas
 
-from t2ibench.errors import InputError, StateMismatchError, unknown_choice
+from t2ibench.errors import InputError
+from t2ibench.metrics.additive import AdditiveEstimator
 from t2ibench.metrics.checks import (
+    KERNELS,
     as_matrix,
     check_alphas,
+    check_kernel,
     check_memory,
     check_nonzero_rows,
     check_positive_int,
     check_seed,
     check_sigma,
 )
-from t2ibench.metrics.covariance import CovarianceAccumulator, load_state, save_state
+from t2ibench.metrics.covariance import CovarianceAccumulator
 from t2ibench.metrics.entropy import DEFAULT_ALPHAS, DEFAULT_BATCH, DEFAULT_DELTA, DEFAULT_MAX_N, fkea_error_radius
 from t2ibench.metrics.kernels import DEFAULT_BLOCK, MAX_PHASE, RandomFourierFeatures, gaussian_blocks, l2_normalize
 from t2ibench.metrics.scendi import check_aligned, text_seed
 from t2ibench.metrics.spectrum import InvariantError, check_vendi_invariants, clean_spectrum, renyi_vendi
 
-CONDITIONAL_KERNELS = ("gaussian", "cosine")
+CONDITIONAL_KERNELS = KERNELS
 EXACT_MAX_N = DEFAULT_MAX_N
 """Largest n of the exact path (three n × n kernel matrices, O(n³) eigensolves): the limit of ``exact_entropy``."""
 MAX_JOINT_FEATURES = 8192
@@ -184,12 +186,6 @@ def _assemble(
     )
 
 
-def _check_kernel(kernel: str) -> str:
-    if kernel not in CONDITIONAL_KERNELS:
-        raise unknown_choice("kernel", kernel, CONDITIONAL_KERNELS)
-    return kernel
-
-
 def _paired(
     X: ArrayLike,
     T: ArrayLike,
@@ -274,7 +270,7 @@ def conditional_vendi(
     n × n float64 matrices (the joint kernel is formed by multiplying the prompt kernel in tile by tile).
     """
     orders = check_alphas(alphas)
-    _check_kernel(kernel)
+    check_kernel(kernel)
     sx = check_sigma(image_sigma, name="image_sigma") if kernel == "gaussian" else None
     st = check_sigma(text_sigma, name="text_sigma") if kernel == "gaussian" else None
     check_positive_int(max_n, name="max_n")
@@ -317,7 +313,7 @@ def conditional_vendi(
 # -- feature maps and the streaming estimator ---------------------------------------------------------------------
 
 
-class ConditionalVendiEstimator:
+class ConditionalVendiEstimator(AdditiveEstimator):
     """Streaming cond-/info-VENDI over (image, prompt) pairs: three additive covariance states (image, text, joint).
 
     ``kernel="gaussian"``: seeded random Fourier features, r = ``rff_dim`` frequencies per map (covariances 2r × 2r),
@@ -326,7 +322,10 @@ class ConditionalVendiEstimator:
     accumulation. ``kernel="cosine"``: exact maps x/‖x‖ (d_x), t/‖t‖ (d_t) and their Kronecker product (d_x·d_t ≤
     ``MAX_JOINT_FEATURES``), float64. ``image_center``/``text_center`` (Gaussian only) are subtracted before
     projecting (exact for a shift-invariant kernel; keeps float32 phases accurate far from the origin).
+    n, the spec, merge and save/load are the base's (``AdditiveEstimator``, statistics ``x``, ``t``, ``joint``).
     """
+
+    statistics = _PARTS
 
     def __init__(
         self,
@@ -342,8 +341,8 @@ class ConditionalVendiEstimator:
         image_dim: int | None = None,
         text_dim: int | None = None,
     ) -> None:
-        self.kernel = _check_kernel(kernel)
-        self.batch_size = check_positive_int(batch_size, name="batch_size")
+        super().__init__(batch_size=batch_size)
+        self.kernel = check_kernel(kernel)
         self.image_sigma: float | None = None
         self.text_sigma: float | None = None
         self.rff_dim: int | None = None
@@ -369,12 +368,12 @@ class ConditionalVendiEstimator:
         self._dims: tuple[int, int] | None = None
         self._maps: tuple[RandomFourierFeatures, RandomFourierFeatures] | None = None
         self._omega: tuple[NDArray[np.float32], NDArray[np.float32]] | None = None
-        self._accs: tuple[CovarianceAccumulator, CovarianceAccumulator, CovarianceAccumulator] | None = None
         if (image_dim is None) != (text_dim is None):
             raise InputError("give both image_dim and text_dim, or neither")
         if image_dim is not None and text_dim is not None:
             self._initialise(
-                check_positive_int(image_dim, name="image_dim"), check_positive_int(text_dim, name="text_dim")
+                image_dim=check_positive_int(image_dim, name="image_dim"),
+                text_dim=check_positive_int(text_dim, name="text_dim"),
             )
 
     # -- state ------------------------------------------------------------------------------------------------
@@ -393,7 +392,8 @@ class ConditionalVendiEstimator:
             )
         return image_dim, text_dim, joint
 
-    def _initialise(self, image_dim: int, text_dim: int) -> None:
+    def _initialise(self, **input_dims: int) -> None:
+        image_dim, text_dim = input_dims["image_dim"], input_dims["text_dim"]
         dims = self.feature_dims(image_dim, text_dim)
         for name, center, dim in (
             ("image_center", self.image_center, image_dim),
@@ -410,8 +410,7 @@ class ConditionalVendiEstimator:
             ft = RandomFourierFeatures(text_dim, self.text_sigma, self.rff_dim, text_seed(self.seed), self.text_center)
             self._maps = (fx, ft)
             self._omega = (fx.omega.astype(np.float32), ft.omega.astype(np.float32))
-        accs = tuple(CovarianceAccumulator(d) for d in dims)
-        self._accs = (accs[0], accs[1], accs[2])
+        self._start(dict(zip(_PARTS, dims, strict=True)))
         self._dims = (image_dim, text_dim)
 
     def _params(self) -> dict[str, Any]:
@@ -425,20 +424,17 @@ class ConditionalVendiEstimator:
             "text_center": None if self.text_center is None else list(self.text_center),
         }
 
-    def spec(self) -> dict[str, Any]:
-        """Identity of the estimator: class, input dimensions and parameters (shards merge only if these match)."""
+    def _input_dims(self) -> dict[str, int | None]:
         dims = (None, None) if self._dims is None else self._dims
-        return {"estimator": type(self).__name__, "image_dim": dims[0], "text_dim": dims[1], **self._params()}
+        return {"image_dim": dims[0], "text_dim": dims[1]}
 
-    @property
-    def n(self) -> int:
-        """Pairs seen so far."""
-        return 0 if self._accs is None else self._accs[0].n
+    def _accumulators(self) -> tuple[CovarianceAccumulator, ...]:
+        """The three statistics (image, text, joint), in declared order."""
+        return tuple(self._stat(name) for name in _PARTS)
 
     # -- features ---------------------------------------------------------------------------------------------
     def _rows_per_chunk(self) -> int:
-        assert self._accs is not None
-        widest = max(acc.feature_dim for acc in self._accs)
+        widest = max(self.statistic_dims().values())
         return max(1, min(self.batch_size, _CHUNK_ELEMENTS // widest))
 
     def _phases(self, rows: NDArray[np.float64], which: int) -> NDArray[np.float32]:
@@ -521,13 +517,13 @@ class ConditionalVendiEstimator:
     ) -> tuple[NDArray[np.floating], NDArray[np.floating], NDArray[np.floating]]:
         """Features (image (n, D_x), text (n, D_t), joint (n, D_J)) of pairs X (n, d_x), T (n, d_t); no state change."""
         Xm, Tm = self._validated(X, T, None, None, 0)
-        if self._accs is None:
-            self._initialise(Xm.shape[1], Tm.shape[1])
-        assert self._accs is not None
+        if self._stats is None:
+            self._initialise(image_dim=Xm.shape[1], text_dim=Tm.shape[1])
         n = Xm.shape[0]
         itemsize = np.dtype(self.compute_dtype).itemsize
-        check_memory(n * sum(acc.feature_dim for acc in self._accs) * itemsize, what=f"the features of n={n} pairs")
-        out = tuple(np.empty((n, acc.feature_dim), dtype=self.compute_dtype) for acc in self._accs)
+        widths = [self.statistic_dims()[name] for name in _PARTS]
+        check_memory(n * sum(widths) * itemsize, what=f"the features of n={n} pairs")
+        out = tuple(np.empty((n, width), dtype=self.compute_dtype) for width in widths)
         for rows, feats in self._chunks(Xm, Tm):
             for target, f in zip(out, feats, strict=True):
                 target[rows] = f
@@ -546,39 +542,21 @@ class ConditionalVendiEstimator:
         All rows are validated (and random-Fourier phases checked) before any is added: the update is atomic.
         """
         Xm, Tm = self._validated(X, T, image_ids, text_ids, self.n)
-        if self._accs is None:
-            self._initialise(Xm.shape[1], Tm.shape[1])
-        assert self._accs is not None
+        if self._stats is None:
+            self._initialise(image_dim=Xm.shape[1], text_dim=Tm.shape[1])
         step = self._rows_per_chunk()
         if self.kernel == "gaussian" and Xm.shape[0] > step:  # several chunks: check every phase before adding any
             for start in range(0, Xm.shape[0], step):
                 self._checked_phases(Xm[start : start + step], Tm[start : start + step])
         for _, feats in self._chunks(Xm, Tm):
-            for acc, f in zip(self._accs, feats, strict=True):
-                acc.add(np.ascontiguousarray(f))
-        return self
-
-    def merge(self, other: ConditionalVendiEstimator) -> Self:
-        """Add another shard's state into this one (in place); parameters and input dimensions must match."""
-        if not isinstance(other, ConditionalVendiEstimator) or other._params() != self._params():
-            raise StateMismatchError(f"cannot merge {other.spec()} into {self.spec()}: parameters differ")
-        if other._accs is None:
-            return self
-        assert other._dims is not None
-        if self._accs is None:
-            self._initialise(*other._dims)
-        elif other._dims != self._dims:
-            raise StateMismatchError(f"cannot merge input dimensions {other._dims} into {self._dims}")
-        assert self._accs is not None
-        for mine, theirs in zip(self._accs, other._accs, strict=True):
-            mine.merge(theirs)
+            self._add(*feats)
         return self
 
     def covariances(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """Feature covariances Σφφᵀ/n (image (D_x, D_x), text (D_t, D_t), joint (D_J, D_J)), float64, trace 1."""
-        if self._accs is None or self.n == 0:
+        if self.n == 0:
             raise InputError("no pairs: call update() before compute()")
-        a, b, c = (acc.second_moment() for acc in self._accs)
+        a, b, c = (acc.second_moment() for acc in self._accumulators())
         return a, b, c
 
     def _result(
@@ -590,13 +568,12 @@ class ConditionalVendiEstimator:
         n: int,
     ) -> ConditionalVendiResult:
         """Scores of spectra (image, text, joint) computed from n pairs with this estimator's maps."""
-        assert self._accs is not None
         radius = None if self.rff_dim is None else fkea_error_radius(n, self.rff_dim, delta)
         return _assemble(
             spectra,
             clipped,
             orders,
-            bounds=tuple(min(n, acc.feature_dim) for acc in self._accs),
+            bounds=tuple(min(n, self.statistic_dims()[name]) for name in _PARTS),
             exact=False,
             method="rff" if self.kernel == "gaussian" else "exact",
             kernel=self.kernel,
@@ -621,53 +598,6 @@ class ConditionalVendiEstimator:
             spectra.append(spec.probabilities)
             clipped = max(clipped, spec.clipped_fraction)
         return self._result(spectra, clipped, orders, delta, self.n)
-
-    # -- persistence ----------------------------------------------------------------------------------------
-    def save(self, path: str | Path) -> Path:
-        """Write the three states to one .npz file (atomic rename, no pickle)."""
-        if self._accs is None:
-            raise InputError("nothing to save: the estimator has seen no data")
-        arrays: dict[str, NDArray[Any]] = {}
-        for part, acc in zip(_PARTS, self._accs, strict=True):
-            packed = acc.to_arrays(self.spec())
-            arrays[f"{part}_upper"], arrays[f"{part}_n"], arrays["meta"] = packed["upper"], packed["n"], packed["meta"]
-        return save_state(path, arrays)
-
-    @classmethod
-    def load(cls, path: str | Path) -> ConditionalVendiEstimator:
-        """Read a state written by ``save``; InputError/StateMismatchError name the file when it is not one."""
-        arrays = load_state(path)
-        accs = []
-        meta: dict[str, Any] = {}
-        for part in _PARTS:
-            piece = {"upper": arrays.get(f"{part}_upper"), "n": arrays.get(f"{part}_n"), "meta": arrays.get("meta")}
-            if any(v is None for v in piece.values()):
-                raise InputError(f"{path}: not a conditional-VENDI state (no {part!r} covariance)")
-            acc, meta = CovarianceAccumulator.from_arrays(piece, source=str(path))
-            accs.append(acc)
-        if meta.get("estimator") != cls.__name__:
-            raise StateMismatchError(f"{path}: holds a {meta.get('estimator')} state, not {cls.__name__}")
-        if len({acc.n for acc in accs}) != 1:
-            raise InputError(f"{path}: the three covariances count different numbers of pairs")
-        try:
-            est = cls(
-                kernel=meta["kernel"],
-                image_sigma=meta["image_sigma"],
-                text_sigma=meta["text_sigma"],
-                rff_dim=meta["rff_dim"],
-                seed=meta["seed"],
-                image_center=meta["image_center"],
-                text_center=meta["text_center"],
-                image_dim=meta["image_dim"],
-                text_dim=meta["text_dim"],
-            )
-        except (KeyError, TypeError) as exc:
-            raise InputError(f"{path}: not a conditional-VENDI state (parameters {sorted(meta)}: {exc})") from None
-        assert est._accs is not None
-        if tuple(a.feature_dim for a in est._accs) != tuple(a.feature_dim for a in accs):
-            raise StateMismatchError(f"{path}: feature dimensions do not match the parameters {meta}")
-        est._accs = (accs[0], accs[1], accs[2])
-        return est
 
 
 def _center(value: ArrayLike | None, name: str) -> tuple[float, ...] | None:
@@ -724,7 +654,7 @@ def conditional_vendi_features(
     """
     orders = check_alphas(alphas)
     Xm, Tm = _paired(X, T, image_ids, text_ids)
-    gaussian = _check_kernel(kernel) == "gaussian"
+    gaussian = check_kernel(kernel) == "gaussian"
     est = ConditionalVendiEstimator(
         kernel=kernel,
         image_sigma=image_sigma,

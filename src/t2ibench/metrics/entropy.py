@@ -2,8 +2,8 @@
 
 Layers, from the bottom:
 
-* ``StreamingKernelEntropy`` — the torchmetrics-style base: ``update(X)``, ``merge(other)``,
-  ``compute(alphas)``; its state is the additive ``CovarianceAccumulator`` of an explicit feature map.
+* ``StreamingKernelEntropy`` — on the project's one estimator base (``metrics/additive.py``, which owns n, the
+  spec, merge and save/load): ``update(X)`` and ``compute(alphas)`` of one additive Σφφᵀ of a feature map.
 * ``FKEA`` (Gaussian kernel through random Fourier features, float32 compute, float64 accumulation) and
   ``CosineEntropy`` (the cosine kernel's exact feature map x/‖x‖, float64): both give VENDI_α for any α from
   the D × D covariance, whose non-zero spectrum is that of K/n (exactly for cosine, approximately for FKEA).
@@ -13,27 +13,28 @@ Layers, from the bottom:
 from __future__ import annotations
 
 import math
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar, Self
 
 import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
-from t2ibench.errors import InputError, StateMismatchError, unknown_choice
+from t2ibench.errors import InputError
+from t2ibench.metrics.additive import AdditiveEstimator
 from t2ibench.metrics.checks import (
     as_matrix,
     check_alphas,
+    check_kernel,
     check_memory,
     check_nonzero_rows,
     check_positive_int,
     check_seed,
     check_sigma,
 )
-from t2ibench.metrics.covariance import CovarianceAccumulator, load_state, release_mapped_rows, save_state
+from t2ibench.metrics.covariance import release_mapped_rows
 from t2ibench.metrics.kernels import (
     DEFAULT_BLOCK,
     FeatureMap,
@@ -44,7 +45,6 @@ from t2ibench.metrics.kernels import (
 )
 from t2ibench.metrics.spectrum import check_vendi_invariants, clean_spectrum, renyi_vendi
 
-KERNELS = ("gaussian", "cosine")
 DEFAULT_ALPHAS: tuple[float, ...] = (1.0, 2.0, math.inf)
 DEFAULT_BATCH = 8192
 DEFAULT_DELTA = 0.05
@@ -112,51 +112,36 @@ class EntropyResult:
         }
 
 
-class StreamingKernelEntropy(ABC):
-    """Streaming kernel-entropy estimator: ``update`` batches, ``merge`` shards, ``compute`` scores.
+class StreamingKernelEntropy(AdditiveEstimator):
+    """Streaming kernel-entropy estimator of one embedding set: ``update`` batches, ``merge`` shards, ``compute``.
 
-    The state is the additive statistic Σφφᵀ (D × D, float64) and n, so the result of any split of the data
-    into shards, each updated anywhere and merged, equals one update over all rows (to float tolerance).
-    ``update`` is atomic: all rows of a call are validated before any is added.
+    The state (``AdditiveEstimator``) is one additive statistic Σφφᵀ (D × D, float64) of an explicit feature map
+    φ and n. ``update`` is atomic: all rows of a call are validated before any is added. Subclasses give the map
+    (``_make_map``) and their parameters; FKEA and cosine share this ``update`` and ``compute``.
     """
 
     method: ClassVar[str]
     kernel: ClassVar[str]
     compute_dtype: ClassVar[type[np.floating]]
-    state_kind: ClassVar[str | None] = None  # the state's name in specs and files (default: the class name)
-    _unsynced_rows: int = 0  # rows a backend has accumulated but not yet added to the host state
 
     def __init__(self, *, dim: int | None = None, batch_size: int = DEFAULT_BATCH) -> None:
-        self.batch_size = check_positive_int(batch_size, name="batch_size")
+        super().__init__(batch_size=batch_size)
         self._map: FeatureMap | None = None
-        self._acc: CovarianceAccumulator | None = None
         if dim is not None:
-            self._initialise(check_positive_int(dim, name="dim"))
+            self._initialise(dim=check_positive_int(dim, name="dim"))
 
     # -- subclass hooks ---------------------------------------------------------------------------------------
     @abstractmethod
     def _make_map(self, dim: int) -> FeatureMap:
         """Build the feature map once the input dimension is known."""
 
-    @abstractmethod
-    def _params(self) -> dict[str, Any]:
-        """Constructor parameters that identify the estimator (besides dim)."""
-
-    def _prepare(self, X: NDArray[np.floating], row_offset: int) -> None:  # noqa: B027 - optional hook
+    def _prepare(self, X: NDArray[np.floating], row_offset: int) -> None:
         """Extra per-batch validation (e.g. zero rows for cosine)."""
 
     def _accumulate(self, chunk: NDArray[np.floating], dtype: type[np.floating]) -> None:
         """Add one validated batch (b, d) to the state (a backend may accumulate elsewhere and ``_sync`` later)."""
         assert self._map is not None
-        assert self._acc is not None
-        self._acc.add(self._map.transform(chunk, dtype))
-
-    def _sync(self) -> None:  # noqa: B027 - optional hook
-        """Bring rows accumulated elsewhere (a device) into the host state before it is read."""
-
-    @classmethod
-    def _kind(cls) -> str:
-        return cls.state_kind or cls.__name__
+        self._add(self._map.transform(chunk, dtype))
 
     def _error_radius(self, n: int, delta: float) -> float | None:
         """Approximation radius of the spectrum (None for exact estimators)."""
@@ -171,14 +156,16 @@ class StreamingKernelEntropy(ABC):
         return np.float64 if getattr(self, "center", None) is not None else (batch or self.compute_dtype)
 
     # -- state ------------------------------------------------------------------------------------------------
-    def _initialise(self, dim: int) -> None:
-        self._map = self._make_map(dim)
-        self._acc = CovarianceAccumulator(self._map.feature_dim)
+    def _initialise(self, **dims: int) -> None:
+        self._map = self._make_map(dims["dim"])
+        self._start({"covariance": self._map.feature_dim})
 
-    @property
-    def n(self) -> int:
-        """Rows seen so far."""
-        return 0 if self._acc is None else self._acc.n + self._unsynced_rows
+    def _input_dims(self) -> dict[str, int | None]:
+        return {"dim": None if self._map is None else self._map.dim}
+
+    def spec(self) -> dict[str, Any]:
+        """Identity of the estimator: class, kernel, dim and parameters (shards merge only if these match)."""
+        return {"estimator": self.kind(), "kernel": self.kernel, **self._input_dims(), **self._params()}
 
     @property
     def dim(self) -> int | None:
@@ -191,10 +178,6 @@ class StreamingKernelEntropy(ABC):
         if self._map is None:
             raise InputError("the input dimension is not known yet: call update() first or pass dim=")
         return self._map
-
-    def spec(self) -> dict[str, Any]:
-        """Identity of the estimator: class, kernel, dim and parameters (shards merge only if these match)."""
-        return {"estimator": self._kind(), "kernel": self.kernel, "dim": self.dim, **self._params()}
 
     def update(self, X: ArrayLike) -> Self:
         """Add rows X (b, d) to the state; validates all rows first, then one SYRK per ``batch_size`` rows."""
@@ -222,9 +205,7 @@ class StreamingKernelEntropy(ABC):
             chunks.append(chunk if len(starts) == 1 else None)  # keep the single chunk, re-read big inputs
             release_mapped_rows(arr, start, start + self.batch_size)  # a whole-file memmap streams in O(batch)
         if self._map is None:
-            self._initialise(arr.shape[1])
-        assert self._map is not None
-        assert self._acc is not None
+            self._initialise(dim=arr.shape[1])
         for start, kept in zip(starts, chunks, strict=True):
             chunk = kept if kept is not None else np.asarray(arr[start : start + self.batch_size], dtype)
             self._accumulate(chunk, batch_dtype)
@@ -237,7 +218,7 @@ class StreamingKernelEntropy(ABC):
         if arr.ndim != 2:
             raise InputError(f"X must be a 2-D array of shape (n, d); got shape {arr.shape}")
         if self._map is None:
-            self._initialise(check_positive_int(arr.shape[1], name="dim"))
+            self._initialise(dim=check_positive_int(arr.shape[1], name="dim"))
         assert self._map is not None
         out = np.empty((arr.shape[0], self._map.feature_dim), dtype=self.compute_dtype)
         for start in range(0, max(arr.shape[0], 1), self.batch_size):
@@ -252,37 +233,16 @@ class StreamingKernelEntropy(ABC):
             out[start : start + chunk.shape[0]] = self._map.transform(chunk, self.compute_dtype)
         return out
 
-    def merge(self, other: StreamingKernelEntropy) -> Self:
-        """Add another estimator's state (a shard) into this one, in place; both must have the same spec."""
-        if not isinstance(other, StreamingKernelEntropy) or other._kind() != self._kind():
-            raise StateMismatchError(f"cannot merge a {type(other).__name__} into a {type(self).__name__}")
-        if other._params() != self._params():
-            raise StateMismatchError(f"cannot merge {other.spec()} into {self.spec()}: parameters differ")
-        if other._acc is None:
-            return self
-        self._sync()
-        other._sync()
-        if self.dim is not None and other.dim != self.dim:
-            raise StateMismatchError(f"cannot merge states of input dimension {other.dim} and {self.dim}")
-        if self._acc is None:
-            self._initialise(other.feature_map.dim)
-        assert self._acc is not None
-        self._acc.merge(other._acc)
-        return self
-
     def covariance(self) -> NDArray[np.float64]:
         """Feature covariance C = Σφφᵀ / n (D, D), float64; its spectrum approximates that of K/n."""
-        self._sync()
-        if self._acc is None or self._acc.n == 0:
-            raise InputError("no samples: call update() before compute()")
-        return self._acc.second_moment()
+        self._require_data()
+        return self._stat().second_moment()
 
     def rke(self) -> float:
         """RKE = (Tr C)² / ‖C‖_F² = 1 / Σλ² from the Frobenius norm (no eigendecomposition, no D² copy)."""
-        self._sync()
-        if self._acc is None or self._acc.n == 0:
-            raise InputError("no samples: call update() before compute()")
-        return float(self._acc.trace() ** 2 / self._acc.frobenius_squared())
+        self._require_data()
+        acc = self._stat()
+        return float(acc.trace() ** 2 / acc.frobenius_squared())
 
     def eigh(self, top_k: int | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Top ``top_k`` (default all) eigenpairs of C: values (k,) descending, vectors (D, k) as columns."""
@@ -298,10 +258,10 @@ class StreamingKernelEntropy(ABC):
         """VENDI_α for every α, RKE (Frobenius), the normalised spectrum and (FKEA) the Theorem-2 radius."""
         orders = check_alphas(alphas)
         rke = self.rke()  # validates that there is data
-        assert self._acc is not None
-        D = self._acc.feature_dim
+        acc = self._stat()
+        D = acc.feature_dim
         eps = float(np.finfo(np.float32).eps)  # batches may have been multiplied in float32 (FKEA; float32 cosine)
-        spectrum = clean_spectrum(self._acc.eigenvalues(), eps=eps, rank=self.n)
+        spectrum = clean_spectrum(acc.eigenvalues(), eps=eps, rank=self.n)
         params = self._params()
         radius = self._error_radius(self.n, delta)
         vendi = {a: renyi_vendi(spectrum.probabilities, a) for a in orders}
@@ -320,31 +280,6 @@ class StreamingKernelEntropy(ABC):
             error_radius=radius,
             delta=None if radius is None else delta,
         )
-
-    # -- persistence ----------------------------------------------------------------------------------------
-    def save(self, path: str | Path) -> Path:
-        """Write the state to an .npz file (atomic rename, no pickle)."""
-        self._sync()
-        if self._acc is None:
-            raise InputError("nothing to save: the estimator has seen no data")
-        return save_state(path, self._acc.to_arrays(self.spec()))
-
-    @classmethod
-    def load(cls, path: str | Path) -> Self:
-        """Read a state written by ``save``; the file's parameters must belong to this estimator class."""
-        acc, meta = CovarianceAccumulator.from_arrays(load_state(path), source=str(path))
-        if meta.get("estimator") != cls._kind():
-            raise StateMismatchError(f"{path}: holds a {meta.get('estimator')} state, not {cls._kind()}")
-        params = {k: v for k, v in meta.items() if k not in {"estimator", "kernel", "dim"}}
-        try:
-            est = cls(dim=meta["dim"], **params)
-        except (KeyError, TypeError, InputError) as exc:
-            raise InputError(f"{path}: not a t2ibench covariance state (parameters {sorted(meta)}: {exc})") from None
-        assert est._acc is not None
-        if est._acc.feature_dim != acc.feature_dim:
-            raise StateMismatchError(f"{path}: feature dimension {acc.feature_dim} does not match {params}")
-        est._acc = acc
-        return est
 
 
 class FKEA(StreamingKernelEntropy):
@@ -468,7 +403,7 @@ def choose_method(
     check_positive_int(n, name="n")
     check_positive_int(dim, name="dim")
     check_positive_int(rff_dim, name="rff_dim")
-    if _check_kernel(kernel) == "cosine":
+    if check_kernel(kernel) == "cosine":
         return MethodChoice(
             "exact",
             f"cosine kernel: exact at any n from the {dim}×{dim} covariance (O(n·d²)), no estimator needed",
@@ -491,12 +426,6 @@ def choose_method(
 # -- one-shot functional API -------------------------------------------------------------------------------------
 
 
-def _check_kernel(kernel: str) -> str:
-    if kernel not in KERNELS:
-        raise unknown_choice("kernel", kernel, KERNELS)
-    return kernel
-
-
 def exact_entropy(
     X: ArrayLike,
     *,
@@ -508,7 +437,7 @@ def exact_entropy(
 ) -> EntropyResult:
     """Exact VENDI_α/RKE of rows X (n, d): Gaussian from eigenvalues of K/n (n ≤ max_n), cosine via XᵀX/n."""
     orders = check_alphas(alphas)
-    if _check_kernel(kernel) == "cosine":
+    if check_kernel(kernel) == "cosine":
         return CosineEntropy().update(X).compute(orders)
     s = check_sigma(sigma)
     Xm = as_matrix(X, name="X")
@@ -551,7 +480,7 @@ def rke_score(
     X: ArrayLike, *, kernel: str = "gaussian", sigma: float | None = None, block_size: int = DEFAULT_BLOCK
 ) -> float:
     """Exact RKE = 1 / mean_ij k(x_i, x_j)² of rows X (n, d), in blocks: memory O(block² + n·d), never n × n."""
-    if _check_kernel(kernel) == "cosine":
+    if check_kernel(kernel) == "cosine":
         return CosineEntropy().update(X).rke()
     s = check_sigma(sigma)
     Xm = as_matrix(X, name="X")

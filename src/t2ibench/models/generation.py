@@ -31,13 +31,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from t2ibench.config import GeneratorConfig
 from t2ibench.errors import InputError, note
 from t2ibench.hashing import file_sha256, record_sha256
 from t2ibench.images import check_inside, inside
 from t2ibench.io import append_line, clean_stale_tmp, output_dir, write_text_atomic
 from t2ibench.models._torch import loads_models
 from t2ibench.progress import progress
+from t2ibench.specs import GeneratorConfig
 
 
 def sample_seed(seed: int, prompt_index: int, sample: int) -> int:
@@ -239,7 +239,7 @@ def save_grid(images: Sequence[Any], path: Path, columns: int) -> None:
 
 
 class Generator(Protocol):
-    """Makes (or imports) images for prompt records into a GenEval-layout folder."""
+    """Makes (or imports) images for prompt records into a GenEval-layout folder (what ``GENERATORS`` builds)."""
 
     def describe(self) -> dict[str, Any]:
         """Provenance: model, revision, classes, parameters."""
@@ -249,8 +249,21 @@ class Generator(Protocol):
     ) -> list[ImageRecord]:
         """Images for (prompt index, record) pairs in ``out``; resumes what is already there."""
 
+    @property
+    def reimported(self) -> list[str]:
+        """Source files the last ``generate`` imported again because they changed (only an importer has any)."""
 
-class DiffusersGenerator:
+
+class MakesImages:
+    """Base of the generators that make their images: nothing is ever re-imported."""
+
+    @property
+    def reimported(self) -> list[str]:
+        """Always empty: the images are made here, not imported."""
+        return []
+
+
+class DiffusersGenerator(MakesImages):
     """Any diffusers ``DiffusionPipeline`` (SD 1.x/2.x, SD-XL, …) by hub id or local path, DeepFloyd IF in two stages
     (``stage2``), or the built-in ``tiny-random`` smoke model ('tiny-random' or 'tiny-random:SEED')."""
 

@@ -1,14 +1,19 @@
-"""Registries of the model backends: a name → a builder that makes the runtime object from its config section.
+"""Registries of the model backends: a name → a builder that makes the runtime object from its spec, whole.
 
 The CLI, the pipeline and config validation all go through these four registries, so a backend is added in one
-place (a ``register`` call beside its class) and every entry point knows it, with did-you-mean errors for typos.
-Builders import their model libraries lazily: importing this module never loads torch.
+place (a ``register`` call here, beside the others) and every entry point knows it, with did-you-mean errors for
+typos. A registry is typed by the spec it reads and the object it builds (``Registry[SpecT, ProductT]``):
 
 * ``GENERATORS``: ``build(name, spec, device=..., show_progress=..., source=...)`` → a ``Generator``
-  (``spec`` is a ``GeneratorConfig``; ``source`` is the folder backend's source folder, resolved).
-* ``DETECTORS``: ``build(name, cfg, device=...)`` → a ``Detector`` (``cfg`` is a ``DetectorConfig``).
-* ``COLOUR_CLASSIFIERS``: ``build(name, cfg, device=...)`` → a colour classifier (``cfg``: ``ColourConfig``).
-* ``EMBEDDERS``: ``build(name, cfg, device=..., show_progress=...)`` → an ``Embedder`` (``EmbedderConfig``).
+  (``spec``: a ``GeneratorConfig``; ``source`` is the folder backend's source folder, resolved).
+* ``DETECTORS``: ``build(name, spec, device=...)`` → a ``Detector`` (``spec``: a ``DetectorConfig``).
+* ``COLOUR_CLASSIFIERS``: ``build(name, spec, device=...)`` → a ``ColourClassifier`` (``spec``: ``ColourConfig``).
+* ``EMBEDDERS``: ``build(name, spec, device=..., show_progress=...)`` → an ``Embedder`` (``EmbedderConfig``).
+
+At module level this imports only ``t2ibench.specs`` and ``t2ibench.errors``: ``t2ibench.config`` imports it to check
+backend names without loading any adapter. Builders import their adapter module when called (the adapters never
+import this module or the config, so there is no circle either way), and the adapters load torch only when a model
+is loaded: importing this module never loads torch.
 """
 
 from __future__ import annotations
@@ -17,26 +22,38 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, TypeVar
 
-from t2ibench.errors import unknown_choice
+from t2ibench.errors import InputError, unknown_choice
+from t2ibench.specs import ColourConfig, DetectorConfig, EmbedderConfig, GeneratorConfig
+
+if TYPE_CHECKING:  # the protocols of what the registries build (their modules load when a builder runs)
+    from t2ibench.models.colour import ColourClassifier
+    from t2ibench.models.detection import Detector
+    from t2ibench.models.embedding import Embedder
+    from t2ibench.models.generation import Generator
+
+SpecT = TypeVar("SpecT")
+ProductT = TypeVar("ProductT")
+Builder = Callable[Concatenate[SpecT, ...], ProductT]  # (spec, **the registry's keyword options) → the object
 
 _KEPT = threading.local()  # per thread: registry kind → [(arguments key, object)], most recent last
 
 
 @dataclass
-class Registry:
-    """Named builders of one kind of backend; ``keep``: how many built objects ``reuse`` keeps per thread."""
+class Registry(Generic[SpecT, ProductT]):
+    """Named builders of one kind of backend, each making a ``ProductT`` from a ``SpecT``; ``keep``: how many built
+    objects ``reuse`` keeps per thread."""
 
     kind: str
-    builders: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    builders: dict[str, Builder[SpecT, ProductT]] = field(default_factory=dict)
     descriptions: dict[str, str] = field(default_factory=dict)
     keep: int = 1
 
-    def register(self, name: str, description: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def register(self, name: str, description: str) -> Callable[[Builder[SpecT, ProductT]], Builder[SpecT, ProductT]]:
         """Decorator: register ``builder`` under ``name`` (a second registration of a name is an error)."""
 
-        def add(builder: Callable[..., Any]) -> Callable[..., Any]:
+        def add(builder: Builder[SpecT, ProductT]) -> Builder[SpecT, ProductT]:
             if name in self.builders:
                 raise ValueError(f"{self.kind} {name!r} is registered twice")
             self.builders[name] = builder
@@ -55,45 +72,45 @@ class Registry:
             raise unknown_choice(self.kind, name, self.names())
         return name
 
-    def build(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        """The runtime object of backend ``name``."""
-        return self.builders[self.check(name)](*args, **kwargs)
+    def build(self, name: str, spec: SpecT, /, **options: Any) -> ProductT:
+        """The runtime object of backend ``name``, made from ``spec`` (whole) and the registry's keyword options."""
+        return self.builders[self.check(name)](spec, **options)
 
-    def reuse(self, name: str, *args: Any, **kwargs: Any) -> Any:
+    def reuse(self, name: str, spec: SpecT, /, **options: Any) -> ProductT:
         """As ``build``, but the calling thread gets the same object back for the same arguments while it is among
         the last ``keep`` it built here: consecutive prompt shards of one model on one worker load the weights
         once. Objects are never shared between threads (a diffusers pipeline is not safe to call concurrently);
         the oldest is dropped before a new one is built, so a thread holds at most ``keep`` models."""
-        key = repr((name, args, sorted(kwargs.items())))
+        key = repr((name, spec, sorted(options.items())))
         kept: list[tuple[str, Any]] = getattr(_KEPT, self.kind, None) or []
         for i, (k, obj) in enumerate(kept):
             if k == key:
                 kept.append(kept.pop(i))
-                return obj
+                built: ProductT = obj
+                return built
         while len(kept) >= self.keep:
             kept.pop(0)
         setattr(_KEPT, self.kind, kept)
-        obj = self.build(name, *args, **kwargs)
-        kept.append((key, obj))
-        return obj
+        made = self.build(name, spec, **options)
+        kept.append((key, made))
+        return made
 
 
-GENERATORS = Registry("generator backend")
-DETECTORS = Registry("detector backend")
-COLOUR_CLASSIFIERS = Registry("colour classifier backend")
-EMBEDDERS = Registry("embedder backend", keep=2)  # the image embedder and CLIP, used together
+GENERATORS: Registry[GeneratorConfig, Generator] = Registry("generator backend")
+DETECTORS: Registry[DetectorConfig, Detector] = Registry("detector backend")
+COLOUR_CLASSIFIERS: Registry[ColourConfig, ColourClassifier] = Registry("colour classifier backend")
+EMBEDDERS: Registry[EmbedderConfig, Embedder] = Registry("embedder backend", keep=2)  # image embedder and CLIP
 
 
 @GENERATORS.register("diffusers", "a diffusers pipeline by hub id or folder (SD 1.x/2.x, SD-XL, IF), or tiny-random")
-def _diffusers(spec: Any, *, device: str, show_progress: bool, source: Path | None) -> Any:
+def _diffusers(spec: GeneratorConfig, *, device: str, show_progress: bool, source: Path | None) -> Generator:
     from t2ibench.models.generation import DiffusersGenerator
 
     return DiffusersGenerator(spec, device=device, show_progress=show_progress)
 
 
 @GENERATORS.register("folder", "import images made elsewhere, in GenEval's folder layout")
-def _folder(spec: Any, *, device: str, show_progress: bool, source: Path | None) -> Any:
-    from t2ibench.errors import InputError
+def _folder(spec: GeneratorConfig, *, device: str, show_progress: bool, source: Path | None) -> Generator:
     from t2ibench.models.generation import FolderImporter
 
     if source is None:
@@ -104,84 +121,75 @@ def _folder(spec: Any, *, device: str, show_progress: bool, source: Path | None)
 @GENERATORS.register(
     "compositor", "ground truth by construction: real cut-outs composed per prompt (faithful, sloppy:P, collapsed)"
 )
-def _compositor(spec: Any, *, device: str, show_progress: bool, source: Path | None) -> Any:
+def _compositor(spec: GeneratorConfig, *, device: str, show_progress: bool, source: Path | None) -> Generator:
     from t2ibench.models.compositor import CompositorGenerator
 
     return CompositorGenerator(spec, show_progress=show_progress)
 
 
 @DETECTORS.register("hf", "Mask2Former through Hugging Face transformers (default: Swin-S COCO instance)")
-def _hf_detector(cfg: Any, *, device: str) -> Any:
+def _hf_detector(spec: DetectorConfig, *, device: str) -> Detector:
     from t2ibench.models.detection import HFMask2Former
 
-    return HFMask2Former(cfg.model, revision=cfg.revision, device=device, resize=cfg.resize)
+    return HFMask2Former(spec, device=device)
 
 
 @DETECTORS.register("mmdet", "GenEval's own mmdet 2.x Mask2Former (the optional 'mmdet' extra)")
-def _mmdet_detector(cfg: Any, *, device: str) -> Any:
-    from t2ibench.models.detection import GENEVAL_MMDET_CHECKPOINT, MMDetMask2Former
+def _mmdet_detector(spec: DetectorConfig, *, device: str) -> Detector:
+    from t2ibench.models.detection import MMDetMask2Former
 
-    return MMDetMask2Former(cfg.mmdet_config, cfg.mmdet_checkpoint or GENEVAL_MMDET_CHECKPOINT, device=device)
+    return MMDetMask2Former(spec, device=device)
 
 
 @DETECTORS.register("opencv-ssd", "lite: SSD-MobileNet-v2 COCO through OpenCV DNN on CPU, GrabCut masks (offline)")
-def _ssd_detector(cfg: Any, *, device: str) -> Any:
+def _ssd_detector(spec: DetectorConfig, *, device: str) -> Detector:
     from t2ibench.models.ssd import SSDMobileNetDetector
 
-    return SSDMobileNetDetector(cfg.model)
+    return SSDMobileNetDetector(spec)
 
 
 @COLOUR_CLASSIFIERS.register("clip", "OpenCLIP zero-shot over GenEval's ten colours on the masked crop (reference)")
-def _clip_colour(cfg: Any, *, device: str) -> Any:
+def _clip_colour(spec: ColourConfig, *, device: str) -> ColourClassifier:
     from t2ibench.models.colour import ClipColourClassifier
 
-    return ClipColourClassifier(cfg.arch, cfg.pretrained, device=device, background=cfg.background)
+    return ClipColourClassifier(spec, device=device)
 
 
 @COLOUR_CLASSIFIERS.register("lite", "lite: the dominant CIELAB colour of the masked pixels by a fixed rule")
-def _lite_colour(cfg: Any, *, device: str) -> Any:
+def _lite_colour(spec: ColourConfig, *, device: str) -> ColourClassifier:
     from t2ibench.models.colour import LabColourClassifier
 
-    return LabColourClassifier()
+    return LabColourClassifier()  # a fixed rule: the spec names no model and no setting it reads
 
 
 @EMBEDDERS.register("open_clip", "OpenCLIP image and text embeddings")
-def _open_clip(cfg: Any, *, device: str, show_progress: bool) -> Any:
+def _open_clip(spec: EmbedderConfig, *, device: str, show_progress: bool) -> Embedder:
     from t2ibench.models.embedding import OpenCLIPEmbedder
 
-    return OpenCLIPEmbedder(
-        cfg.model, cfg.pretrained, device=device, normalize=cfg.normalize, show_progress=show_progress
-    )
+    return OpenCLIPEmbedder(spec, device=device, show_progress=show_progress)
 
 
 @EMBEDDERS.register("dinov2", "DINOv2 image embeddings through transformers (CLS or mean pooling)")
-def _dinov2(cfg: Any, *, device: str, show_progress: bool) -> Any:
+def _dinov2(spec: EmbedderConfig, *, device: str, show_progress: bool) -> Embedder:
     from t2ibench.models.embedding import DINOv2Embedder
 
-    return DINOv2Embedder(
-        cfg.model,
-        pooling=cfg.pooling,
-        device=device,
-        dtype=cfg.dtype,
-        normalize=cfg.normalize,
-        show_progress=show_progress,
-    )
+    return DINOv2Embedder(spec, device=device, show_progress=show_progress)
 
 
 @EMBEDDERS.register("mobilenet-ssd", "lite: SSD-MobileNet-v2's backbone features (1280-d, mean-pooled), offline")
-def _mobilenet(cfg: Any, *, device: str, show_progress: bool) -> Any:
+def _mobilenet(spec: EmbedderConfig, *, device: str, show_progress: bool) -> Embedder:
     from t2ibench.models.ssd import MobileNetFeatures
 
-    return MobileNetFeatures(cfg.model, normalize=cfg.normalize, show_progress=show_progress)
+    return MobileNetFeatures(spec, show_progress=show_progress)
 
 
 @EMBEDDERS.register(
     "mobilenet+structure", "lite: MobileNet-SSD image features paired with the prompt's structure (no text encoder)"
 )
-def _mobilenet_structure(cfg: Any, *, device: str, show_progress: bool) -> Any:
+def _mobilenet_structure(spec: EmbedderConfig, *, device: str, show_progress: bool) -> Embedder:
     from t2ibench.models.ssd import MobileNetPromptStructure
 
-    return MobileNetPromptStructure(cfg.model, normalize=cfg.normalize, show_progress=show_progress)
+    return MobileNetPromptStructure(spec, show_progress=show_progress)
 
 
 def device_name(setting: str) -> str:

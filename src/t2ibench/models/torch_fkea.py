@@ -110,10 +110,10 @@ class TorchFKEA(FKEA):
         self._unsynced_rows += int(proj.shape[0])
 
     def _sync(self) -> None:
-        if self._sum is None or self._acc is None:
+        if self._sum is None or self._stats is None:
             return
         total = self._sum.cpu().numpy()
         rows = self._unsynced_rows
         self._sum = None
         self._unsynced_rows = 0
-        self._acc.add_sum(total, rows)
+        self._add_sum(total, rows)

@@ -11,9 +11,7 @@ orchestration (``t2ibench.pipeline.plan`` lays out the calls):
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -32,6 +30,7 @@ from t2ibench.config import (
 )
 from t2ibench.errors import InputError
 from t2ibench.hashing import file_digest
+from t2ibench.pipeline.estimators import kernel_choice
 from t2ibench.pipeline.identity import OUTPUT, PLACEMENT
 from t2ibench.pipeline.results import (
     Bandwidth,
@@ -41,14 +40,20 @@ from t2ibench.pipeline.results import (
     ImageInfo,
     Judged,
     LocalFiles,
-    MetricRecord,
-    ModeRecord,
     PromptSet,
     ReferenceStamp,
     Scores,
     ShardState,
     Stored,
     TaskScores,
+)
+from t2ibench.pipeline.rows import (
+    convergence_records,
+    metric_record,
+    mode_record,
+    scendi_records,
+    truncated_records,
+    vendi_records,
 )
 
 Out = Annotated[Path, OUTPUT]
@@ -351,24 +356,6 @@ def check_bandwidth(setting: float | str, bandwidth: Bandwidth | None, *, what: 
 # -- diversity -----------------------------------------------------------------------------------------------------
 
 
-def feature_center(X: np.ndarray) -> np.ndarray:
-    """The mean feature vector (d,), float64: every shard of a model subtracts the same one before FKEA's random
-    Fourier features (exact, the Gaussian kernel being shift-invariant; it keeps float32 phases precise)."""
-    center: np.ndarray = np.asarray(X, dtype=np.float64).mean(axis=0)
-    return center
-
-
-def _estimator(kernel: str, sigma: float | None, rff_dim: int, seed: int, orthogonal: bool, X: np.ndarray) -> Any:
-    from t2ibench.metrics import FKEA, CosineEntropy
-
-    if kernel == "gaussian":
-        assert sigma is not None
-        return FKEA(
-            sigma=sigma, rff_dim=rff_dim, seed=seed, dim=X.shape[1], center=feature_center(X), orthogonal=orthogonal
-        )
-    return CosineEntropy(dim=X.shape[1])
-
-
 def step_fkea_shard(
     embedded: Embedded,
     shard: int,
@@ -384,7 +371,8 @@ def step_fkea_shard(
     shard::shards) of the image features, saved to ``out``: additive, merged by ``step_diversity``."""
     X = load_features(embedded, "image")
     rows = X[shard::shards]
-    est = _estimator(kernel, None if sigma is None else sigma.value, rff_dim, seed, orthogonal, X)
+    value = None if sigma is None else sigma.value
+    est = kernel_choice(kernel).build(sigma=value, rff_dim=rff_dim, seed=seed, orthogonal=orthogonal, X=X)
     if not len(rows):
         return ShardState(shard=shard, shards=shards, n=0, state=None)
     est.update(rows)
@@ -393,130 +381,7 @@ def step_fkea_shard(
     return ShardState(shard=shard, shards=shards, n=est.n, state=str(out), sha256=file_digest(out))
 
 
-def _metric(
-    metric: str,
-    alpha: float,
-    value: float,
-    result: Any,
-    sigma: Bandwidth | None,
-    cfg: DiversityConfig,
-    interval: Any = None,
-    ci_method: str | None = None,
-    ci_level: float | None = None,
-) -> MetricRecord:
-    """One diversity score as a stored row; ``interval`` (a ``ScoreInterval`` or None) fills ci_low/ci_high."""
-    key_alpha: float | str = "inf" if math.isinf(alpha) else alpha
-    gaussian = cfg.kernel == "gaussian"
-    params = {
-        "alpha": key_alpha,
-        "n": result.n,
-        "sigma": sigma.value if sigma is not None else None,
-        "rff_dim": cfg.rff_dim,
-        "seed": cfg.seed,
-        "kernel": cfg.kernel,
-    }
-    return MetricRecord(
-        metric=metric,
-        params_key=json.dumps(params, sort_keys=True),
-        kernel=cfg.kernel,
-        alpha=alpha,  # ∞ is stored as the value inf
-        sigma=sigma.value if sigma is not None else None,
-        rff_dim=cfg.rff_dim if gaussian else None,
-        n=int(result.n),
-        seed=cfg.seed,
-        value=float(value),
-        error_bound=getattr(result, "error_radius", None),
-        # the bootstrap's shift (mean resample score − score) and standard error, in the score's units
-        details={"alpha": key_alpha}
-        if interval is None
-        else {"alpha": key_alpha, "ci_bias": float(interval.bias), "ci_se": float(interval.se)},
-        ci_low=None if interval is None else float(interval.low),
-        ci_high=None if interval is None else float(interval.high),
-        ci_level=None if interval is None else ci_level,
-        ci_method=ci_method,
-        sigma_source=sigma.source if sigma is not None else None,
-    )
-
-
 MIN_CONVERGENCE_PROMPTS = 9  # the n/8 subset needs ≥ 2 prompts to bootstrap over
-
-
-def _convergence_records(
-    name: str,
-    report: Any,
-    sigma: Bandwidth | None,
-    *,
-    kernel: str,
-    rff_dim: int,
-    seed: int,
-    truncation: int | None,
-) -> list[MetricRecord]:
-    """One ``convergence`` row per fraction of a convergence report: the score there, its band, the verdict."""
-    rows = []
-    gaussian = kernel == "gaussian"
-    for p in report.points:
-        params = {
-            "score": name,
-            "fraction": p.fraction,
-            "kernel": kernel,
-            "sigma": sigma.value if sigma is not None else None,
-            "rff_dim": rff_dim if gaussian else None,
-            "seed": seed,
-            "resamples": report.resamples,
-            **({"t": truncation} if truncation is not None else {}),
-        }
-        banded = not (math.isnan(p.low) or math.isnan(p.high))
-        rows.append(
-            MetricRecord(
-                metric="convergence",
-                params_key=json.dumps(params, sort_keys=True),
-                kernel=kernel,
-                alpha=None,
-                sigma=params["sigma"],
-                rff_dim=params["rff_dim"],
-                n=p.n_images,
-                seed=seed,
-                value=float(p.value),
-                error_bound=None,
-                details={
-                    "score": name,
-                    "label": report.score,
-                    "fraction": p.fraction,
-                    "n_images": p.n_images,
-                    "n_prompts": p.n_prompts,
-                    "verdict": report.verdict,
-                    "reason": report.reason,
-                    "relative_change": report.relative_change,
-                    "tolerance": report.tolerance,
-                    **({"t": truncation} if truncation is not None else {}),
-                },
-                ci_low=float(p.low) if banded else None,
-                ci_high=float(p.high) if banded else None,
-                ci_level=float(report.level) if banded else None,
-                ci_method=(
-                    f"centred percentile bootstrap over the subset's prompts, B={report.resamples}"
-                    if banded
-                    else "not computed: the score is refitted per subset (no bootstrap); change rule only"
-                ),
-                sigma_source=sigma.source if sigma is not None else None,
-            )
-        )
-    return rows
-
-
-def _mode(mode: Any, positions: np.ndarray, source: str) -> ModeRecord:
-    return ModeRecord(
-        source=source,
-        mode_index=mode.index,
-        eigenvalue=mode.eigenvalue,
-        share=mode.share,
-        entropy_share=mode.entropy_share,
-        top=tuple(int(positions[j]) for j in mode.top),
-        bottom=tuple(int(positions[j]) for j in mode.bottom),
-        mass=mode.mass,
-        top_scores=tuple(float(x) for x in mode.top_scores),
-        bottom_scores=tuple(float(x) for x in mode.bottom_scores),
-    )
 
 
 def _load_state(cls: Any, state: ShardState) -> Any:
@@ -536,25 +401,24 @@ def step_diversity(
 ) -> Scores:
     """Merge shard states into the model's FKEA scores (with cluster-bootstrap intervals over prompts at
     ``ci_level`` where n ≤ ``bootstrap_max_n``), the diversity-vs-n curve and the FKEA modes."""
-    from t2ibench.metrics import FKEA, CosineEntropy, bootstrap_entropy
+    from t2ibench.metrics import bootstrap_entropy
     from t2ibench.metrics.modes import kernel_modes
 
     cfg = diversity
     model = embedded.model
-    check_bandwidth(cfg.sigma, sigma if cfg.kernel == "gaussian" else None, what="evaluators.diversity.sigma")
+    choice = kernel_choice(cfg.kernel)
+    check_bandwidth(cfg.sigma, sigma if choice.bandwidth else None, what="evaluators.diversity.sigma")
     if len(shards) != cfg.shards:
         raise InputError(f"{model}: {len(shards)} FKEA shard states given, evaluators.diversity.shards is {cfg.shards}")
-    cls: Any = FKEA if cfg.kernel == "gaussian" else CosineEntropy
     merged = None
     for s in shards:
         if s.state:
-            state = _load_state(cls, s)
+            state = _load_state(choice.estimator, s)
             merged = state if merged is None else merged.merge(state)
     if merged is None:
         raise InputError(f"{model}: no images to measure")
     result = merged.compute(cfg.alphas)
     X = load_features(embedded, "image")
-    name = "fkea" if cfg.kernel == "gaussian" else "cosine_vendi"
     # intervals: prompts resampled with all their images; the resample spectra come from the same features φ(x)
     # the state accumulated (the k × k weighted Gram or the D × D covariance, whichever is smaller)
     boot = None
@@ -575,17 +439,7 @@ def step_diversity(
         )
         ci_method = boot.describe()
     level = ci_level
-    # VENDI-∞ = 1/λ_max is a maximum: the bootstrap undercovers it everywhere (docs/metrics.md), so none is stored
-    unreliable = "not computed: the bootstrap is unreliable for VENDI-∞ (a maximum)"
-    records = [
-        _metric(name, a, v, result, sigma, cfg, None, unreliable, None)
-        if math.isinf(a) and boot is not None
-        else _metric(name, a, v, result, sigma, cfg, None if boot is None else boot.vendi[a], ci_method, level)
-        for a, v in result.vendi.items()
-    ]
-    records.append(
-        _metric("rke", 2.0, result.rke, result, sigma, cfg, None if boot is None else boot.rke, ci_method, level)
-    )
+    records = vendi_records(choice.metric, result, boot, sigma, cfg, ci_method, level)
     # the convergence report (nested prompt subsets n/8 … n, bootstrap bands, a verdict) of the family, from one
     # spectrum per subset and resample; at n its band is the stored interval (same draws, rows in order)
     reports: dict[str, Any] = {}
@@ -604,7 +458,7 @@ def step_diversity(
             seed=cfg.seed,
         )
         for score, report in reports.items():
-            records += _convergence_records(
+            records += convergence_records(
                 score,
                 report,
                 sigma,
@@ -618,38 +472,25 @@ def step_diversity(
 
         truncated = truncated_vendi(result.eigenvalues, tuple(result.vendi), cfg.truncation)
         band = reports["truncated_vendi_1"].points[-1] if "truncated_vendi_1" in reports else None
-        for a, v in truncated.items():
-            if a == 1.0 and band is not None:  # the convergence report's band at n: this score's interval
-                base = dataclasses.replace(
-                    _metric("fkea_truncated", a, v, result, sigma, cfg, None, ci_method, level),
-                    ci_low=band.low,
-                    ci_high=band.high,
-                    ci_level=level,
-                )
-            else:
-                why = ci_method if boot is None else "not computed: bootstrapped for α = 1 only (convergence report)"
-                if boot is not None and a == 1.0:
-                    why = "not computed: needs the convergence report (evaluators.diversity.convergence, ≥ 9 prompts)"
-                base = _metric("fkea_truncated", a, v, result, sigma, cfg, None, why, None)
-            key = {**json.loads(base.params_key), "t": cfg.truncation}
-            records.append(
-                dataclasses.replace(
-                    base, params_key=json.dumps(key, sort_keys=True), details={**base.details, "t": cfg.truncation}
-                )
-            )
+        records += truncated_records(
+            truncated, band, result, sigma, cfg, bootstrapped=boot is not None, ci_method=ci_method, level=level
+        )
     order = np.random.default_rng(cfg.seed).permutation(len(X))
     value = None if sigma is None else sigma.value
     for n in sorted({n for n in cfg.n_curve if 0 < n <= len(X)}):
-        curve = _estimator(cfg.kernel, value, cfg.rff_dim, cfg.seed, cfg.orthogonal, X).update(X[order[:n]])
-        at_n = curve.compute([1.0])
-        records.append(_metric("fkea_curve", 1.0, at_n.vendi[1.0], at_n, sigma, cfg))
+        curve = choice.build(sigma=value, rff_dim=cfg.rff_dim, seed=cfg.seed, orthogonal=cfg.orthogonal, X=X)
+        at_n = curve.update(X[order[:n]]).compute([1.0])
+        records.append(metric_record("fkea_curve", 1.0, at_n.vendi[1.0], at_n, sigma, cfg))
     count = len(shards)
     parts = [X[s::count] for s in range(count) if len(X[s::count])]
     modes = kernel_modes(merged, parts, k=min(cfg.modes, len(X)), top=min(cfg.top, len(X)))
     # kernel_modes scored rows in shard order; map back to image positions
     positions = np.concatenate([np.arange(len(X))[s::count] for s in range(count)])
     return Scores(
-        model=model, metrics=tuple(records), modes=tuple(_mode(m, positions, "fkea") for m in modes.modes), n=merged.n
+        model=model,
+        metrics=tuple(records),
+        modes=tuple(mode_record(m, positions, "fkea") for m in modes.modes),
+        n=merged.n,
     )
 
 
@@ -658,6 +499,7 @@ def step_scendi(
 ) -> Scores:
     """Scendi of (image, prompt) CLIP pairs matched by prompt id (Gaussian kernels of bandwidths ``image_sigma`` and
     ``text_sigma``, or the cosine kernel), its decomposition, conditional/information VENDI and its modes."""
+    from t2ibench.metrics import conditional_vendi_features
     from t2ibench.metrics.modes import scendi_modes
     from t2ibench.metrics.scendi import Scendi, gather_by_id
 
@@ -667,11 +509,12 @@ def step_scendi(
     texts = load_features(embedded, "clip_text")
     image_ids = list(embedded.image_prompt_ids)
     paired = gather_by_id(image_ids, list(embedded.text_prompt_ids), texts)
-    gaussian = cfg.kernel == "gaussian"
-    if gaussian and (image_sigma is None or text_sigma is None):
-        raise InputError("scendi: the Gaussian kernel needs an image and a text bandwidth")
-    i_sigma = check_bandwidth(cfg.image_sigma, image_sigma if gaussian else None, what="evaluators.scendi.image_sigma")
-    t_sigma = check_bandwidth(cfg.text_sigma, text_sigma if gaussian else None, what="evaluators.scendi.text_sigma")
+    choice = kernel_choice(cfg.kernel)
+    if choice.bandwidth and (image_sigma is None or text_sigma is None):
+        raise InputError(f"scendi: the {cfg.kernel} kernel needs an image and a text bandwidth")
+    image_bw, text_bw = (image_sigma, text_sigma) if choice.bandwidth else (None, None)
+    i_sigma = check_bandwidth(cfg.image_sigma, image_bw, what="evaluators.scendi.image_sigma")
+    t_sigma = check_bandwidth(cfg.text_sigma, text_bw, what="evaluators.scendi.text_sigma")
 
     def fit(rows: Any) -> Scendi:
         """Scendi of the pairs at ``rows`` (all of them: slice(None)), with this step's kernels and seed."""
@@ -679,79 +522,26 @@ def step_scendi(
         sub = Scendi(kernel=cfg.kernel, image_sigma=i_sigma, text_sigma=t_sigma, rff_dim=cfg.rff_dim, seed=cfg.seed)
         return sub.update(images[rows], paired[rows], image_ids=ids, text_ids=ids)
 
-    est = fit(slice(None))
-    res = est.compute(epsilon=cfg.epsilon, inverse=cfg.inverse)
-    params = {
-        "kernel": cfg.kernel,
-        "image_sigma": i_sigma,
-        "text_sigma": t_sigma if gaussian else 1.0,
-        "rff_dim": cfg.rff_dim,
-        "epsilon": cfg.epsilon if cfg.inverse == "ridge" else None,
-        "inverse": cfg.inverse,
-        "seed": cfg.seed,
-        "n": res.n,
-    }
-    sources = {
-        "image_sigma_source": image_sigma.source if gaussian and image_sigma is not None else None,
-        "text_sigma_source": text_sigma.source if gaussian and text_sigma is not None else None,
-    }
-    # what C_TT⁻¹'s regularisation did on this data (shown next to every Scendi value; not part of the key)
-    used = {"regularisation": res.regularisation, "pinv_kept": res.pinv_kept}
-    source = sources["image_sigma_source"]
-    records = tuple(
-        MetricRecord(
-            metric=metric,
-            params_key=json.dumps(params, sort_keys=True),
-            kernel=cfg.kernel,
-            alpha=1.0,
-            sigma=i_sigma,
-            rff_dim=cfg.rff_dim if gaussian else None,
-            n=res.n,
-            seed=cfg.seed,
-            value=float(value),
-            error_bound=None,
-            details={**params, **sources, **used},
-            # each resample would refit the (4r)² joint image–text covariance and its Schur complement: at the
-            # default r = 1000 that is B × Scendi's own cost (docs/performance.md), so no interval is computed
-            ci_method="not computed: B refits of the joint image-text covariance (cost)",
-            sigma_source=source,
-        )
-        for metric, value in (
-            ("scendi", res.scendi),
-            ("scendi_conditional_vendi", res.conditional_vendi),
-            ("scendi_model_share", res.model_share),
-            ("scendi_prompt_score", res.prompt_score),
-            ("clip_image_vendi", res.image_vendi),
-        )
-    )
-    # conditional and information VENDI-1 (Jalali et al. 2024) of the same pairs and kernels, beside Scendi:
-    # VENDI_1(images) = cond · info, cond the prompt-aware diversity, info the prompt-driven part
-    from t2ibench.metrics import conditional_vendi_features
-
     def conditional(rows: Any) -> Any:
-        """Conditional and information VENDI-1 of the pairs at ``rows``, Scendi's kernels, σ's, rff_dim and seed."""
+        """Conditional and information VENDI-1 (Jalali et al. 2024) of the pairs at ``rows``, Scendi's kernels."""
         return conditional_vendi_features(
             images[rows],
             paired[rows],
             kernel=cfg.kernel,
             image_sigma=i_sigma,
             text_sigma=t_sigma,
-            rff_dim=cfg.rff_dim if gaussian else None,
-            seed=cfg.seed if gaussian else None,
+            rff_dim=choice.rff_dim(cfg.rff_dim),
+            seed=cfg.seed if choice.bandwidth else None,
             alphas=(1.0,),
         )
 
-    if len(images) > 1:
-        cv = conditional(slice(None))
-        records += tuple(
-            dataclasses.replace(
-                records[0], metric=metric, value=float(value), ci_method="not computed: no bootstrap for it yet"
-            )
-            for metric, value in (("cond_vendi", cv.conditional[1.0]), ("info_vendi", cv.information[1.0]))
-        )
+    est = fit(slice(None))
+    res = est.compute(epsilon=cfg.epsilon, inverse=cfg.inverse)
+    cv = conditional(slice(None)) if len(images) > 1 else None
+    records = scendi_records(res, cv, cfg, image_sigma=image_bw, text_sigma=text_bw)
     # Scendi and conditional/information VENDI refitted on the nested prompt subsets: their convergence reports
     prompts = len(set(image_ids))
-    if cfg.convergence and prompts >= MIN_CONVERGENCE_PROMPTS and len(images) > 1:
+    if cfg.convergence and prompts >= MIN_CONVERGENCE_PROMPTS and cv is not None:
         from t2ibench.metrics import convergence_of_values
         from t2ibench.metrics.convergence import DEFAULT_FRACTIONS, nested_subsets
 
@@ -770,14 +560,8 @@ def step_scendi(
         for score, vals in values.items():
             report = convergence_of_values(labels[score], DEFAULT_FRACTIONS, vals, sizes, seed=cfg.seed)
             records += tuple(
-                _convergence_records(
-                    score,
-                    report,
-                    image_sigma if gaussian else None,
-                    kernel=cfg.kernel,
-                    rff_dim=cfg.rff_dim,
-                    seed=cfg.seed,
-                    truncation=None,
+                convergence_records(
+                    score, report, image_bw, kernel=cfg.kernel, rff_dim=cfg.rff_dim, seed=cfg.seed, truncation=None
                 )
             )
     top = min(cfg.top, len(images))
@@ -786,7 +570,7 @@ def step_scendi(
     )
     positions = np.arange(len(images))
     return Scores(
-        model=model, metrics=records, modes=tuple(_mode(m, positions, "scendi") for m in modes.modes), n=res.n
+        model=model, metrics=records, modes=tuple(mode_record(m, positions, "scendi") for m in modes.modes), n=res.n
     )
 
 

