@@ -2465,6 +2465,16 @@ OTHER_GUARANTEES = [
         "tests/unit/test_sql_security.py::test_a_tiny_timeout_is_never_lost",
     ),
     (
+        "a flow program started with the old second command line (`python -m flows.paper_tables digits --repeats 2`)",
+        "refused in one line: a flow program takes exactly one typed request (JSON); the CLI is the only parser",
+        "tests/unit/test_requests.py::test_a_flow_program_refuses_the_old_options",
+    ),
+    (
+        "an estimator state whose header does not rebuild it (other landmarks, a garbled parameter)",
+        "refused naming the file and the fields that differ; saved states of the earlier format still load",
+        "tests/unit/test_estimator_base.py::test_a_header_that_does_not_rebuild_its_state_is_refused",
+    ),
+    (
         "checkpoints and caches",
         "weights_only / safetensors loading, JSON task results, no pickle anywhere in caches or states",
         "tests/unit/test_architecture.py::test_nothing_unpickles_or_evaluates_untrusted_data",

@@ -64,6 +64,18 @@ POSITIVE_FLOAT = _float_in(0.0, math.inf, open_low=True, open_high=True)
 UNIT = _float_in(0.0, 1.0, open_high=True)
 
 
+def _bandwidth(text: str) -> float | str:
+    """A σ option: a positive number (embedding units) or 'median' (the median heuristic), as in a config."""
+    from t2ibench.diversity import MEDIAN
+
+    if text == MEDIAN:
+        return MEDIAN
+    try:
+        return float(POSITIVE_FLOAT(text))
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} (or {MEDIAN!r}: the median heuristic)") from None
+
+
 def _parse_alphas(text: str) -> list[str]:
     return [part for part in text.split(",") if part.strip()]
 
@@ -890,7 +902,12 @@ def build_parser() -> argparse.ArgumentParser:
     div.add_argument("embeddings", nargs="?", help="(n, d) embeddings as .npy (streamed) or .npz")
     div.add_argument("--example", choices=["digits"], help="run a bundled example instead of a file")
     div.add_argument("--kernel", choices=["gaussian", "cosine"], default="gaussian")
-    div.add_argument("--sigma", type=POSITIVE_FLOAT, help="Gaussian bandwidth (default: median pairwise distance)")
+    div.add_argument(
+        "--sigma",
+        type=_bandwidth,
+        default="median",
+        help="Gaussian bandwidth: a number (embedding units) or 'median', the median heuristic (default)",
+    )
     div.add_argument(
         "--method",
         choices=["auto", "exact", "fkea", "both"],
@@ -926,7 +943,10 @@ def build_parser() -> argparse.ArgumentParser:
         "(with --example digits: no value, the bundled prompts naming each digit)",
     )
     div.add_argument(
-        "--text-sigma", type=POSITIVE_FLOAT, help="Scendi: text bandwidth (default: median pairwise distance)"
+        "--text-sigma",
+        type=_bandwidth,
+        default="median",
+        help="Scendi: text bandwidth, a number or 'median' (default)",
     )
     div.add_argument(
         "--epsilon",

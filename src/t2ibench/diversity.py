@@ -73,11 +73,17 @@ class PairsDiversity:
     scendi_modes: ModeSet | None = None
 
 
+def _no_bandwidth(**given: float | Median) -> None:
+    """Refuse a σ given with the cosine kernel, which has none (it would be silently ignored)."""
+    for name, value in given.items():
+        if value != MEDIAN:
+            raise InputError(f"{name}={value!r}: the cosine kernel has no bandwidth (σ applies to kernel 'gaussian')")
+
+
 def sigma_note(sigma: float | Median, rows: Any, seed: int, what: str) -> tuple[float, str]:
     """σ as given (embedding units), or for ``"median"`` the median heuristic on ``rows``, with a sentence saying
     which."""
-    # None is still read as "median": the CLI passes an unset --sigma as None (to change there, then drop this)
-    if sigma is None or sigma == MEDIAN:
+    if sigma == MEDIAN:
         value = median_heuristic_sigma(rows, seed=seed)
         return value, (
             f"{what} σ = {value:.6g} (sigma: median — the median heuristic, the median pairwise distance of "
@@ -115,6 +121,7 @@ def diversity_of_file(
     results: list[EntropyResult] = []
     chosen: str = method
     if kernel == "cosine":
+        _no_bandwidth(sigma=sigma)
         streams.append(CosineEntropy(batch_size=batch_size))
     else:
         rng = np.random.default_rng(seed)
@@ -177,6 +184,8 @@ def diversity_of_pairs(
     )
     image_value: float | None = None  # the σ's the estimators get (None: the cosine kernel has none)
     text_value: float | None = None
+    if kernel == "cosine":
+        _no_bandwidth(sigma=image_sigma, text_sigma=text_sigma)
     if kernel == "gaussian":
         image_value, s1 = sigma_note(image_sigma, image_table.embeddings, seed, "image")
         text_value, s2 = sigma_note(text_sigma, prompt_table.embeddings, seed, "text")

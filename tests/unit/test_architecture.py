@@ -258,9 +258,6 @@ def import_cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
 KNOWN_CYCLES = {
     # type-only: sandbox annotates with Store under TYPE_CHECKING, connection imports sandbox at run time
     frozenset({"t2ibench.store.connection", "t2ibench.store.sandbox"}),
-    # plan imports steps (the step functions it lays out); steps.check_stamp imports plan.stamp_of inside the
-    # function to hide the circle: stamp_of belongs below both (e.g. its own module)
-    frozenset({"t2ibench.pipeline.plan", "t2ibench.pipeline.steps"}),
 }
 
 

@@ -54,6 +54,17 @@ def test_diversity_reports_truncated_vendi_from_each_spectrum(embeddings, tmp_pa
     assert 1.0 <= want <= 20.0
 
 
+def test_sigma_median_is_spelled_as_in_a_config(embeddings, capsys):
+    from t2ibench.metrics import exact_entropy, median_heuristic_sigma
+
+    assert main(["diversity", str(embeddings), "--sigma", "median", "--method", "exact", "--quiet"]) == 0
+    text = capsys.readouterr().out
+    X = np.load(embeddings)
+    assert f"σ = {median_heuristic_sigma(X, seed=0):.6g} (sigma: median" in text
+    want = exact_entropy(X, sigma=median_heuristic_sigma(X, seed=0)).vendi[1.0]
+    assert f"{want:.4f}"[:5] in text
+
+
 def test_diversity_cosine_with_given_alphas(embeddings, capsys):
     assert main(["diversity", str(embeddings), "--kernel", "cosine", "--alphas", "0.5,inf"]) == 0
     assert "VENDI-0.5 | VENDI-∞" in capsys.readouterr().out
@@ -66,6 +77,8 @@ def test_diversity_cosine_with_given_alphas(embeddings, capsys):
         (["diversity", "missing.npy"], "missing.npy: no such file"),
         (["diversity", "{emb}", "--alphas", "0"], "alpha must be > 0"),
         (["diversity", "{emb}", "--sigma", "-1"], "argument --sigma: must be in (0, inf); got -1"),
+        (["diversity", "{emb}", "--sigma", "med"], "expected a number, got 'med' (or 'median': the median heuristic)"),
+        (["diversity", "{emb}", "--kernel", "cosine", "--sigma", "2"], "sigma=2.0: the cosine kernel has no bandwidth"),
         (["diversity", "{emb}", "--rff-dim", "0", "--method", "fkea"], "argument --rff-dim: must be in [1, 1000000]"),
         (["diversity", "{emb}", "--example", "digits"], "not both"),
         (["diversity", "--example", "digits", "--alphas", "1,2"], "one order"),

@@ -28,7 +28,7 @@ from typing import Any
 
 from t2ibench.config import Config, EmbedderConfig, ModelConfig
 from t2ibench.errors import InputError
-from t2ibench.hashing import content_hash, file_digest, tree_digest
+from t2ibench.hashing import file_digest
 from t2ibench.pipeline import steps
 from t2ibench.pipeline.identity import settings, step_key, version_hash
 from t2ibench.pipeline.results import (
@@ -41,6 +41,7 @@ from t2ibench.pipeline.results import (
     ReferenceStamp,
     ShardState,
 )
+from t2ibench.pipeline.stamps import stamp_of
 from t2ibench.suites.reference import IMAGE_SET, TEXT_SET, reference_digest
 from t2ibench.workspace import Workspace
 
@@ -194,19 +195,6 @@ def building(call_id: str | None) -> Iterator[None]:
         yield
     finally:
         current_call.reset(token)
-
-
-def stamp_of(paths: Sequence[str | Path]) -> LocalFiles:
-    """A stat stamp of the local files at ``paths`` (a folder: every file under it; each path resolved; those that do
-    not exist, such as hub ids and built-in names, left out): replacing or touching a file changes it."""
-    found = [Path(p).resolve() for p in paths if p and Path(p).exists()]
-    if not found:
-        return LocalFiles(path="", stamp="")
-    parts = []
-    for path in found:
-        info = path.stat()
-        parts.append([str(path), tree_digest(path) if path.is_dir() else [info.st_size, info.st_mtime_ns]])
-    return LocalFiles(path=";".join(str(p) for p in found), stamp=content_hash(parts))
 
 
 def local_files(ws: Workspace, model: ModelConfig) -> LocalFiles:

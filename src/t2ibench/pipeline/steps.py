@@ -55,6 +55,7 @@ from t2ibench.pipeline.rows import (
     truncated_records,
     vendi_records,
 )
+from t2ibench.pipeline.stamps import stamp_of
 
 Out = Annotated[Path, OUTPUT]
 Device = Annotated[str, PLACEMENT]
@@ -281,8 +282,6 @@ def step_embed(
 def check_stamp(local: LocalFiles) -> None:
     """Refuse local input files (weights, a source folder) that changed since their stamp was taken for this run's
     keys: the step would compute from other files than its key names."""
-    from t2ibench.pipeline.plan import stamp_of
-
     if local.path and stamp_of(local.path.split(";")) != local:
         raise InputError(f"{local.path}: changed while this refresh ran (its stamp is part of the key); run it again")
 

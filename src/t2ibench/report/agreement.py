@@ -363,8 +363,8 @@ def html_page(rows: Sequence[Mapping[str, Any]], *, title: str = "Human agreemen
     heading = f"<h1>{_text(title)}</h1>"
     if not index:
         body = (
-            f'{heading}<p id="agreement-empty">No agreement stored yet. Run the human-agreement flow '
-            "(<code>python -m flows.human_agreement … --store STORE</code>) to compute it from GenEval's released "
+            f'{heading}<p id="agreement-empty">No agreement stored yet. Run '
+            "<code>t2ibench agreement … --store STORE</code> to compute it from GenEval's released "
             f"annotations.</p>{_definitions()}"
         )
         return _document(title, nav, body)
