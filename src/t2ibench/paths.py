@@ -29,7 +29,9 @@ from t2ibench.errors import InputError
 
 DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
 # <store>.wal and its .wal.checkpoint/.wal.recovery siblings (DuckDB's log files: DuckDB replays or deletes them
-# when it opens the store), <store>.lock (t2ibench's run lock); longest first, so each name matches its own suffix
+# when it opens the store), <store>.lock (t2ibench's run lock); longest first, so each name matches its own suffix.
+# The same names as store.schema's WAL_SUFFIXES and LOCK_SUFFIX (this module may not import the store; a test
+# checks they agree)
 STORE_SIDE_FILES = (".wal.checkpoint", ".wal.recovery", ".wal", ".lock")
 STORE_TEMP_DIR = ".tmp"  # <store>.tmp: DuckDB's temporary directory
 

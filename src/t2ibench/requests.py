@@ -25,8 +25,11 @@ from pathlib import Path
 from typing import Any, ClassVar, Self, TypeVar
 
 from t2ibench.errors import InputError
-from t2ibench.examples.digits import DigitsSweepConfig
-from t2ibench.metrics.geneval import BOOTSTRAP_RESAMPLES, CI_LEVEL
+
+# The agreement tables' bootstrap defaults: metrics.geneval's BOOTSTRAP_RESAMPLES and CI_LEVEL (written here too so that
+# the command line starts without importing the numeric core; tests/unit/test_requests.py checks they agree)
+BOOTSTRAP_RESAMPLES = 1000
+CI_LEVEL = 0.95
 
 TAG = "request"
 """The JSON key naming the request's class (optional when decoding; checked when given)."""
@@ -226,16 +229,16 @@ class PaperTablesRequest(Request):
 
 @dataclasses.dataclass(frozen=True)
 class DigitsRequest(Request):
-    """The FKEA digits figure (``flows.paper_tables``; ``t2ibench paper digits``); the sweep's defaults are
-    ``DigitsSweepConfig``'s, which also checks the values when the flow builds it."""
+    """The FKEA digits figure (``flows.paper_tables``; ``t2ibench paper digits``); these are the sweep's defaults
+    (``examples.digits.DigitsSweepConfig`` reads them, and checks the values when the flow builds it)."""
 
     program: ClassVar[str] = "flows.paper_tables"
     out: str
-    n_per_condition: int = DigitsSweepConfig.n_per_condition
-    repeats: int = DigitsSweepConfig.repeats
-    sigma_scale: float = DigitsSweepConfig.sigma_scale
-    rff_dim: int = DigitsSweepConfig.rff_dim
-    seed: int = DigitsSweepConfig.seed
+    n_per_condition: int = 170
+    repeats: int = 10
+    sigma_scale: float = 0.4
+    rff_dim: int = 512
+    seed: int = 0
 
 
 @dataclasses.dataclass(frozen=True)

@@ -240,3 +240,11 @@ def test_agreement_out_beside_its_annotations_is_allowed(tmp_path, monkeypatch):
     assert status == 2
     assert "a.csv: empty file" in err
     assert "--out" not in err
+
+
+def test_the_store_side_files_are_the_stores_own_names():
+    """paths may not import the store: its list of files beside a store must be the store's WAL and lock names."""
+    from t2ibench.paths import STORE_SIDE_FILES
+    from t2ibench.store.schema import LOCK_SUFFIX, WAL_SUFFIXES
+
+    assert set(STORE_SIDE_FILES) == {*WAL_SUFFIXES, LOCK_SUFFIX}

@@ -239,3 +239,17 @@ def test_agreement_store_upserts_in_process_too(tmp_path, capsys):
     assert main(argv) == 0
     assert f"stored 4000 annotations and the agreement statistics in {store}" in capsys.readouterr().err
     assert Store(store).rows("SELECT count(*) AS n FROM agreement")[0]["n"] > 0
+
+
+def test_the_command_line_starts_without_the_numeric_core():
+    """Requests (read by every CLI start) keep scipy and the metrics out; their copies of metrics' defaults agree."""
+    import subprocess
+    import sys
+
+    from t2ibench import requests
+    from t2ibench.metrics.geneval import BOOTSTRAP_RESAMPLES, CI_LEVEL
+
+    assert (requests.BOOTSTRAP_RESAMPLES, requests.CI_LEVEL) == (BOOTSTRAP_RESAMPLES, CI_LEVEL)
+    code = "import sys, t2ibench.cli; print(sorted(m for m in ('scipy', 't2ibench.metrics') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -28,18 +28,19 @@ from t2ibench.metrics.checks import check_positive_int, check_seed, check_sigma,
 from t2ibench.metrics.modes import ModeSet
 from t2ibench.progress import progress
 from t2ibench.report.markdown import markdown_table
+from t2ibench.requests import DigitsRequest
 
 
 @dataclass(frozen=True)
 class DigitsSweepConfig:
     """Parameters of the digits sweep (all randomness derives from ``seed``)."""
 
-    n_per_condition: int = 170
-    repeats: int = 10
-    sigma_scale: float = 0.4
-    rff_dim: int = 512
+    n_per_condition: int = DigitsRequest.n_per_condition  # the defaults are the request's (t2ibench.requests)
+    repeats: int = DigitsRequest.repeats
+    sigma_scale: float = DigitsRequest.sigma_scale
+    rff_dim: int = DigitsRequest.rff_dim
     alpha: float = 1.0
-    seed: int = 0
+    seed: int = DigitsRequest.seed
 
     def __post_init__(self) -> None:
         check_positive_int(self.n_per_condition, name="n_per_condition", minimum=10)

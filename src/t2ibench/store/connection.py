@@ -34,7 +34,7 @@ from t2ibench.store.errors import (
 from t2ibench.store.lock import run_lock
 from t2ibench.store.migrations import check_version, ensure_schema
 from t2ibench.store.sandbox import DEFAULT_QUERY_TIMEOUT, SANDBOX_CONFIG, QueryRows
-from t2ibench.store.schema import SCHEMA_VERSION
+from t2ibench.store.schema import SCHEMA_VERSION, WAL_SUFFIXES
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class Store:
             raise InputError(f"{self.path}: no results store yet (run a benchmark first)")
         if st is not None and not stat.S_ISREG(st.st_mode):
             raise StoreRefusedError(f"{self.path}: not a regular file (a pipe, socket or device), not a results store")
-        for suffix in (".wal", ".wal.recovery", ".wal.checkpoint"):
+        for suffix in WAL_SUFFIXES:
             sibling = Path(f"{target}{suffix}")
             try:
                 sl = os.lstat(sibling)

@@ -13,12 +13,13 @@ from pathlib import Path
 
 from t2ibench.errors import InputError
 from t2ibench.store.errors import StoreBusyError
+from t2ibench.store.schema import LOCK_SUFFIX
 
 
 def lock_path(store_path: str | Path) -> Path:
     """``<store>.lock`` beside the store file itself (symbolic links, '.' and '..' resolved): every alias of one
     store takes the same lock."""
-    return Path(os.path.realpath(store_path) + ".lock")
+    return Path(os.path.realpath(store_path) + LOCK_SUFFIX)
 
 
 def _open_lock(lock: Path) -> int:

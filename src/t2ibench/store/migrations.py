@@ -164,15 +164,20 @@ def _schema_current(con: duckdb.DuckDBPyConnection) -> bool:
     return not _schema_damage(con)  # a dropped view or column is re-created by the DDL (additive, idempotent)
 
 
-def _schema_damage(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """t2ibench's own tables, columns and views missing from the store (e.g. dropped by a user's --write SQL)."""
-    views = {
+def _own_views(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """Names of the user views in the store's main schema (where t2ibench's own live)."""
+    return {
         r[0]
         for r in con.execute(
             "SELECT view_name FROM duckdb_views() WHERE NOT internal AND database_name = current_database() "
             "AND schema_name = 'main'"
         ).fetchall()
     }
+
+
+def _schema_damage(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """t2ibench's own tables, columns and views missing from the store (e.g. dropped by a user's --write SQL)."""
+    views = _own_views(con)
     columns = {table: set(found) for table, found in _table_columns(con).items()}
     damage = [f"view {v}" for v in VIEWS if v not in views]
     for table in TABLES:
@@ -270,13 +275,7 @@ def schema_problems(con: duckdb.DuckDBPyConnection) -> list[str]:
     columns = _table_columns(con)
     constraints = _table_constraints(con)
     problems: list[str] = []
-    views = {
-        r[0]
-        for r in con.execute(
-            "SELECT view_name FROM duckdb_views() WHERE NOT internal AND database_name = current_database() "
-            "AND schema_name = 'main'"
-        ).fetchall()
-    }
+    views = _own_views(con)
     for table in _own_tables():
         if table in views:
             problems.append(f"{table} is a view (t2ibench keeps a table there)")

@@ -20,7 +20,7 @@ import duckdb
 from t2ibench.errors import InputError
 from t2ibench.store.errors import _first_line, _is_damage
 from t2ibench.store.migrations import _fill_copies, _schema_damage, ensure_schema, schema_problems
-from t2ibench.store.schema import TABLES, VIEWS
+from t2ibench.store.schema import TABLES, VIEWS, WAL_SUFFIXES
 
 if TYPE_CHECKING:
     from t2ibench.store.connection import Store
@@ -185,7 +185,7 @@ def _guarded_state(store: Store, con: duckdb.DuckDBPyConnection) -> _Guarded:
     except duckdb.Error:
         meta = ()
     files = []
-    for suffix in (".wal", ".wal.recovery", ".wal.checkpoint"):
+    for suffix in WAL_SUFFIXES:
         name = f"{store.file}{suffix}"
         with contextlib.suppress(OSError):
             st = os.lstat(name)

@@ -535,3 +535,9 @@ def with_deprecated_copies(table: str, rows: Sequence[Mapping[str, Any]]) -> Seq
                 out[column] = row[copy]
         filled.append(out)
     return filled
+
+
+# DuckDB's write-ahead log beside a store file and the siblings it makes while replaying or checkpointing it
+# (DuckDB replays or deletes them, so they are part of the store), and the run lock's file
+WAL_SUFFIXES = (".wal", ".wal.recovery", ".wal.checkpoint")
+LOCK_SUFFIX = ".lock"
