@@ -217,6 +217,11 @@ class AdditiveEstimator(ABC):
         if est._stats is None:
             raise InputError(f"{path}: not a t2ibench {cls.kind()} state (no input dimensions in {sorted(meta)})")
         rebuilt = est.spec()
+        unknown = sorted(set(meta) - set(rebuilt))
+        if unknown:  # a parameter this estimator does not have: another version's or a damaged file, not this state
+            raise InputError(
+                f"{path}: not a t2ibench covariance state (parameters {', '.join(unknown)} are not {cls.kind()}'s)"
+            )
         differ = sorted(k for k in meta if k in rebuilt and rebuilt[k] != meta[k])
         if differ:
             raise StateMismatchError(
