@@ -138,12 +138,13 @@ def diversity_of_file(
             center = np.asarray(sample, dtype=np.float64).mean(axis=0)  # any fixed centre is exact; keeps digits
             streams.append(FKEA(sigma=value, rff_dim=rff_dim, seed=seed, batch_size=batch_size, center=center))
     if streams:
-        bar = progress(source.n, "embeddings", enabled=show_progress, unit="row")
-        for _start, batch in source.batches(batch_size):
-            for est in streams:
-                est.update(batch)
-            bar.update(len(batch))
-        bar.close()
+        with progress(
+            source.n, "embeddings", enabled=show_progress, unit="row"
+        ) as bar:  # closed before an interruption's message
+            for _start, batch in source.batches(batch_size):
+                for est in streams:
+                    est.update(batch)
+                bar.update(len(batch))
         if kernel == "cosine" or chosen != "exact":
             results += [est.compute(alphas, delta=delta) for est in streams]
     found = None

@@ -174,34 +174,62 @@ def test_a_refresh_stops_on_a_tty_a_pipe_and_a_process_group_and_the_next_run_re
 PLAIN = [("diversity", signal.SIGTERM), ("diversity", signal.SIGHUP), ("sql", signal.SIGTERM), ("sql", signal.SIGHUP)]
 
 
+def working(proc: subprocess.Popen, verb: str, store: Path, err: list[str]) -> bool:
+    """Whether the command has begun its work: the sweep's progress bar is on stderr, or the query holds the store
+    (then a moment more, for DuckDB to start executing)."""
+    if verb == "diversity":
+        return "digits sweep:" in "".join(err)
+    try:
+        return any(Path(f.path) == store for f in psutil.Process(proc.pid).open_files())
+    except psutil.Error:
+        return False
+
+
 def test_a_plain_command_stops_on_sigterm_and_sighup(tmp_path):
     """A long in-process command ends at once with the signal's exit status: the digits diversity sweep, and a
-    sealed query (DuckDB interrupted, the store released and unchanged). The four run side by side."""
+    sealed query (DuckDB interrupted, the store released and unchanged). The four run side by side; each is signalled
+    once it shows it is working (not after a fixed sleep: on a loaded machine the imports alone can take longer)."""
+    import threading
+
     from t2ibench.store import Store
 
     store = tmp_path / "results.duckdb"
     Store(store).initialise()
     before = store.read_bytes()
-    procs = []
+    procs, errs, readers = [], [], []
     for verb, _ in PLAIN:
         if verb == "sql":
             argv = ("sql", "--store", str(store), "--timeout", "300", "SELECT count(*) FROM range(100000000000) a")
         else:
-            argv = ("diversity", "--example", "digits", "--repeats", "1000", "--quiet")
-        procs.append(subprocess.Popen(t2ibench(*argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    time.sleep(6.0)  # imports done (four at once on two cores), the work running
-    assert all(proc.poll() is None for proc in procs), [proc.communicate() for proc in procs if proc.poll() is not None]
+            argv = ("diversity", "--example", "digits", "--repeats", "1000")  # its progress bar: a sign of work
+        proc = subprocess.Popen(t2ibench(*argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        err: list[str] = []
+        reader = threading.Thread(target=lambda p=proc, e=err: e.extend(iter(lambda: p.stderr.read(1), "")))
+        reader.start()
+        procs.append(proc)
+        errs.append(err)
+        readers.append(reader)
+    deadline = time.monotonic() + 120
+    pending = set(range(len(PLAIN)))
+    while pending and time.monotonic() < deadline:
+        pending = {i for i in pending if not working(procs[i], PLAIN[i][0], store, errs[i])}
+        assert all(proc.poll() is None for proc in procs), ["".join(e) for e in errs]
+        time.sleep(0.1)
+    assert not pending, f"never began working: {[PLAIN[i] for i in pending]}"
+    time.sleep(1.0)  # the queries from holding the store to executing
     at = time.monotonic()
     for proc, (_, signum) in zip(procs, PLAIN, strict=True):
         proc.send_signal(signum)
-    for proc, (verb, signum) in zip(procs, PLAIN, strict=True):
-        _, err = proc.communicate(timeout=STOP_WITHIN_S + 10)
-        assert proc.returncode == 128 + signum, (verb, err)
+    for proc, reader, err, (verb, signum) in zip(procs, readers, errs, PLAIN, strict=True):
+        proc.wait(timeout=STOP_WITHIN_S + 10)
+        reader.join(timeout=10)
+        text = "".join(err)
+        assert proc.returncode == 128 + signum, (verb, text)
         name = signal.Signals(signum).name
-        last = err.strip().splitlines()[-1]
+        last = text.strip().splitlines()[-1]  # after the progress bar's last line: the bar is closed first
         if verb == "sql":
-            assert last == f"t2ibench sql: error: the query was interrupted ({name}) and the store released", err
+            assert last == f"t2ibench sql: error: the query was interrupted ({name}) and the store released", text
         else:
-            assert last == f"t2ibench diversity: interrupted ({name})", err
+            assert last == f"t2ibench diversity: interrupted ({name})", text
     assert time.monotonic() - at < STOP_WITHIN_S
     assert store.read_bytes() == before

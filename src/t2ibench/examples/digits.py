@@ -121,32 +121,33 @@ def digits_class_sweep(config: DigitsSweepConfig | None = None, *, show_progress
     sigma = cfg.sigma_scale * median
     alpha = parse_alpha(cfg.alpha)
     rows = []
-    bar = progress(10 * cfg.repeats, "digits sweep", enabled=show_progress, unit="eval")
-    for k in range(1, 11):
-        vx, vf, rx, rf, radius = [], [], [], [], 0.0
-        for rep in range(cfg.repeats):
-            rng = np.random.default_rng((cfg.seed, k, rep))
-            Z = X[stratified_sample(y, k, cfg.n_per_condition, rng)]
-            exact = exact_entropy(Z, sigma=sigma, alphas=[alpha])
-            approx = fkea_scores(Z, sigma=sigma, rff_dim=cfg.rff_dim, seed=cfg.seed + rep, alphas=[alpha])
-            vx.append(exact.vendi[alpha])
-            vf.append(approx.vendi[alpha])
-            rx.append(exact.rke)
-            rf.append(approx.rke)
-            radius = approx.error_radius or 0.0
-            bar.update()
-        rows.append(
-            DigitsSweepRow(
-                classes=k,
-                n=cfg.n_per_condition,
-                vendi_exact=MeanSd.of(vx),
-                vendi_fkea=MeanSd.of(vf),
-                rke_exact=MeanSd.of(rx),
-                rke_fkea=MeanSd.of(rf),
-                error_radius=radius,
+    with progress(
+        10 * cfg.repeats, "digits sweep", enabled=show_progress, unit="eval"
+    ) as bar:  # closed before an interruption's message
+        for k in range(1, 11):
+            vx, vf, rx, rf, radius = [], [], [], [], 0.0
+            for rep in range(cfg.repeats):
+                rng = np.random.default_rng((cfg.seed, k, rep))
+                Z = X[stratified_sample(y, k, cfg.n_per_condition, rng)]
+                exact = exact_entropy(Z, sigma=sigma, alphas=[alpha])
+                approx = fkea_scores(Z, sigma=sigma, rff_dim=cfg.rff_dim, seed=cfg.seed + rep, alphas=[alpha])
+                vx.append(exact.vendi[alpha])
+                vf.append(approx.vendi[alpha])
+                rx.append(exact.rke)
+                rf.append(approx.rke)
+                radius = approx.error_radius or 0.0
+                bar.update()
+            rows.append(
+                DigitsSweepRow(
+                    classes=k,
+                    n=cfg.n_per_condition,
+                    vendi_exact=MeanSd.of(vx),
+                    vendi_fkea=MeanSd.of(vf),
+                    rke_exact=MeanSd.of(rx),
+                    rke_fkea=MeanSd.of(rf),
+                    error_radius=radius,
+                )
             )
-        )
-    bar.close()
     return DigitsSweep(config=cfg, median_distance=median, sigma=sigma, rows=tuple(rows))
 
 
@@ -238,34 +239,35 @@ def digits_scendi_comparison(config: DigitsScendiConfig | None = None, *, show_p
     prompts = embed_prompts(digit_prompts())
     image_sigma = cfg.sigma_scale * median_heuristic_sigma(X, seed=cfg.seed)
     text_sigma = median_heuristic_sigma(prompts, seed=cfg.seed)
-    bar = progress(len(PROMPT_MODELS) * cfg.repeats, "digits scendi", enabled=show_progress, unit="eval")
-    rows = []
-    for model_index, model in enumerate(PROMPT_MODELS):
-        values: dict[str, list[float]] = {k: [] for k in ("scendi", "cond", "share", "prompt", "image")}
-        for rep in range(cfg.repeats):
-            rng = np.random.default_rng((cfg.seed, 100 + model_index, rep))
-            image_rows, prompt_ids = digit_pairs(y, model, cfg.per_prompt, rng)
-            ids = prompt_ids.tolist()
-            res = scendi_score(
-                X[image_rows],
-                prompts[prompt_ids],
-                image_ids=ids,
-                text_ids=ids,
-                image_sigma=image_sigma,
-                text_sigma=text_sigma,
-                rff_dim=cfg.rff_dim,
-                seed=cfg.seed + rep,
-                epsilon=cfg.epsilon,
-            )
-            for key, value in zip(
-                values,
-                (res.scendi, res.conditional_vendi, res.model_share, res.prompt_vendi, res.image_vendi),
-                strict=True,
-            ):
-                values[key].append(value)
-            bar.update()
-        rows.append(DigitsScendiRow(model, *(MeanSd.of(v) for v in values.values())))
-    bar.close()
+    with progress(
+        len(PROMPT_MODELS) * cfg.repeats, "digits scendi", enabled=show_progress, unit="eval"
+    ) as bar:  # closed before an interruption's message
+        rows = []
+        for model_index, model in enumerate(PROMPT_MODELS):
+            values: dict[str, list[float]] = {k: [] for k in ("scendi", "cond", "share", "prompt", "image")}
+            for rep in range(cfg.repeats):
+                rng = np.random.default_rng((cfg.seed, 100 + model_index, rep))
+                image_rows, prompt_ids = digit_pairs(y, model, cfg.per_prompt, rng)
+                ids = prompt_ids.tolist()
+                res = scendi_score(
+                    X[image_rows],
+                    prompts[prompt_ids],
+                    image_ids=ids,
+                    text_ids=ids,
+                    image_sigma=image_sigma,
+                    text_sigma=text_sigma,
+                    rff_dim=cfg.rff_dim,
+                    seed=cfg.seed + rep,
+                    epsilon=cfg.epsilon,
+                )
+                for key, value in zip(
+                    values,
+                    (res.scendi, res.conditional_vendi, res.model_share, res.prompt_vendi, res.image_vendi),
+                    strict=True,
+                ):
+                    values[key].append(value)
+                bar.update()
+            rows.append(DigitsScendiRow(model, *(MeanSd.of(v) for v in values.values())))
     return DigitsScendi(config=cfg, image_sigma=image_sigma, text_sigma=text_sigma, rows=tuple(rows))
 
 

@@ -154,12 +154,11 @@ class OpenCLIPEmbedder:
         model, preprocess, _, device = self._load()
         out = []
         bar = progress(len(images), "clip images", enabled=self.show_progress, unit="img")
-        with torch.inference_mode():
+        with bar, torch.inference_mode():  # the bar closes before an interruption's message
             for start in range(0, len(images), self.batch_size):
                 batch = torch.stack([preprocess(_open_image(i)) for i in images[start : start + self.batch_size]])
                 out.append(model.encode_image(batch.to(device)).float().cpu().numpy())
                 bar.update(len(batch))
-        bar.close()
         vectors = np.concatenate(out) if out else np.zeros((0, 0), np.float32)
         return _normalize(vectors) if self.spec.normalize else vectors
 
@@ -268,7 +267,7 @@ class DINOv2Embedder(ImagesOnly):
         registers = int(getattr(model.config, "num_register_tokens", 0) or 0)
         out = []
         bar = progress(len(images), "dinov2 images", enabled=self.show_progress, unit="img")
-        with torch.inference_mode():
+        with bar, torch.inference_mode():  # the bar closes before an interruption's message
             for start in range(0, len(images), self.batch_size):
                 batch = [_open_image(i) for i in images[start : start + self.batch_size]]
                 inputs = processor(images=batch, return_tensors="pt")
@@ -279,7 +278,6 @@ class DINOv2Embedder(ImagesOnly):
                     pooled = outputs.last_hidden_state[:, 1 + registers :].mean(dim=1)
                 out.append(pooled.float().cpu().numpy())
                 bar.update(len(batch))
-        bar.close()
         vectors = np.concatenate(out) if out else np.zeros((0, 0), np.float32)
         return _normalize(vectors) if self.spec.normalize else vectors
 

@@ -378,49 +378,52 @@ class DiffusersGenerator(MakesImages):
         resume.note(folder.root, "generating")
         done = resume.done
         n = self.spec.images_per_prompt
-        bar = progress(len(prompts) * n, "generate", enabled=self.show_progress, unit="img")
-        records: list[ImageRecord] = []
-        for index, metadata in prompts:
-            prompt = str(metadata["prompt"])
-            have = [k for k in range(n) if (index, k) in done]
-            if len(have) == n:
-                folder.keep_metadata(index, metadata)  # e.g. kept by an old log line's prompt text
-                records += [done[(index, k)] for k in range(n)]
-                bar.update(n)
-                continue
-            folder.write_metadata(index, metadata)
-            images: dict[int, Any] = {}
-            if self.spec.seeding == "sample":
-                # fixed windows of batch_size samples: a resumed window has the same composition as in an
-                # uninterrupted run, so even batch-dependent float rounding reproduces bit for bit
-                for start in range(0, n, self.spec.effective_batch_size):
-                    window = list(range(start, min(start + self.spec.effective_batch_size, n)))
-                    missing = [k for k in window if (index, k) not in done]
-                    if not missing:
+        with progress(
+            len(prompts) * n, "generate", enabled=self.show_progress, unit="img"
+        ) as bar:  # closed before an interruption's message
+            records: list[ImageRecord] = []
+            for index, metadata in prompts:
+                prompt = str(metadata["prompt"])
+                have = [k for k in range(n) if (index, k) in done]
+                if len(have) == n:
+                    folder.keep_metadata(index, metadata)  # e.g. kept by an old log line's prompt text
+                    records += [done[(index, k)] for k in range(n)]
+                    bar.update(n)
+                    continue
+                folder.write_metadata(index, metadata)
+                images: dict[int, Any] = {}
+                if self.spec.seeding == "sample":
+                    # fixed windows of batch_size samples: a resumed window has the same composition as in an
+                    # uninterrupted run, so even batch-dependent float rounding reproduces bit for bit
+                    for start in range(0, n, self.spec.effective_batch_size):
+                        window = list(range(start, min(start + self.spec.effective_batch_size, n)))
+                        missing = [k for k in window if (index, k) not in done]
+                        if not missing:
+                            bar.update(len(window))
+                            continue
+                        seeds = [sample_seed(self.spec.seed, index, k) for k in window]
+                        for k, seed, image in zip(
+                            window, seeds, self._run(prompt, self._generators(seeds)), strict=True
+                        ):
+                            if k in missing:
+                                done[(index, k)] = folder.save(index, k, image, seed, metadata)
+                            images[k] = image
                         bar.update(len(window))
-                        continue
-                    seeds = [sample_seed(self.spec.seed, index, k) for k in window]
-                    for k, seed, image in zip(window, seeds, self._run(prompt, self._generators(seeds)), strict=True):
-                        if k in missing:
-                            done[(index, k)] = folder.save(index, k, image, seed, metadata)
-                        images[k] = image
-                    bar.update(len(window))
-            else:  # one generator per prompt, drawn in order: the prompt is the unit of resume
-                generator = torch.Generator(device="cpu").manual_seed(self.spec.seed)
-                for start in range(0, n, self.spec.effective_batch_size):
-                    batch = list(range(start, min(start + self.spec.effective_batch_size, n)))
-                    out_images = self._run(prompt, [generator] * len(batch))
-                    for k, image in zip(batch, out_images, strict=True):
-                        done[(index, k)] = folder.save(index, k, image, self.spec.seed, metadata)
-                        images[k] = image
-                    bar.update(len(batch))
-            if self.spec.grid and images:
-                from PIL import Image
+                else:  # one generator per prompt, drawn in order: the prompt is the unit of resume
+                    generator = torch.Generator(device="cpu").manual_seed(self.spec.seed)
+                    for start in range(0, n, self.spec.effective_batch_size):
+                        batch = list(range(start, min(start + self.spec.effective_batch_size, n)))
+                        out_images = self._run(prompt, [generator] * len(batch))
+                        for k, image in zip(batch, out_images, strict=True):
+                            done[(index, k)] = folder.save(index, k, image, self.spec.seed, metadata)
+                            images[k] = image
+                        bar.update(len(batch))
+                if self.spec.grid and images:
+                    from PIL import Image
 
-                grid_images = [images.get(k) or Image.open(done[(index, k)].path) for k in range(n)]
-                save_grid(grid_images, folder.root / f"{index:05d}" / "grid.png", columns=min(n, 4))
-            records += [done[(index, k)] for k in range(n)]
-        bar.close()
+                    grid_images = [images.get(k) or Image.open(done[(index, k)].path) for k in range(n)]
+                    save_grid(grid_images, folder.root / f"{index:05d}" / "grid.png", columns=min(n, 4))
+                records += [done[(index, k)] for k in range(n)]
         return records
 
 
