@@ -12,6 +12,9 @@ REPO = Path(__file__).resolve().parents[1]
 # GenEval's released files (prompts, MTurk annotations): the documented local-path override, for offline machines
 # and CI; defaults to ../shared/geneval beside the checkout. The product fetches them (`t2ibench data fetch`).
 GENEVAL_DATA = Path(os.environ.get("T2IBENCH_GENEVAL_DATA") or REPO.parent / "shared" / "geneval")
+# GenEval 2's file (CC BY-NC 4.0: read from this copy, never copied into the repository): $T2IBENCH_GENEVAL2_DATA,
+# default ../shared/geneval2; the product fetches it (`t2ibench data fetch geneval2`, the geneval2_data stage).
+GENEVAL2_DATA = Path(os.environ.get("T2IBENCH_GENEVAL2_DATA") or REPO.parent / "shared" / "geneval2")
 
 
 # The longest files first: with `pytest -n 2 --dist loadfile` (make test) files are handed to the workers in this

@@ -2409,7 +2409,7 @@ def _(tmp: Path) -> Any:
 # registering its cases with ``case`` above (imported here so CASES holds them all, in this order). Run as a script,
 # this file is ``__main__`` and they would register into ``tests.corpus`` instead: the block at the end imports that.
 if __name__ != "__main__":
-    from tests import corpus_store, corpus_files, corpus_resources, corpus_signals, corpus_probe  # noqa: F401, I001
+    from tests import corpus_store, corpus_files, corpus_resources, corpus_signals, corpus_probe, corpus_geneval2  # noqa: F401, I001
 
 # Behaviours shown by other tests (rendered into docs/reliability.md with the corpus).
 OTHER_GUARANTEES = [

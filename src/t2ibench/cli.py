@@ -852,16 +852,13 @@ def _cmd_failures(args: argparse.Namespace) -> int:
 
 
 def _cmd_data(args: argparse.Namespace) -> int:
-    import os
-
-    from t2ibench.datasets import GENEVAL_FILES, LOCAL_GENEVAL_ENV, fetch_geneval
+    from t2ibench.datasets import fetch_release, local_source, release
     from t2ibench.paths import place, refuse_output
 
-    names = {f.name for f in GENEVAL_FILES}
-    source = args.source if args.source is not None else os.environ.get(LOCAL_GENEVAL_ENV) or None
-    inputs = [place("--from", source, tree=True)]
+    names = {f.name for f in release(args.dataset).files}
+    inputs = [place("--from", local_source(args.dataset, args.source), tree=True)]
     refuse_output(args.out, flag="--out", inputs=inputs, tree=True, covers=lambda rel: rel.parts[0] in names)
-    files = fetch_geneval(args.out, source=args.source, revision=args.revision)
+    files = fetch_release(args.dataset, args.out, source=args.source, revision=args.revision)
     print(f"{args.out}: {', '.join(f.name for f in files)} (verified)", file=sys.stderr)
     return EXIT_OK
 
@@ -1001,13 +998,18 @@ def build_parser() -> argparse.ArgumentParser:
     prompts.add_argument("--out", help="write JSON lines here (default: standard output)")
     prompts.set_defaults(func=_cmd_prompts)
 
-    evaluate = verbs.add_parser(
+    evaluate_verb = verbs.add_parser(
         "evaluate",
+        help="judge an image folder with a benchmark: `evaluate geneval DIR` (detector rules), `evaluate geneval2 "
+        "DIR|MAP.json` (a VQA judge, Soft-TIFA)",
+    )
+    benchmarks = evaluate_verb.add_subparsers(dest="suite", required=True, metavar="BENCHMARK")
+    evaluate = benchmarks.add_parser(
+        "geneval",
         help="GenEval verdicts for an image folder (<dir>/<NNNNN>/metadata.jsonl, samples/*.png)",
         description="Detect objects (Mask2Former), classify colours (CLIP), judge each image with GenEval's rules, "
         "write results.jsonl and print the Table-2 summary. Every image is accounted for.",
     )
-    evaluate.add_argument("suite", choices=["geneval"])
     evaluate.add_argument("imagedir")
     _suite_options(evaluate, metadata=True)
     evaluate.add_argument("--out", help="results.jsonl path (default IMAGEDIR/results.jsonl); resumes from OUT.partial")
@@ -1019,6 +1021,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--json", help="also write the summary as JSON")
     evaluate.add_argument("--quiet", action="store_true")
     evaluate.set_defaults(func=_cmd_evaluate)
+    _geneval2_parser(benchmarks)
 
     selftest = verbs.add_parser(
         "selftest",
@@ -1203,18 +1206,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     data = verbs.add_parser(
         "data",
-        help="acquire external data: `data fetch geneval` (GenEval's released prompts and annotations, verified)",
+        help="acquire external data, verified against pinned SHA-256s: `data fetch geneval` (GenEval's released "
+        "prompts and annotations), `data fetch geneval2` (GenEval 2's geneval2_data.jsonl, CC BY-NC 4.0)",
     )
     data.add_argument("action", choices=["fetch"])
-    data.add_argument("dataset", choices=["geneval"])
+    data.add_argument("dataset", choices=["geneval", "geneval2"])
     data.add_argument("--out", required=True, help="folder to write the files to")
     data.add_argument(
         "--from",
         dest="source",
         metavar="DIR",
-        help="copy from this local folder instead of downloading (default: $T2IBENCH_GENEVAL_DATA if set)",
+        help="copy from this local folder instead of downloading (default: $T2IBENCH_GENEVAL_DATA, "
+        "$T2IBENCH_GENEVAL2_DATA if set)",
     )
-    data.add_argument("--revision", default="main", help="git revision of the GenEval repository to download")
+    data.add_argument(
+        "--revision",
+        help="git revision of the dataset's repository to download (default: geneval main, geneval2 the pinned "
+        "commit a6e82d2); the files' hashes are checked whatever the revision",
+    )
     data.set_defaults(func=_cmd_data)
 
     schedule = verbs.add_parser(
@@ -1278,6 +1287,109 @@ def build_parser() -> argparse.ArgumentParser:
     for verb in [*verbs.choices.values(), *kinds.choices.values()]:  # every verb reads a params file the same way
         add_params_option(verb)
     return parser
+
+
+def _geneval2_parser(benchmarks: Any) -> None:
+    """``t2ibench evaluate geneval2``: its options (the judge's from ``VQAJudgeConfig``, the answer rule's from
+    ``t2ibench.metrics.soft_tifa``)."""
+    from t2ibench.metrics.soft_tifa import ANSWER_RULES, DEFAULT_ANSWER_RULE
+    from t2ibench.models.registry import VQA_JUDGES
+    from t2ibench.specs import VQAJudgeConfig
+
+    g2 = benchmarks.add_parser(
+        "geneval2",
+        help="GenEval 2 (Kamath et al. 2025) for an image folder or a {prompt: image} JSON map, judged by a VQA model",
+        description="Ask the judge every atom's question of each image (and VQAScore's), write per-question "
+        "results, print Soft-TIFA AM/GM, TIFA and VQAScore overall, per skill and per atom count, each with a "
+        "bootstrap interval over prompts. Every image is accounted for.",
+    )
+    g2.add_argument("images", help="a GenEval-layout folder (<NNNNN>/metadata.jsonl, samples/) or a .json image map")
+    g2.add_argument(
+        "--suite",
+        default="data/external/geneval2/geneval2_data.jsonl",
+        help="GenEval 2's geneval2_data.jsonl (default: where `t2ibench data fetch geneval2 --out "
+        "data/external/geneval2` puts it)",
+    )
+    g2.add_argument(
+        "--subset", action="store_true", help="the suite file is a subset of GenEval 2 (not its 800 prompts)"
+    )
+    g2.add_argument("--out", help="results.jsonl path (default: beside IMAGES); resumes from OUT.partial")
+    g2.add_argument("--allow-missing", action="store_true", help="evaluate even if prompts/images are missing")
+    g2.add_argument("--images-per-prompt", type=_int_from(1, 10_000), help="expected samples per prompt (any)")
+    g2.add_argument("--judge", choices=VQA_JUDGES.names(), default=VQAJudgeConfig.backend)
+    g2.add_argument("--judge-model", default=VQAJudgeConfig.model, help=f"hub id or folder ({VQAJudgeConfig.model})")
+    g2.add_argument("--judge-revision", default=VQAJudgeConfig.revision, help="hub revision (commit) of the judge")
+    g2.add_argument("--dtype", default=VQAJudgeConfig.dtype, help=f"judge weights' dtype ({VQAJudgeConfig.dtype})")
+    g2.add_argument(
+        "--batch-size", type=_int_from(1, 4096), default=VQAJudgeConfig.batch_size,
+        help=f"questions per forward pass ({VQAJudgeConfig.batch_size})",
+    )  # fmt: skip
+    g2.add_argument(
+        "--answer-rule", choices=ANSWER_RULES, default=DEFAULT_ANSWER_RULE,
+        help=f"how an answer's probability is read from its variants' tokens ({DEFAULT_ANSWER_RULE}: as the "
+        "reference evaluation.py)",
+    )  # fmt: skip
+    g2.add_argument("--device", default="auto")
+    g2.add_argument("--json", help="also write the tables as JSON")
+    g2.add_argument("--quiet", action="store_true")
+    g2.set_defaults(func=_cmd_evaluate_geneval2)
+
+
+def _cmd_evaluate_geneval2(args: argparse.Namespace) -> int:
+    from t2ibench.geneval2_eval import evaluate_scan, scan_images, summarise
+    from t2ibench.models.registry import VQA_JUDGES
+    from t2ibench.paths import place, refuse_outputs
+    from t2ibench.report.geneval2 import render_tables
+    from t2ibench.specs import VQAJudgeConfig
+    from t2ibench.suites.geneval2 import read_geneval2
+
+    images = Path(args.images)
+    default_out = images / "results.jsonl" if images.is_dir() else images.with_name(images.stem + ".results.jsonl")
+    out = Path(args.out) if args.out else default_out
+    if out.exists() and not out.is_file():
+        raise InputError(f"--out {out}: is a folder or a special file; give the results.jsonl file name")
+    partial = out.with_name(out.name + ".partial")
+    refuse_outputs(
+        [place("--out", out), place("--out's partial file", partial), place("--json", args.json)],
+        [
+            place("IMAGES", images, tree=images.is_dir()),
+            place("--suite", args.suite),
+            place("--judge-model", args.judge_model if Path(args.judge_model).exists() else None, tree=True),
+        ],
+    )
+    if not Path(args.suite).exists():
+        raise InputError(
+            f"--suite {args.suite}: no such file; fetch GenEval 2's file with `t2ibench data fetch geneval2 --out "
+            f"{Path(args.suite).parent}` (or --from DIR for a local copy)"
+        )
+    suite = read_geneval2(args.suite, full=not args.subset)
+    spec = VQAJudgeConfig(
+        backend=args.judge,
+        model=args.judge_model,
+        revision=args.judge_revision,
+        dtype=args.dtype,
+        batch_size=args.batch_size,
+    )
+    scan = scan_images(images, suite, images_per_prompt=args.images_per_prompt)
+    print(scan.report(), file=sys.stderr)
+    if not scan.ok and not args.allow_missing:
+        print(
+            "t2ibench evaluate: the images do not match the suite (see above); fix them or pass --allow-missing "
+            "to evaluate only what is there",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    if not scan.items:
+        raise InputError(f"{images}: no image to judge")
+    judge = VQA_JUDGES.build(spec.backend, spec, device=args.device)
+    results = evaluate_scan(scan, judge, suite=suite, rule=args.answer_rule, out=out, show_progress=not args.quiet)
+    print(f"wrote {out}", file=sys.stderr)
+    tables = summarise(results)
+    subset = "" if suite.released else " (not the released GenEval 2 file: not comparable with published numbers)"
+    print(render_tables(tables, label=images.name + subset))
+    if args.json:
+        _write_json(Path(args.json), tables.to_dict())
+    return EXIT_OK
 
 
 def _data_option(p: argparse.ArgumentParser) -> None:

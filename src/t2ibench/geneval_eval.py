@@ -19,7 +19,7 @@ import math
 import os
 import posixpath
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -156,6 +156,7 @@ def scan_folder(
     *,
     images_per_prompt: int | None = None,
     verify_images: bool = True,
+    validate_metadata: Callable[..., None] | None = None,
 ) -> FolderScan:
     """Scan a GenEval image folder against ``suite`` (the prompt records, in order) and list every departure.
 
@@ -164,6 +165,7 @@ def scan_folder(
     judged once; anything the scan would read that resolves outside ``root`` (a prompt folder, metadata.jsonl,
     ``samples/``, an image) is a problem and never read; entries that are not regular files (folders named
     ``x.png``, FIFOs, devices, dangling links) are problems, never opened; multi-frame images are problems.
+    ``validate_metadata(record, where=...)`` checks each metadata record (default: GenEval's schema).
     """
     base = Path(root)
     if not base.is_dir():
@@ -209,7 +211,7 @@ def scan_folder(
             problems.append(problem)
             continue
         try:
-            metadata = read_metadata(meta_path)
+            metadata = read_metadata(meta_path, validate_metadata)
         except InputError as exc:
             problems.append(shown(exc))
             continue

@@ -1,7 +1,9 @@
-"""What a model or evaluator is, as data: the spec sections of the generator, detector, colour classifier and embedder.
+"""What a model or evaluator is, as data: the spec sections of the generator, detector, colour classifier, embedder
+and VQA judge.
 
 A spec is a frozen, validated dataclass — the config section that describes one model (``models[].generator``,
-``evaluators.geneval.detector``, ``evaluators.geneval.colour``, ``evaluators.image_embedder``, ``evaluators.clip``) —
+``evaluators.geneval.detector``, ``evaluators.geneval.colour``, ``evaluators.image_embedder``, ``evaluators.clip``;
+``VQAJudgeConfig`` for GenEval 2's vision-language judge) —
 and also what its adapter in ``t2ibench.models`` is built from, whole. This module sits below both: it imports
 nothing from ``t2ibench.config`` or ``t2ibench.models`` (and never torch), so the direction is
 
@@ -292,3 +294,46 @@ class EmbedderConfig:
             raise FieldError("pretrained", f"is read by the open_clip backend only, not {backend!r}; remove it")
         if "pooling" in given and backend != "dinov2":
             raise FieldError("pooling", f"is read by the dinov2 backend only, not {backend!r}; remove it")
+
+
+# -- VQA judges ------------------------------------------------------------------------------------------------------
+
+DEFAULT_VQA_JUDGE_MODEL = "Qwen/Qwen3-VL-8B-Instruct"  # GenEval 2's judge (facebookresearch/GenEval2 evaluation.py)
+MAX_JUDGE_BATCH = 4096
+
+
+@dataclass(frozen=True)
+class VQAJudgeConfig:
+    """A vision-language judge that answers questions about an image with next-token probabilities: a
+    ``VQA_JUDGES`` registry entry, its model (hub id or local directory) and revision, the dtype it runs in
+    ("auto": the checkpoint's own, as GenEval 2's reference loads it) and how many questions share a forward pass
+    (``batch_size``); ``attn_implementation`` None is transformers' default (sdpa)."""
+
+    backend: str = "qwen3-vl"
+    model: str = DEFAULT_VQA_JUDGE_MODEL
+    revision: str | None = None
+    dtype: str = "auto"
+    batch_size: int = 16
+    attn_implementation: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.model.strip() or not visible_text(self.model):
+            raise FieldError("model", "must name a hub id or a local directory")
+        if self.revision is not None and (not self.revision.strip() or not visible_text(self.revision)):
+            raise FieldError(
+                "revision", f"must be a hub revision (branch, tag or commit) or null; got {self.revision!r}"
+            )
+        if self.dtype not in DTYPES:
+            raise FieldError("dtype", str(unknown_choice("dtype", self.dtype, DTYPES)))
+        check_int(self, "batch_size", 1, MAX_JUDGE_BATCH)
+        attn = self.attn_implementation
+        if attn is not None and (not attn.strip() or not visible_text(attn)):
+            raise FieldError("attn_implementation", f"must name an attention implementation or be null; got {attn!r}")
+
+    def judging(self) -> dict[str, Any]:
+        """The fields that determine the answers (a judged result's fingerprint). In float32 that is all but
+        ``batch_size``, which changes how many questions share a forward pass, not the probabilities (equal to one
+        question at a time within 1e-5, tested); in any other dtype ("auto" included) the rounding depends on the
+        batch (up to 2e-2 in probability measured on the tiny judge in bfloat16), so the batch size is kept."""
+        exact = self.dtype == "float32"
+        return {f.name: getattr(self, f.name) for f in fields(self) if not (exact and f.name == "batch_size")}

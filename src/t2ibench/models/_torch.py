@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from t2ibench.errors import InputError, unknown_choice
@@ -30,6 +32,27 @@ def loads_models(fn: F) -> F:
             return fn(*args, **kwargs)
 
     return locked  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def quiet_loading() -> Iterator[None]:
+    """transformers' and diffusers' own progress bars ('Loading weights', 'Loading pipeline components') off while a
+    checkpoint loads: library noise on the user's console, not progress of t2ibench's work."""
+    restore = []
+    for name in ("transformers", "diffusers"):
+        if name not in sys.modules:
+            continue
+        logging = getattr(sys.modules[name], "utils", None)
+        logging = getattr(logging, "logging", None)
+        if logging is not None and hasattr(logging, "disable_progress_bar"):
+            if logging.is_progress_bar_enabled():
+                restore.append(logging)
+            logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        for logging in restore:
+            logging.enable_progress_bar()
 
 
 def resolve_device(spec: str = "auto") -> Any:

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from t2ibench.errors import InputError
 from t2ibench.metrics.geneval import Detection
-from t2ibench.models._torch import loads_models
+from t2ibench.models._torch import loads_models, quiet_loading
 from t2ibench.specs import DetectorConfig
 
 # GenEval's detector: mmdet 2.x Mask2Former Swin-S, 8×2 batch, LSJ 50 epochs, COCO.
@@ -144,8 +144,9 @@ class HFMask2Former:
             tiny_seed = parse_tiny(model_id)
             source = model_id if tiny_seed is None else str(ensure_tiny_mask2former(tiny_seed))
             try:
-                processor = AutoImageProcessor.from_pretrained(source, **kwargs)
-                model = Mask2FormerForUniversalSegmentation.from_pretrained(source, dtype=dtype, **kwargs)
+                with quiet_loading():
+                    processor = AutoImageProcessor.from_pretrained(source, **kwargs)
+                    model = Mask2FormerForUniversalSegmentation.from_pretrained(source, dtype=dtype, **kwargs)
             except (OSError, ValueError) as exc:
                 raise InputError(
                     f"cannot load Mask2Former {model_id!r}: {exc}. Offline? Pass a local directory "

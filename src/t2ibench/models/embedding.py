@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 from t2ibench.embed_cache import EmbeddingCache, content_key, weights_checksum
 from t2ibench.errors import InputError
-from t2ibench.models._torch import loads_models
+from t2ibench.models._torch import loads_models, quiet_loading
 from t2ibench.progress import progress
 from t2ibench.specs import EmbedderConfig
 
@@ -230,8 +230,9 @@ class DINOv2Embedder(ImagesOnly):
             tiny_seed = parse_tiny(model_id)
             source = model_id if tiny_seed is None else str(ensure_tiny_dinov2(tiny_seed))
             try:
-                processor = AutoImageProcessor.from_pretrained(source, revision=self.revision)
-                model = AutoModel.from_pretrained(source, revision=self.revision, dtype=dtype)
+                with quiet_loading():
+                    processor = AutoImageProcessor.from_pretrained(source, revision=self.revision)
+                    model = AutoModel.from_pretrained(source, revision=self.revision, dtype=dtype)
             except (OSError, ValueError) as exc:
                 raise InputError(f"cannot load DINOv2 {model_id!r}: {exc}. Offline? Pass a local directory.") from None
             model.to(device).eval()

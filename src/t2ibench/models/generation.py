@@ -35,7 +35,7 @@ from t2ibench.errors import InputError, note
 from t2ibench.hashing import file_sha256, record_sha256
 from t2ibench.images import check_inside, inside
 from t2ibench.io import append_line, clean_stale_tmp, output_dir, write_text_atomic
-from t2ibench.models._torch import loads_models
+from t2ibench.models._torch import loads_models, quiet_loading
 from t2ibench.progress import progress
 from t2ibench.specs import GeneratorConfig
 
@@ -292,12 +292,15 @@ class DiffusersGenerator(MakesImages):
             device = resolve_device(self.device_spec)
             dtype = resolve_dtype(self.spec.dtype, device)
             try:
-                pipe = DiffusionPipeline.from_pretrained(self._model_path(), revision=self.spec.revision, dtype=dtype)
-                stage2 = None
-                if self.spec.stage2:
-                    stage2 = DiffusionPipeline.from_pretrained(
-                        self.spec.stage2, revision=self.spec.revision, text_encoder=None, dtype=dtype
+                with quiet_loading():
+                    pipe = DiffusionPipeline.from_pretrained(
+                        self._model_path(), revision=self.spec.revision, dtype=dtype
                     )
+                    stage2 = None
+                    if self.spec.stage2:
+                        stage2 = DiffusionPipeline.from_pretrained(
+                            self.spec.stage2, revision=self.spec.revision, text_encoder=None, dtype=dtype
+                        )
             except (OSError, ValueError) as exc:
                 raise InputError(
                     f"cannot load pipeline {self.spec.model!r}: {exc}. Offline? Pass a local directory "

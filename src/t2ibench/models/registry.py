@@ -1,6 +1,6 @@
 """Registries of the model backends: a name → a builder that makes the runtime object from its spec, whole.
 
-The CLI, the pipeline and config validation all go through these four registries, so a backend is added in one
+The CLI, the pipeline and config validation all go through these registries, so a backend is added in one
 place (a ``register`` call here, beside the others) and every entry point knows it, with did-you-mean errors for
 typos. A registry is typed by the spec it reads and the object it builds (``Registry[SpecT, ProductT]``):
 
@@ -9,6 +9,8 @@ typos. A registry is typed by the spec it reads and the object it builds (``Regi
 * ``DETECTORS``: ``build(name, spec, device=...)`` → a ``Detector`` (``spec``: a ``DetectorConfig``).
 * ``COLOUR_CLASSIFIERS``: ``build(name, spec, device=...)`` → a ``ColourClassifier`` (``spec``: ``ColourConfig``).
 * ``EMBEDDERS``: ``build(name, spec, device=..., show_progress=...)`` → an ``Embedder`` (``EmbedderConfig``).
+* ``VQA_JUDGES``: ``build(name, spec, device=...)`` → a ``VQAJudge`` (``VQAJudgeConfig``): GenEval 2's
+  vision-language judge, answering questions about images with next-token probabilities.
 
 At module level this imports only ``t2ibench.specs`` and ``t2ibench.errors``: ``t2ibench.config`` imports it to check
 backend names without loading any adapter. Builders import their adapter module when called (the adapters never
@@ -25,13 +27,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, TypeVar
 
 from t2ibench.errors import InputError, unknown_choice
-from t2ibench.specs import ColourConfig, DetectorConfig, EmbedderConfig, GeneratorConfig
+from t2ibench.specs import ColourConfig, DetectorConfig, EmbedderConfig, GeneratorConfig, VQAJudgeConfig
 
 if TYPE_CHECKING:  # the protocols of what the registries build (their modules load when a builder runs)
     from t2ibench.models.colour import ColourClassifier
     from t2ibench.models.detection import Detector
     from t2ibench.models.embedding import Embedder
     from t2ibench.models.generation import Generator
+    from t2ibench.models.vqa import VQAJudge
 
 SpecT = TypeVar("SpecT")
 ProductT = TypeVar("ProductT")
@@ -100,6 +103,7 @@ GENERATORS: Registry[GeneratorConfig, Generator] = Registry("generator backend")
 DETECTORS: Registry[DetectorConfig, Detector] = Registry("detector backend")
 COLOUR_CLASSIFIERS: Registry[ColourConfig, ColourClassifier] = Registry("colour classifier backend")
 EMBEDDERS: Registry[EmbedderConfig, Embedder] = Registry("embedder backend", keep=2)  # image embedder and CLIP
+VQA_JUDGES: Registry[VQAJudgeConfig, VQAJudge] = Registry("VQA judge backend")
 
 
 @GENERATORS.register("diffusers", "a diffusers pipeline by hub id or folder (SD 1.x/2.x, SD-XL, IF), or tiny-random")
@@ -190,6 +194,13 @@ def _mobilenet_structure(spec: EmbedderConfig, *, device: str, show_progress: bo
     from t2ibench.models.ssd import MobileNetPromptStructure
 
     return MobileNetPromptStructure(spec, show_progress=show_progress)
+
+
+@VQA_JUDGES.register("qwen3-vl", "Qwen3-VL through transformers (GenEval 2's judge: Qwen/Qwen3-VL-8B-Instruct)")
+def _qwen3_vl(spec: VQAJudgeConfig, *, device: str) -> VQAJudge:
+    from t2ibench.models.vqa import Qwen3VLJudge
+
+    return Qwen3VLJudge(spec, device=device)
 
 
 def device_name(setting: str) -> str:

@@ -4,7 +4,9 @@
   tokenizer made from open_clip's bundled vocabulary (identical token ids to OpenAI's CLIP tokenizer);
 * an 80-class COCO-instance Mask2Former (Swin backbone) with Hugging Face's label names;
 * an open_clip model (registered from a config JSON) and its checkpoint file;
-* a DINOv2 model and its image processor.
+* a DINOv2 model and its image processor;
+* a Qwen3-VL judge (``build_tiny_qwen3_vl``): a byte-level BPE tokenizer trained here on GenEval 2-style questions
+  with Qwen's special tokens, Qwen3-VL's processor settings (small pixel bounds) and chat format, random weights.
 
 Each is saved once per seed under the model cache and then loaded through the same code path as real
 checkpoints (``from_pretrained`` / open_clip ``pretrained=``). Their outputs are meaningless by construction;
@@ -330,3 +332,153 @@ def build_tiny_dinov2(path: Path, seed: int = 0, *, crop: int = 32) -> Path:
         size={"shortest_edge": crop}, crop_size={"height": crop, "width": crop}, do_center_crop=True
     ).save_pretrained(path)
     return path
+
+
+# -- a tiny Qwen3-VL judge --------------------------------------------------------------------------------------------
+
+# Qwen's special tokens, in the hub tokenizer's order (ids follow the trained vocabulary here, not Qwen's 151643…)
+QWEN_SPECIAL_TOKENS = (
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+)
+# Qwen3-VL's chat format for user/assistant turns (no default system message), images and texts in content order;
+# with add_generation_prompt a user turn renders as
+# '<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>{text}<|im_end|>\n<|im_start|>assistant\n'
+TINY_QWEN3_VL_CHAT_TEMPLATE = (
+    "{%- for message in messages %}"
+    "{{- '<|im_start|>' + message['role'] + '\\n' }}"
+    "{%- if message['content'] is string %}{{- message['content'] }}"
+    "{%- else %}{%- for content in message['content'] %}"
+    "{%- if content['type'] == 'image' or 'image' in content or 'image_url' in content %}"
+    "{{- '<|vision_start|><|image_pad|><|vision_end|>' }}"
+    "{%- elif 'text' in content %}{{- content['text'] }}{%- endif %}"
+    "{%- endfor %}{%- endif %}"
+    "{{- '<|im_end|>\\n' }}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
+)
+TINY_QWEN3_VL_PIXELS = (32 * 32 * 4, 32 * 32 * 64)  # min, max pixels: 4 to 64 image tokens per image
+
+
+def _judge_corpus() -> list[str]:
+    """GenEval 2-style questions and the answer words, the corpus the tiny judge's BPE is trained on."""
+    words = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+    objects = ["dogs", "cats", "bicycles", "cows", "pigs", "backpacks", "cars", "birds", "clocks", "benches"]
+    corpus = []
+    for name in objects:
+        corpus += [
+            f"How many {name} are in the image? Answer in one word.",
+            f"Are there any {name} in the image? Answer in one word.",
+            f"Is the {name[:-1]} green? Answer in one word.",
+            f'Does this image show "a green {name[:-1]}"? Answer the question with Yes or No.',
+        ]
+    answers = [*words, *(w.capitalize() for w in words), *map(str, range(11)), "Yes", "yes", "No", "no", "other"]
+    corpus += [" ".join(answers), " ".join(reversed(answers))]
+    return corpus
+
+
+def build_tiny_qwen3_vl(folder: Path, seed: int = 0) -> Path:
+    """A complete Qwen3-VL checkpoint folder with random weights from ``torch.manual_seed(seed)``: config and
+    weights, a Qwen2 tokenizer (byte-level BPE trained here, Qwen's special tokens), Qwen3VLProcessor with the hub's
+    image settings (patch 16, merge 2, temporal patch 2, mean/std 0.5) but 4–24 image tokens, and a chat template
+    rendering Qwen3-VL's format; loads with AutoProcessor / Qwen3VLForConditionalGeneration.from_pretrained."""
+    import torch
+    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+    from transformers import Qwen2Tokenizer, Qwen3VLConfig, Qwen3VLForConditionalGeneration, Qwen3VLProcessor
+    from transformers.models.qwen2.tokenization_qwen2 import PRETOKENIZE_REGEX
+    from transformers.models.qwen2_vl.image_processing_qwen2_vl import Qwen2VLImageProcessor
+    from transformers.models.qwen3_vl.video_processing_qwen3_vl import Qwen3VLVideoProcessor
+
+    folder.mkdir(parents=True, exist_ok=True)
+    bpe = Tokenizer(models.BPE())  # Qwen2's normaliser and pre-tokeniser, so the merges fit its splits
+    bpe.normalizer = normalizers.NFC()
+    bpe.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(PRETOKENIZE_REGEX), behavior="isolated", invert=False),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=1000, min_frequency=1, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
+    )
+    bpe.train_from_iterator(_judge_corpus(), trainer)
+    trained = json.loads(bpe.to_str())["model"]
+    merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in trained["merges"]]
+    # merges as pairs: what tokenizers' BPE takes (the annotation says strings, which it refuses)
+    tokenizer = Qwen2Tokenizer(vocab=trained["vocab"], merges=merges, model_max_length=32768)  # type: ignore[arg-type]
+    tokenizer.add_special_tokens({"additional_special_tokens": list(QWEN_SPECIAL_TOKENS[1:])})
+    ids = {token: tokenizer.get_vocab()[token] for token in QWEN_SPECIAL_TOKENS}
+
+    min_pixels, max_pixels = TINY_QWEN3_VL_PIXELS
+    vision_settings = {"patch_size": 16, "temporal_patch_size": 2, "merge_size": 2}
+    image_processor = Qwen2VLImageProcessor(
+        size={"shortest_edge": min_pixels, "longest_edge": max_pixels},
+        image_mean=[0.5, 0.5, 0.5],
+        image_std=[0.5, 0.5, 0.5],
+        **vision_settings,  # type: ignore[arg-type]
+    )
+    video_processor = Qwen3VLVideoProcessor(
+        size={"shortest_edge": min_pixels, "longest_edge": max_pixels},
+        image_mean=[0.5, 0.5, 0.5],
+        image_std=[0.5, 0.5, 0.5],
+        **vision_settings,  # type: ignore[arg-type]
+    )
+    processor = Qwen3VLProcessor(
+        image_processor=image_processor,
+        tokenizer=tokenizer,
+        video_processor=video_processor,
+        chat_template=TINY_QWEN3_VL_CHAT_TEMPLATE,
+    )
+
+    vocab_size = -(-len(tokenizer) // 64) * 64  # padded with unused rows, as Qwen's 151936 over its 151669 tokens
+    config = Qwen3VLConfig(
+        text_config={
+            "vocab_size": vocab_size,
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "head_dim": 16,
+            "max_position_embeddings": 4096,
+            "rope_parameters": {
+                "rope_type": "default",
+                "rope_theta": 5_000_000.0,
+                "mrope_section": [4, 2, 2],
+                "mrope_interleaved": True,
+            },
+            "initializer_range": 0.2,  # spread logits: probabilities that differ, a top token that means something
+            "eos_token_id": ids["<|im_end|>"],
+        },
+        vision_config={
+            "depth": 2,
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_heads": 2,
+            "out_hidden_size": 32,
+            "num_position_embeddings": 64,
+            "deepstack_visual_indexes": [0],
+            "initializer_range": 0.2,
+            "patch_size": 16,
+            "temporal_patch_size": 2,
+            "spatial_merge_size": 2,
+        },
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
+        tie_word_embeddings=False,
+    )
+    torch.manual_seed(seed)
+    model = Qwen3VLForConditionalGeneration(config).eval()
+    with torch.no_grad():  # sharper next-token distributions: top probabilities ~0.2-0.8 rather than ~0.03
+        model.lm_head.weight.mul_(4.0)
+    model.save_pretrained(folder)
+    processor.save_pretrained(folder)
+    return folder

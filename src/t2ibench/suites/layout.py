@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +26,12 @@ def prompt_index_of(path: str | Path) -> int | None:
     return None
 
 
-def read_metadata(path: Path) -> dict[str, Any]:
-    """The one prompt record of a prompt folder's metadata.jsonl; InputError names the file otherwise."""
+def read_metadata(path: Path, validate: Callable[..., None] | None = None) -> dict[str, Any]:
+    """The one prompt record of a prompt folder's metadata.jsonl, checked by ``validate(record, where=...)`` (a
+    benchmark's record check; default GenEval's); InputError names the file otherwise."""
     from t2ibench.suites.geneval import validate_record
+
+    check = validate_record if validate is None else validate
 
     try:
         lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -37,7 +41,7 @@ def read_metadata(path: Path) -> dict[str, Any]:
         raise InputError(f"{path}: malformed metadata (holds {len(lines)} records; expected exactly 1)")
     try:
         record = loads_strict(lines[0], where=str(path))
-        validate_record(record, where=str(path))
+        check(record, where=str(path))
     except InputError as exc:
         raise InputError(f"{path}: malformed metadata ({str(exc).removeprefix(str(path) + ': ')})") from None
     assert isinstance(record, dict)

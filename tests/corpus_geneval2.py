@@ -1,0 +1,162 @@
+"""Bad-input corpus: GenEval 2 — malformed suite lines, a suite of the wrong shape, image maps that miss or add
+prompts, and a judge whose tokenizer cannot spell an answer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.corpus import case
+
+__all__: list[str] = []
+
+LINE = {
+    "prompt": "two dogs and a cat",
+    "atom_count": 3,
+    "vqa_list": [
+        ["How many dogs are in the image?", "two"],
+        ["Are there any dogs in the image?", "Yes"],
+        ["How many cats are in the image?", "one"],
+        ["Are there any cats in the image?", "Yes"],
+    ],
+    "skills": ["count", "object", "count", "object"],
+}
+BIRDS = [["How many birds are in the image?", "one"], ["Are there any birds in the image?", "Yes"]]
+OTHER = {**LINE, "prompt": "two dogs and a bird", "vqa_list": [*LINE["vqa_list"][:2], *BIRDS]}
+
+
+def suite_file(tmp: Path, *lines: object) -> Path:
+    path = tmp / "geneval2_data.jsonl"
+    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
+    return path
+
+
+def read(path: Path, *, full: bool = False) -> Any:
+    from t2ibench.suites.geneval2 import read_geneval2
+
+    return read_geneval2(path, full=full)
+
+
+def image_map(tmp: Path, mapping: dict[str, str]) -> str:
+    """The scan report of an image map against the two-prompt suite."""
+    from PIL import Image
+
+    from t2ibench.geneval2_eval import scan_images
+
+    Image.new("RGB", (16, 16), (200, 30, 30)).save(tmp / "a.png")
+    path = tmp / "images.json"
+    path.write_text(json.dumps(mapping))
+    return scan_images(path, read(suite_file(tmp, LINE, OTHER))).report()
+
+
+@case(
+    "geneval2-broken-line",
+    "GenEval 2 suite with a line that is not JSON",
+    "error naming the file and line",
+    r"geneval2_data\.jsonl:2: not valid JSON",
+)
+def _(tmp: Path) -> Any:
+    return read(suite_file(tmp, LINE, '{"prompt": "a cat", '))
+
+
+@case(
+    "geneval2-skills-count",
+    "GenEval 2 line with fewer skills than questions",
+    "error naming the file, line and both counts",
+    r"geneval2_data\.jsonl:1: skills has 3 entries for 4 questions \(one skill per question\)",
+)
+def _(tmp: Path) -> Any:
+    return read(suite_file(tmp, {**LINE, "skills": LINE["skills"][:3]}))
+
+
+@case(
+    "geneval2-digit-count-answer",
+    "GenEval 2 count question answered with a digit ('2')",
+    "error naming the line and question (the reference would score it against 'other')",
+    r"geneval2_data\.jsonl:1: question 1: a count answer must be a number word",
+)
+def _(tmp: Path) -> Any:
+    pairs = [["How many dogs are in the image?", "2"], *LINE["vqa_list"][1:]]
+    return read(suite_file(tmp, {**LINE, "vqa_list": pairs}))
+
+
+@case(
+    "geneval2-unknown-skill",
+    "GenEval 2 question with a misspelt skill",
+    "error naming the line and question, with a did-you-mean",
+    r":1: question 2: unknown skill 'objects'; did you mean 'object'\?",
+)
+def _(tmp: Path) -> Any:
+    return read(suite_file(tmp, {**LINE, "skills": ["count", "objects", "count", "object"]}))
+
+
+@case(
+    "geneval2-wrong-shape",
+    "a GenEval 2 file that is not the 800-prompt benchmark, read as the benchmark",
+    "error giving the counts per atom count that are off",
+    r"geneval2_data\.jsonl: 2 prompts, not GenEval 2's 800 with 100 per atom count 3\.\.10 \(3 atoms: 2",
+)
+def _(tmp: Path) -> Any:
+    return read(suite_file(tmp, LINE, OTHER), full=True)
+
+
+@case(
+    "geneval2-map-missing-prompt",
+    "GenEval 2 image map without a suite prompt",
+    "listed as a missing prompt; the evaluation refuses to start",
+    r"missing prompts \(1\): 1",
+)
+def _(tmp: Path) -> Any:
+    return image_map(tmp, {LINE["prompt"]: "a.png"})
+
+
+@case(
+    "geneval2-map-unknown-prompt",
+    "GenEval 2 image map with a prompt the suite does not have",
+    "listed as a problem naming the map and the prompt",
+    r"images\.json: prompt 'a photo of a cat' is not in the suite",
+)
+def _(tmp: Path) -> Any:
+    return image_map(tmp, {LINE["prompt"]: "a.png", OTHER["prompt"]: "a.png", "a photo of a cat": "a.png"})
+
+
+@case(
+    "geneval2-map-missing-image",
+    "GenEval 2 image map naming an image that does not exist",
+    "listed as a problem naming the prompt and the file",
+    r"prompt 'two dogs and a bird': .*nowhere\.png",
+)
+def _(tmp: Path) -> Any:
+    return image_map(tmp, {LINE["prompt"]: "a.png", OTHER["prompt"]: "nowhere.png"})
+
+
+@case(
+    "geneval2-judge-without-answer-token",
+    "a VQA judge whose tokenizer has no token for an answer variant",
+    "error naming the suite line, the question and the variant",
+    r"geneval2_data\.jsonl:1 question 2.*'Yes'",
+)
+def _(tmp: Path) -> Any:
+    from PIL import Image
+
+    from t2ibench.geneval2_eval import judge_images, scan_images
+
+    class Judge:  # a character tokenizer that cannot spell 'Yes' (never asked: the ids are refused first)
+        def describe(self) -> dict[str, str]:
+            return {"backend": "scripted"}
+
+        def encode(self, text: str) -> list[int]:
+            return [] if text == "Yes" else [ord(c) for c in text]
+
+        def decode(self, token_id: int) -> str:
+            return chr(token_id)
+
+        def ask(self, requests: Any) -> Any:
+            raise AssertionError("asked despite a missing answer token")
+
+    Image.new("RGB", (16, 16), (20, 30, 200)).save(tmp / "a.png")
+    suite = read(suite_file(tmp, LINE))
+    (tmp / "images.json").write_text(json.dumps({LINE["prompt"]: "a.png"}))
+    scan = scan_images(tmp / "images.json", suite)
+    return judge_images(scan.items, Judge(), suite=suite, rule="reference", show_progress=False)

@@ -1,0 +1,144 @@
+"""`t2ibench evaluate geneval2` end to end: the tiny random-weight Qwen3-VL judge (built locally, loaded from its
+folder as a hub checkpoint would be) over a balanced subset of GenEval 2's prompts, as a folder with two images
+per prompt and as the reference's image map; numbers labelled as what they are, results resumable, every image
+accounted for."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from t2ibench.cli import main
+from t2ibench.geneval2_eval import read_results
+from t2ibench.models.tiny import build_tiny_qwen3_vl
+from t2ibench.suites.geneval2 import first_per_atom_count, read_geneval2
+from tests.conftest import GENEVAL2_DATA
+
+RELEASED = GENEVAL2_DATA / "geneval2_data.jsonl"
+pytestmark = pytest.mark.skipif(not RELEASED.is_file(), reason="GenEval 2's file is not available")
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    from PIL import Image
+
+    root = tmp_path_factory.mktemp("geneval2")
+    suite = read_geneval2(RELEASED)
+    chosen = first_per_atom_count(suite, 1)  # one prompt per atom count: 8 prompts
+    lines = RELEASED.read_text().splitlines()
+    subset = root / "subset.jsonl"
+    subset.write_text("".join(lines[i] + "\n" for i in chosen))  # a scratch copy for the test only, never kept
+    rng = np.random.default_rng(1)
+    images = root / "images"
+    mapping = {}
+    for position, index in enumerate(chosen):
+        record = json.loads(lines[index])
+        folder = images / f"{position:05d}"
+        (folder / "samples").mkdir(parents=True)
+        (folder / "metadata.jsonl").write_text(json.dumps(record) + "\n")
+        for k in range(2):
+            path = folder / "samples" / f"{k:04d}.png"
+            Image.fromarray(rng.integers(0, 256, (64, 64, 3), dtype=np.uint8)).save(path)
+        mapping[record["prompt"]] = str(path.relative_to(root))
+    (root / "images.json").write_text(json.dumps(mapping))
+    return {
+        "root": root,
+        "suite": subset,
+        "images": images,
+        "map": root / "images.json",
+        "judge": build_tiny_qwen3_vl(root / "judge"),
+    }
+
+
+def evaluate(ws: dict[str, Path], source: Path, *extra: str) -> int:
+    return main(
+        [
+            "evaluate",
+            "geneval2",
+            str(source),
+            "--suite",
+            str(ws["suite"]),
+            "--subset",
+            "--judge-model",
+            str(ws["judge"]),
+            "--dtype",
+            "float32",
+            "--device",
+            "cpu",
+            "--quiet",
+            *extra,
+        ]
+    )
+
+
+def test_a_folder_is_judged_into_the_reference_tables(workspace, capsys):
+    out = workspace["root"] / "folder.results.jsonl"
+    summary = workspace["root"] / "tables.json"
+    assert (
+        evaluate(workspace, workspace["images"], "--out", str(out), "--json", str(summary), "--images-per-prompt", "2")
+        == 0
+    )
+    printed = capsys.readouterr()
+    assert "not the released GenEval 2 file: not comparable with published numbers" in printed.out
+    assert "Loading weights" not in printed.err  # transformers' own bars stay off the console
+    assert "wrote " in printed.err
+    assert "Soft-TIFA AM" in printed.out
+    assert "3 atoms" in printed.out
+    assert "10 atoms" in printed.out
+    results = read_results(out)
+    assert len(results) == 16  # 8 prompts × 2 images, every one accounted for
+    questions = sum(len(r.questions) for r in results)
+    assert questions == 2 * sum(len(json.loads(x)["vqa_list"]) for x in workspace["suite"].read_text().splitlines())
+    assert all(0.0 <= q.probability <= 1.0 + 1e-6 for r in results for q in r.questions)
+    protocol = results[0].protocol
+    assert protocol["answer_rule"] == "reference"
+    assert protocol["judge"]["backend"] == "qwen3-vl"
+    assert protocol["judge"]["loaded_dtype"] == "float32"
+    tables = json.loads(summary.read_text())
+    assert {row["table"] for row in tables["rows"]} == {"overall", "skill", "atom_count"}
+    overall = {row["key"]: row for row in tables["rows"] if row["table"] == "overall"}
+    assert set(overall) == {"soft_tifa_am", "soft_tifa_gm", "tifa", "vqascore"}
+    am = overall["soft_tifa_am"]
+    assert am["ci_low"] <= am["estimate"] <= am["ci_high"]
+    assert am["prompts"] == 8
+    # the two images of a prompt are averaged per image, then over prompts (the tables' k-image rule)
+    per_prompt: dict[int, list[float]] = {}
+    for r in results:
+        per_prompt.setdefault(r.prompt_index, []).append(float(np.mean([q.probability for q in r.questions])))
+    assert am["estimate"] == pytest.approx(100 * np.mean([np.mean(v) for v in per_prompt.values()]), abs=1e-9)
+
+
+def test_the_image_map_gives_the_same_answers_as_the_folder_for_the_same_images(workspace, capsys):
+    out = workspace["root"] / "map.results.jsonl"
+    assert evaluate(workspace, workspace["map"], "--out", str(out), "--answer-rule", "unique") == 0
+    capsys.readouterr()
+    by_map = {r.prompt_index: r for r in read_results(out)}
+    folder = {(r.prompt_index, r.sample): r for r in read_results(workspace["root"] / "folder.results.jsonl")}
+    assert len(by_map) == 8
+    for index, r in by_map.items():
+        same = folder[(index, "0001")]  # the map names each prompt's second image
+        assert [q.top_text for q in r.questions] == [q.top_text for q in same.questions]
+        for mine, theirs in zip(r.questions, same.questions, strict=True):
+            if mine.skill == "count":  # 'unique' leaves out the bare space the reference rule adds
+                assert mine.probability <= theirs.probability + 1e-6
+            else:
+                assert mine.probability == pytest.approx(theirs.probability, abs=1e-5)
+    assert r.protocol["answer_rule"] == "unique"
+
+
+def test_a_missing_prompt_stops_the_evaluation_unless_allowed(workspace, capsys):
+    mapping = json.loads(workspace["map"].read_text())
+    mapping.pop(next(iter(mapping)))
+    partial = workspace["root"] / "partial-map.json"
+    partial.write_text(json.dumps(mapping))
+    out = workspace["root"] / "partial.results.jsonl"
+    assert evaluate(workspace, partial, "--out", str(out)) == 1
+    err = capsys.readouterr().err
+    assert "missing prompts (1): 0" in err
+    assert "--allow-missing" in err
+    assert not out.exists()
+    assert evaluate(workspace, partial, "--out", str(out), "--allow-missing") == 0
+    assert len(read_results(out)) == 7

@@ -1,0 +1,275 @@
+"""GenEval 2 evaluation of an image folder or map with a scripted judge: every image accounted for, results
+written and read back, resumed after an interruption only under the same protocol, tables equal to brute force."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from statistics import mean
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from t2ibench.errors import InputError
+from t2ibench.geneval2_eval import (
+    evaluate_scan,
+    judge_images,
+    read_results,
+    scan_images,
+    summarise,
+)
+from t2ibench.models.vqa import JudgeAnswer, JudgeRequest
+from t2ibench.suites.geneval2 import Geneval2Suite, read_geneval2
+
+LINES = [
+    {
+        "prompt": "two dogs and a cat",
+        "atom_count": 3,
+        "vqa_list": [
+            ["How many dogs are in the image?", "two"],
+            ["Are there any dogs in the image?", "Yes"],
+            ["How many cats are in the image?", "one"],
+            ["Are there any cats in the image?", "Yes"],
+        ],
+        "skills": ["count", "object", "count", "object"],
+    },
+    {
+        "prompt": "a red car to the left of a tree",
+        "atom_count": 4,
+        "vqa_list": [
+            ["How many cars are in the image?", "one"],
+            ["Is the car red?", "Yes"],
+            ["Are there any cars in the image?", "Yes"],
+            ["Is the car to the left of the tree?", "Yes"],
+            ["How many trees are in the image?", "one"],
+            ["Are there any trees in the image?", "Yes"],
+        ],
+        "skills": ["count", "attribute", "object", "position", "count", "object"],
+    },
+    {
+        "prompt": "three birds chasing a dog",
+        "atom_count": 4,
+        "vqa_list": [
+            ["How many birds are in the image?", "three"],
+            ["Are there any birds in the image?", "Yes"],
+            ["Are the birds chasing the dog?", "Yes"],
+            ["How many dogs are in the image?", "one"],
+            ["Are there any dogs in the image?", "Yes"],
+        ],
+        "skills": ["count", "object", "verb", "count", "object"],
+    },
+]
+# as Qwen's tokenizer: a space and a word are one token, a space and a digit two (the bare space, then the digit)
+WORDS = ["Yes", "yes", " yes", " Yes", " ", "No", "x", "1", "2", "3"] + [
+    w for word in ("one", "two", "three") for w in (word, word.capitalize(), " " + word, " " + word.capitalize())
+]
+
+
+class ScriptedJudge:
+    """A judge over a 22-token vocabulary whose answers depend only on the image's bytes and the question."""
+
+    def __init__(self, *, name: str = "scripted") -> None:
+        self.name = name
+        self.calls: list[int] = []
+
+    def describe(self) -> dict[str, object]:
+        return {"backend": self.name}
+
+    def encode(self, text: str) -> list[int]:
+        if text in WORDS:
+            return [WORDS.index(text)]
+        if text.startswith(" ") and len(text) > 1:
+            return [WORDS.index(" "), *self.encode(text[1:])]
+        return [WORDS.index("x")]
+
+    def decode(self, token_id: int) -> str:
+        return WORDS[token_id]
+
+    def probabilities(self, image: Path, text: str) -> np.ndarray:
+        seed = hashlib.sha256(Path(image).read_bytes() + text.encode()).digest()
+        p = np.random.default_rng(list(seed[:8])).dirichlet(np.ones(len(WORDS)) * 0.3).astype(np.float32)
+        return p
+
+    def ask(self, requests: list[JudgeRequest]) -> list[JudgeAnswer]:
+        self.calls.append(len(requests))
+        out = []
+        for r in requests:
+            p = self.probabilities(Path(r.image), r.text)
+            top = int(np.argmax(p))
+            out.append(JudgeAnswer(tuple(float(p[i]) for i in r.token_ids), top, WORDS[top]))
+        return out
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Geneval2Suite:
+    path = tmp_path / "suite.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in LINES))
+    return read_geneval2(path, full=False)
+
+
+def folder(root: Path, suite: Geneval2Suite, samples: int = 2) -> Path:
+    for p in suite.prompts:
+        d = root / f"{p.index:05d}"
+        (d / "samples").mkdir(parents=True)
+        (d / "metadata.jsonl").write_text(json.dumps(p.record()) + "\n")
+        for k in range(samples):
+            colour = (40 * p.index, 90 * k, 17 * (p.index + k))
+            Image.new("RGB", (24, 20), colour).save(d / "samples" / f"{k:04d}.png")
+    return root
+
+
+def test_a_folder_is_judged_and_its_results_read_back_with_their_protocol(tmp_path, suite):
+    scan = scan_images(folder(tmp_path / "imgs", suite), suite, images_per_prompt=2)
+    assert scan.ok, scan.report()
+    judge = ScriptedJudge()
+    out = tmp_path / "results.jsonl"
+    results = evaluate_scan(scan, judge, suite=suite, rule="reference", out=out, show_progress=False)
+    assert len(results) == 6
+    assert read_results(out) == results
+    assert not Path(str(out) + ".partial").exists()
+    assert {json.dumps(r.protocol, sort_keys=True) for r in results} == {
+        json.dumps({"answer_rule": "reference", "judge": {"backend": "scripted"}}, sort_keys=True)
+    }
+    # each question's probability is the scripted judge's probabilities summed over its variants' first tokens
+    first = results[0]
+    image = scan.items[0].path
+    p = judge.probabilities(image, "How many dogs are in the image? Answer in one word.")
+    expected = sum(float(p[WORDS.index(w)]) for w in ("two", "Two", " two", " Two", "2", " "))
+    assert first.questions[0].probability == pytest.approx(expected, abs=1e-7)
+    assert first.questions[0].correct == (WORDS[int(np.argmax(p))].lower() in ("two", "Two", " two", " Two", "2", " 2"))
+
+
+def test_the_tables_equal_a_brute_force_of_the_reference_formulas(tmp_path, suite):
+    scan = scan_images(folder(tmp_path / "imgs", suite, samples=1), suite)
+    results = evaluate_scan(scan, ScriptedJudge(), suite=suite, rule="reference", show_progress=False)
+    tables = summarise(results, resamples=50)
+    am = 100 * mean(mean(q.probability for q in r.questions) for r in results)
+    gm = 100 * mean(float(np.exp(np.mean(np.log([q.probability for q in r.questions])))) for r in results)
+    tifa = 100 * mean(mean(float(q.correct) for q in r.questions) for r in results)
+    vqa = 100 * mean(r.vqascore for r in results)
+    assert tables.overall["soft_tifa_am"].estimate == pytest.approx(am, abs=1e-9)
+    assert tables.overall["soft_tifa_gm"].estimate == pytest.approx(gm, abs=1e-9)
+    assert tables.overall["tifa"].estimate == pytest.approx(tifa, abs=1e-9)
+    assert tables.overall["vqascore"].estimate == pytest.approx(vqa, abs=1e-9)
+    counts = [q.probability for r in results for q in r.questions if q.skill == "count"]
+    assert tables.skills["count"].estimate == pytest.approx(100 * mean(counts), abs=1e-9)
+    assert tables.skills["count"].questions == len(counts)
+
+
+def test_an_interrupted_run_resumes_only_the_missing_images_and_only_under_the_same_protocol(tmp_path, suite):
+    scan = scan_images(folder(tmp_path / "imgs", suite), suite)
+    out = tmp_path / "results.jsonl"
+    judge = ScriptedJudge()
+    stop = {"after": 0}
+
+    def interrupt(requests):  # the first call's images are stored, then Ctrl-C
+        stop["after"] += 1
+        if stop["after"] > 1:
+            raise KeyboardInterrupt
+        return ScriptedJudge.ask(judge, requests)
+
+    judge.ask = interrupt  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):
+        judge_images_in_chunks(scan, judge, suite, out)
+    partial = Path(str(out) + ".partial")
+    kept = partial.read_text().splitlines()
+    assert len(kept) == 1 + 2  # the protocol line, the first call's two images
+    again = ScriptedJudge()
+    results = evaluate_scan(scan, again, suite=suite, rule="reference", out=out, show_progress=False)
+    assert sum(again.calls) == sum(len(p.questions) + 1 for p in suite.prompts[1:] for _ in range(2))
+    fresh = evaluate_scan(scan, ScriptedJudge(), suite=suite, rule="reference", show_progress=False)
+    assert results == fresh
+    # another answer rule is another protocol: nothing is reused
+    partial.write_text("\n".join(kept) + "\n")
+    other = ScriptedJudge()
+    evaluate_scan(scan, other, suite=suite, rule="unique", out=out, show_progress=False)
+    assert sum(other.calls) == sum(len(p.questions) + 1 for p in suite.prompts for _ in range(2))
+
+
+def judge_images_in_chunks(scan, judge, suite, out):
+    """evaluate_scan with two images per judge call (so an interruption lands between calls)."""
+    import t2ibench.geneval2_eval as module
+
+    original = module.judge_images
+
+    def two_per_call(*args, **kwargs):
+        kwargs["images_per_call"] = 2
+        return original(*args, **kwargs)
+
+    module.judge_images = two_per_call
+    try:
+        return evaluate_scan(scan, judge, suite=suite, rule="reference", out=out, show_progress=False)
+    finally:
+        module.judge_images = original
+
+
+def test_an_image_map_accounts_for_every_prompt_and_image(tmp_path, suite):
+    imgs = folder(tmp_path / "imgs", suite, samples=1)
+    paths = {p.prompt: str(imgs / f"{p.index:05d}" / "samples" / "0000.png") for p in suite.prompts}
+    good = tmp_path / "map.json"
+    good.write_text(json.dumps(paths))
+    scan = scan_images(good, suite)
+    assert scan.ok, scan.report()
+    assert [i.prompt.index for i in scan.items] == [0, 1, 2]
+    # relative paths are read from the map's folder
+    rel = tmp_path / "rel.json"
+    rel.write_text(json.dumps({k: str(Path(v).relative_to(tmp_path)) for k, v in paths.items()}))
+    assert scan_images(rel, suite).ok
+    bad = dict(paths)
+    del bad[suite.prompts[1].prompt]
+    bad["a prompt of another suite"] = paths[suite.prompts[0].prompt]
+    bad[suite.prompts[2].prompt] = paths[suite.prompts[0].prompt]  # one file for two prompts
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(bad))
+    scan = scan_images(broken, suite)
+    assert not scan.ok
+    assert scan.missing_prompts == (1,)
+    text = scan.report()
+    assert "'a prompt of another suite' is not in the suite" in text
+    assert "the same file as the image of prompt 'two dogs and a cat'" in text
+    (tmp_path / "unreadable.png").write_bytes(b"not a png")
+    unreadable = tmp_path / "unreadable.json"
+    unreadable.write_text(json.dumps({suite.prompts[0].prompt: str(tmp_path / "unreadable.png")}))
+    assert "unreadable.png" in scan_images(unreadable, suite).report()
+    for content, message in (("[1]", "must be a JSON object"), ('{"a": 1, "a": 2}', "given twice")):
+        odd = tmp_path / "odd.json"
+        odd.write_text(content)
+        with pytest.raises(InputError, match=message):
+            scan_images(odd, suite)
+    with pytest.raises(InputError, match=r"neither an image folder nor a \.json image map"):
+        scan_images(tmp_path / "nothing.txt", suite)
+
+
+def test_a_folder_with_an_unknown_or_missing_prompt_is_reported(tmp_path, suite):
+    imgs = folder(tmp_path / "imgs", suite, samples=1)
+    extra = imgs / "00007" / "samples"
+    extra.mkdir(parents=True)
+    import shutil
+
+    shutil.rmtree(imgs / "00001")
+    scan = scan_images(imgs, suite, images_per_prompt=1)
+    assert scan.missing_prompts == (1,)
+    assert "prompt 00007 is not in the suite" in scan.report()
+
+
+def test_results_of_two_protocols_are_not_summarised_together(tmp_path, suite):
+    scan = scan_images(folder(tmp_path / "imgs", suite, samples=1), suite)
+    a = evaluate_scan(scan, ScriptedJudge(), suite=suite, rule="reference", show_progress=False)
+    b = evaluate_scan(scan, ScriptedJudge(name="other"), suite=suite, rule="reference", show_progress=False)
+    with pytest.raises(InputError, match="measured under 2 protocols"):
+        summarise(a[:2] + b[2:])
+    with pytest.raises(InputError, match="no GenEval 2 results"):
+        summarise([])
+
+
+def test_a_judge_without_an_answer_token_is_refused_naming_the_line_and_question(tmp_path, suite):
+    class NoYes(ScriptedJudge):
+        def encode(self, text: str) -> list[int]:
+            return [] if text.strip().lower() == "yes" else super().encode(text)
+
+    scan = scan_images(folder(tmp_path / "imgs", suite, samples=1), suite)
+    with pytest.raises(InputError, match=r"suite\.jsonl:1 question 2") as info:
+        judge_images(scan.items, NoYes(), suite=suite, rule="reference", show_progress=False)
+    assert "\n" not in str(info.value)
