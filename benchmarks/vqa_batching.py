@@ -1,6 +1,6 @@
 """GenEval 2's judge, one question at a time vs batched: seconds for N images × Q questions on the tiny Qwen3-VL.
 
-    OMP_NUM_THREADS=1 python benchmarks/vqa_batching.py            # ~1 min; writes the `vqa_batching` section of docs/performance.md
+    OMP_NUM_THREADS=1 python benchmarks/vqa_batching.py   # ~1 min; writes its section of docs/performance.md
 
 The tiny judge (``t2ibench.models.tiny.build_tiny_qwen3_vl``: 2+2 layers, hidden 32, 64 image tokens for the
 256×256 images used here) is built into benchmarks/_scratch/ and loaded through ``VQA_JUDGES`` like a hub id. Each

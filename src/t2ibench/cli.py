@@ -433,43 +433,97 @@ def _cmd_selftest(args: argparse.Namespace) -> int:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from t2ibench.geneval_eval import judge_scan, scan_folder, summarise
-    from t2ibench.report.geneval import render_summary
-
-    cfg = _geneval_config(args)
-    out = Path(args.out) if args.out else Path(args.imagedir) / "results.jsonl"
-    if out.exists() and not out.is_file():
-        raise InputError(f"--out {out}: is a folder or a special file; give the results.jsonl file name")
+    """``t2ibench evaluate <benchmark> IMAGES``: one path over ``t2ibench.benchmarks`` (scan, judge, summarise)."""
+    from t2ibench.benchmarks import benchmark, evaluate_images
     from t2ibench.paths import place, refuse_outputs
     from t2ibench.suites.layout import PROMPT_DIR
 
+    bench = benchmark(args.suite)
+    suite_of, evaluator_of, inputs_of = _EVALUATE[bench.name]
+    evaluator = evaluator_of(args)  # validated before anything is read
+    images = Path(args.images)
+    default_out = images / "results.jsonl" if images.is_dir() else images.with_name(images.stem + ".results.jsonl")
+    out = Path(args.out) if args.out else default_out
+    if out.exists() and not out.is_file():
+        raise InputError(f"--out {out}: is a folder or a special file; give the results.jsonl file name")
     partial = out.with_name(out.name + ".partial")
+    covers = (lambda rel: bool(PROMPT_DIR.fullmatch(rel.parts[0]))) if images.is_dir() else None
     refuse_outputs(
         [place("--out", out), place("--out's partial file", partial), place("--json", args.json)],
         [
-            place("IMAGEDIR", args.imagedir, tree=True, covers=lambda rel: bool(PROMPT_DIR.fullmatch(rel.parts[0]))),
-            place("--metadata", args.metadata),
-            *_evaluator_inputs(args),
+            place("IMAGEDIR" if images.is_dir() else "IMAGES", images, tree=images.is_dir(), covers=covers),
+            *inputs_of(args),
         ],
     )
-    scan = scan_folder(args.imagedir, _suite(args), images_per_prompt=args.images_per_prompt)
+    suite = suite_of(args)
+    scan = bench.scan(images, suite, images_per_prompt=args.images_per_prompt)
     print(scan.report(), file=sys.stderr)
     if not scan.ok and not args.allow_missing:
         print(
-            "t2ibench evaluate: the folder does not match the suite (see above); fix it or pass --allow-missing "
+            "t2ibench evaluate: the images do not match the suite (see above); fix them or pass --allow-missing "
             "to evaluate only what is there",
             file=sys.stderr,
         )
         return EXIT_FAILED
-    rows = judge_scan(scan, cfg, out=out, device=args.device, show_progress=not args.quiet)
+    done = evaluate_images(
+        bench, scan, evaluator, suite=suite, out=out, device=args.device, show_progress=not args.quiet
+    )
     print(f"wrote {out}", file=sys.stderr)
-    summary = summarise(rows)
-    lite = " (lite evaluator, not comparable with published GenEval)" if cfg.lite else ""
-    label = Path(args.imagedir).name + lite
-    print(render_summary(summary, label=label))
+    if done.tables is None:
+        raise InputError(f"{images}: no image to judge")
+    caveat = bench.caveat(suite, evaluator)
+    print(bench.render(done.tables, label=images.name + (f" ({caveat})" if caveat else "")))
     if args.json:
-        _write_json(Path(args.json), summary.to_dict())
+        _write_json(Path(args.json), bench.tables_json(done.tables))
     return EXIT_OK
+
+
+def _geneval_inputs(args: argparse.Namespace) -> list[Any]:
+    from t2ibench.paths import place
+
+    return [place("--metadata", args.metadata), *_evaluator_inputs(args)]
+
+
+def _geneval2_suite(args: argparse.Namespace) -> Any:
+    from t2ibench.suites.geneval2 import read_geneval2
+
+    if not Path(args.suite_file).exists():
+        raise InputError(
+            f"--suite {args.suite_file}: no such file; fetch GenEval 2's file with `t2ibench data fetch geneval2 "
+            f"--out {Path(args.suite_file).parent}` (or --from DIR for a local copy)"
+        )
+    return read_geneval2(args.suite_file, full=not args.subset)
+
+
+def _geneval2_evaluator(args: argparse.Namespace) -> Any:
+    from t2ibench.benchmarks.geneval2 import Geneval2Evaluator
+    from t2ibench.specs import VQAJudgeConfig
+
+    judge = _spec(
+        lambda: VQAJudgeConfig(
+            backend=args.judge,
+            model=args.judge_model,
+            revision=args.judge_revision,
+            dtype=args.dtype,
+            batch_size=args.batch_size,
+        ),
+        {"backend": "--judge", "model": "--judge-model", "revision": "--judge-revision"},
+    )
+    return Geneval2Evaluator(judge=judge, answer_rule=args.answer_rule)
+
+
+def _geneval2_inputs(args: argparse.Namespace) -> list[Any]:
+    from t2ibench.paths import place
+
+    model = args.judge_model if Path(args.judge_model).exists() else None
+    return [place("--suite", args.suite_file), place("--judge-model", model, tree=True)]
+
+
+# per benchmark: (its suite, its evaluator, the local files its options name) from the options
+_EVALUATE: dict[str, tuple[Any, Any, Any]] = {
+    "geneval": (_suite, lambda args: _geneval_config(args), _geneval_inputs),
+    "geneval2": (_geneval2_suite, _geneval2_evaluator, _geneval2_inputs),
+}
 
 
 def _cmd_summary(args: argparse.Namespace) -> int:
@@ -1010,7 +1064,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Detect objects (Mask2Former), classify colours (CLIP), judge each image with GenEval's rules, "
         "write results.jsonl and print the Table-2 summary. Every image is accounted for.",
     )
-    evaluate.add_argument("imagedir")
+    evaluate.add_argument("images", metavar="IMAGEDIR")
     _suite_options(evaluate, metadata=True)
     evaluate.add_argument("--out", help="results.jsonl path (default IMAGEDIR/results.jsonl); resumes from OUT.partial")
     evaluate.add_argument("--allow-missing", action="store_true", help="evaluate even if prompts/images are missing")
@@ -1306,6 +1360,7 @@ def _geneval2_parser(benchmarks: Any) -> None:
     g2.add_argument("images", help="a GenEval-layout folder (<NNNNN>/metadata.jsonl, samples/) or a .json image map")
     g2.add_argument(
         "--suite",
+        dest="suite_file",
         default="data/external/geneval2/geneval2_data.jsonl",
         help="GenEval 2's geneval2_data.jsonl (default: where `t2ibench data fetch geneval2 --out "
         "data/external/geneval2` puts it)",
@@ -1332,64 +1387,7 @@ def _geneval2_parser(benchmarks: Any) -> None:
     g2.add_argument("--device", default="auto")
     g2.add_argument("--json", help="also write the tables as JSON")
     g2.add_argument("--quiet", action="store_true")
-    g2.set_defaults(func=_cmd_evaluate_geneval2)
-
-
-def _cmd_evaluate_geneval2(args: argparse.Namespace) -> int:
-    from t2ibench.geneval2_eval import evaluate_scan, scan_images, summarise
-    from t2ibench.models.registry import VQA_JUDGES
-    from t2ibench.paths import place, refuse_outputs
-    from t2ibench.report.geneval2 import render_tables
-    from t2ibench.specs import VQAJudgeConfig
-    from t2ibench.suites.geneval2 import read_geneval2
-
-    images = Path(args.images)
-    default_out = images / "results.jsonl" if images.is_dir() else images.with_name(images.stem + ".results.jsonl")
-    out = Path(args.out) if args.out else default_out
-    if out.exists() and not out.is_file():
-        raise InputError(f"--out {out}: is a folder or a special file; give the results.jsonl file name")
-    partial = out.with_name(out.name + ".partial")
-    refuse_outputs(
-        [place("--out", out), place("--out's partial file", partial), place("--json", args.json)],
-        [
-            place("IMAGES", images, tree=images.is_dir()),
-            place("--suite", args.suite),
-            place("--judge-model", args.judge_model if Path(args.judge_model).exists() else None, tree=True),
-        ],
-    )
-    if not Path(args.suite).exists():
-        raise InputError(
-            f"--suite {args.suite}: no such file; fetch GenEval 2's file with `t2ibench data fetch geneval2 --out "
-            f"{Path(args.suite).parent}` (or --from DIR for a local copy)"
-        )
-    suite = read_geneval2(args.suite, full=not args.subset)
-    spec = VQAJudgeConfig(
-        backend=args.judge,
-        model=args.judge_model,
-        revision=args.judge_revision,
-        dtype=args.dtype,
-        batch_size=args.batch_size,
-    )
-    scan = scan_images(images, suite, images_per_prompt=args.images_per_prompt)
-    print(scan.report(), file=sys.stderr)
-    if not scan.ok and not args.allow_missing:
-        print(
-            "t2ibench evaluate: the images do not match the suite (see above); fix them or pass --allow-missing "
-            "to evaluate only what is there",
-            file=sys.stderr,
-        )
-        return EXIT_FAILED
-    if not scan.items:
-        raise InputError(f"{images}: no image to judge")
-    judge = VQA_JUDGES.build(spec.backend, spec, device=args.device)
-    results = evaluate_scan(scan, judge, suite=suite, rule=args.answer_rule, out=out, show_progress=not args.quiet)
-    print(f"wrote {out}", file=sys.stderr)
-    tables = summarise(results)
-    subset = "" if suite.released else " (not the released GenEval 2 file: not comparable with published numbers)"
-    print(render_tables(tables, label=images.name + subset))
-    if args.json:
-        _write_json(Path(args.json), tables.to_dict())
-    return EXIT_OK
+    g2.set_defaults(func=_cmd_evaluate)
 
 
 def _data_option(p: argparse.ArgumentParser) -> None:

@@ -82,7 +82,9 @@ def test_a_folder_is_judged_into_the_reference_tables(workspace, capsys):
         == 0
     )
     printed = capsys.readouterr()
-    assert "not the released GenEval 2 file: not comparable with published numbers" in printed.out
+    # labelled: another suite file and another judge than the paper's
+    assert "(not the released GenEval 2 file; judge " in printed.out
+    assert "not the paper's Qwen/Qwen3-VL-8B-Instruct: not comparable with published numbers)" in printed.out
     assert "Loading weights" not in printed.err  # transformers' own bars stay off the console
     assert "wrote " in printed.err
     assert "Soft-TIFA AM" in printed.out

@@ -1,0 +1,133 @@
+"""Benchmarks as plugins: one registry entry per benchmark, bundling what it needs to turn images into its tables.
+
+A ``Benchmark`` says where its prompts come from (a ``t2ibench.datasets`` release, or generated), which model
+registries its evaluator builds from, how a folder of images is accounted for against its suite (``scan``), how one
+image is judged into a typed per-image record (``judge``, resumable, writing its results file), how records
+summarise into its tables (``summarise``) and how those render (``render``), plus the caveat that labels numbers not
+comparable with the published ones (a lite evaluator, a subset of the suite, another judge).
+
+``t2ibench evaluate <benchmark>`` is one code path over this registry (``evaluate_images``); the options that
+build each benchmark's suite and evaluator are the CLI's. Entries load their module on first use, so the registry
+itself costs nothing to import. docs/benchmarks.md says how to add one (DPG-Bench as the worked example).
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
+
+from t2ibench.errors import InputError, unknown_choice
+
+
+class Scan(Protocol):
+    """What a benchmark's scan of an image source says: the images to judge and every departure from the suite."""
+
+    @property
+    def ok(self) -> bool:
+        """True when every prompt has its images and nothing is broken, extra or unknown."""
+
+    def report(self, *, limit: int = 20) -> str:
+        """Human-readable account of what was found and every problem."""
+
+
+SuiteT = TypeVar("SuiteT")
+EvaluatorT = TypeVar("EvaluatorT")
+ScanT = TypeVar("ScanT", bound=Scan)
+RecordT = TypeVar("RecordT")
+TablesT = TypeVar("TablesT")
+
+
+class Benchmark(ABC, Generic[SuiteT, EvaluatorT, ScanT, RecordT, TablesT]):
+    """One benchmark: its suite's source, its evaluator's registries, and scan → judge → summarise → render."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]  # with its citation, e.g. "GenEval (Ghosh et al. 2023)"
+    release: ClassVar[str | None]  # the t2ibench.datasets release its prompts come from (None: generated)
+    judges: ClassVar[tuple[str, ...]]  # the model registries its evaluator builds from
+    docs: ClassVar[str]  # the docs page
+
+    @abstractmethod
+    def scan(self, source: Path, suite: SuiteT, *, images_per_prompt: int | None) -> ScanT:
+        """Account for every image of ``source`` against ``suite`` (nothing judged yet)."""
+
+    @abstractmethod
+    def judge(
+        self,
+        scan: ScanT,
+        evaluator: EvaluatorT,
+        *,
+        suite: SuiteT,
+        out: Path | None,
+        device: str,
+        show_progress: bool,
+    ) -> list[RecordT]:
+        """Judge every image of ``scan`` with ``evaluator`` (built from its registries on ``device``); with ``out``,
+        write the results file there, resuming from ``out``.partial."""
+
+    @abstractmethod
+    def summarise(self, records: Sequence[RecordT]) -> TablesT:
+        """The benchmark's tables of ``records``."""
+
+    @abstractmethod
+    def render(self, tables: TablesT, *, label: str) -> str:
+        """The tables as Markdown, one row labelled ``label``."""
+
+    @abstractmethod
+    def tables_json(self, tables: TablesT) -> dict[str, Any]:
+        """The tables as JSON values."""
+
+    def caveat(self, suite: SuiteT, evaluator: EvaluatorT) -> str | None:
+        """Why numbers of this suite and evaluator are not comparable with the published ones (None: they are)."""
+        return None
+
+
+@dataclass(frozen=True)
+class Evaluation(Generic[ScanT, RecordT, TablesT]):
+    """What ``evaluate_images`` produced: the scan, the records and the tables (None when nothing was judged)."""
+
+    scan: ScanT
+    records: tuple[RecordT, ...]
+    tables: TablesT | None
+
+
+# name → "module:class"; a new benchmark is one line here and its module (docs/benchmarks.md)
+REGISTRY: Mapping[str, str] = {
+    "geneval": "t2ibench.benchmarks.geneval:GenEvalBenchmark",
+    "geneval2": "t2ibench.benchmarks.geneval2:Geneval2Benchmark",
+}
+
+
+def names() -> tuple[str, ...]:
+    """The registered benchmarks, in registry order."""
+    return tuple(REGISTRY)
+
+
+def benchmark(name: str) -> Benchmark[Any, Any, Any, Any, Any]:
+    """The benchmark registered as ``name`` (its module imported now); InputError with a did-you-mean otherwise."""
+    if name not in REGISTRY:
+        raise unknown_choice("benchmark", name, list(REGISTRY))
+    module, _, cls = REGISTRY[name].partition(":")
+    made: Benchmark[Any, Any, Any, Any, Any] = getattr(importlib.import_module(module), cls)()
+    if made.name != name:
+        raise InputError(f"benchmark {name!r} is registered as {REGISTRY[name]}, whose name is {made.name!r}")
+    return made
+
+
+def evaluate_images(
+    bench: Benchmark[SuiteT, EvaluatorT, ScanT, RecordT, TablesT],
+    scan: ScanT,
+    evaluator: EvaluatorT,
+    *,
+    suite: SuiteT,
+    out: Path | None,
+    device: str = "auto",
+    show_progress: bool = True,
+) -> Evaluation[ScanT, RecordT, TablesT]:
+    """Judge a scanned image source with ``bench`` and summarise it (the one path ``t2ibench evaluate`` takes)."""
+    records = bench.judge(scan, evaluator, suite=suite, out=out, device=device, show_progress=show_progress)
+    tables = bench.summarise(records) if records else None
+    return Evaluation(scan, tuple(records), tables)

@@ -1,0 +1,55 @@
+"""GenEval as a benchmark plugin: detector rules over the official (or a generated) suite, Table 2
+(``t2ibench.geneval_eval`` does the work, ``t2ibench.report.geneval`` renders)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from t2ibench.benchmarks import Benchmark
+from t2ibench.geneval_eval import FolderScan, ResultRow, Summary, judge_scan, scan_folder, summarise
+from t2ibench.report.geneval import render_summary
+
+
+class GenEvalBenchmark(Benchmark[Sequence[Mapping[str, Any]], Any, FolderScan, ResultRow, Summary]):
+    """GenEval (Ghosh et al. 2023): detector rules over the official (or a generated) suite; Table 2."""
+
+    name = "geneval"
+    title = "GenEval (Ghosh et al. 2023)"
+    release = None  # the suite is generated from the templates (equal to the released file; geneval_data stage)
+    judges = ("detector backend", "colour classifier backend")
+    docs = "docs/geneval.md"
+
+    def scan(self, source: Path, suite: Sequence[Mapping[str, Any]], *, images_per_prompt: int | None) -> FolderScan:
+        """``scan_folder`` of a GenEval-layout folder."""
+        return scan_folder(source, suite, images_per_prompt=images_per_prompt)
+
+    def judge(
+        self,
+        scan: FolderScan,
+        evaluator: Any,
+        *,
+        suite: Sequence[Mapping[str, Any]],
+        out: Path | None,
+        device: str,
+        show_progress: bool,
+    ) -> list[ResultRow]:
+        """``judge_scan`` with the detector and colour classifier a ``GenEvalConfig`` names."""
+        return judge_scan(scan, evaluator, out=out, device=device, show_progress=show_progress)
+
+    def summarise(self, records: Sequence[ResultRow]) -> Summary:
+        """Table 2 of the results."""
+        return summarise(records)
+
+    def render(self, tables: Summary, *, label: str) -> str:
+        """Table 2 as Markdown."""
+        return render_summary(tables, label=label)
+
+    def tables_json(self, tables: Summary) -> dict[str, Any]:
+        """``Summary.to_dict``."""
+        return tables.to_dict()
+
+    def caveat(self, suite: Sequence[Mapping[str, Any]], evaluator: Any) -> str | None:
+        """The lite evaluator's numbers are not GenEval's."""
+        return "lite evaluator, not comparable with published GenEval" if evaluator.lite else None

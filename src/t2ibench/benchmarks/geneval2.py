@@ -1,0 +1,82 @@
+"""GenEval 2 as a benchmark plugin: a VQA judge asks every atom's question; Soft-TIFA, TIFA and VQAScore tables
+(``t2ibench.geneval2_eval`` does the work, ``t2ibench.report.geneval2`` renders)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from t2ibench.benchmarks import Benchmark
+from t2ibench.geneval2_eval import Geneval2Result, Geneval2Scan, evaluate_scan, scan_images, summarise
+from t2ibench.metrics.soft_tifa import DEFAULT_ANSWER_RULE, Geneval2Tables, check_answer_rule
+from t2ibench.report.geneval2 import render_tables
+from t2ibench.specs import VQAJudgeConfig
+from t2ibench.suites.geneval2 import Geneval2Suite
+
+PAPER_JUDGE = "Qwen/Qwen3-VL-8B-Instruct"
+
+
+@dataclass(frozen=True)
+class Geneval2Evaluator:
+    """What judges GenEval 2: the VQA judge's spec and the answer rule (both recorded with every result)."""
+
+    judge: VQAJudgeConfig
+    answer_rule: str = DEFAULT_ANSWER_RULE
+
+    def __post_init__(self) -> None:
+        check_answer_rule(self.answer_rule)
+
+
+class Geneval2Benchmark(Benchmark[Geneval2Suite, Geneval2Evaluator, Geneval2Scan, Geneval2Result, Geneval2Tables]):
+    """GenEval 2 (Kamath et al. 2025): a VQA judge asks every atom's question; Soft-TIFA, TIFA, VQAScore tables."""
+
+    name = "geneval2"
+    title = "GenEval 2 (Kamath et al. 2025)"
+    release = "geneval2"
+    judges = ("VQA judge backend",)
+    docs = "docs/geneval2.md"
+
+    def scan(self, source: Path, suite: Geneval2Suite, *, images_per_prompt: int | None) -> Geneval2Scan:
+        """``scan_images`` of a GenEval-layout folder or a {prompt: image path} map."""
+        return scan_images(source, suite, images_per_prompt=images_per_prompt)
+
+    def judge(
+        self,
+        scan: Geneval2Scan,
+        evaluator: Geneval2Evaluator,
+        *,
+        suite: Geneval2Suite,
+        out: Path | None,
+        device: str,
+        show_progress: bool,
+    ) -> list[Geneval2Result]:
+        """``evaluate_scan`` with the judge ``VQA_JUDGES`` builds from the evaluator's spec."""
+        from t2ibench.models.registry import VQA_JUDGES
+
+        judge = VQA_JUDGES.build(evaluator.judge.backend, evaluator.judge, device=device)
+        return evaluate_scan(scan, judge, suite=suite, rule=evaluator.answer_rule, out=out, show_progress=show_progress)
+
+    def summarise(self, records: Sequence[Geneval2Result]) -> Geneval2Tables:
+        """The reference's tables with bootstrap intervals."""
+        return summarise(records)
+
+    def render(self, tables: Geneval2Tables, *, label: str) -> str:
+        """The three tables as Markdown."""
+        return render_tables(tables, label=label)
+
+    def tables_json(self, tables: Geneval2Tables) -> dict[str, Any]:
+        """``Geneval2Tables.to_dict``."""
+        return tables.to_dict()
+
+    def caveat(self, suite: Geneval2Suite, evaluator: Geneval2Evaluator) -> str | None:
+        """Another suite file, another judge or the non-default answer rule: not the published protocol."""
+        reasons = []
+        if not suite.released:
+            reasons.append("not the released GenEval 2 file")
+        if evaluator.judge.model != PAPER_JUDGE:
+            reasons.append(f"judge {evaluator.judge.model}, not the paper's {PAPER_JUDGE}")
+        if evaluator.answer_rule != DEFAULT_ANSWER_RULE:
+            reasons.append(f"answer rule {evaluator.answer_rule!r}, not the reference's")
+        return "; ".join(reasons) + ": not comparable with published numbers" if reasons else None

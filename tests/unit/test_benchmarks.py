@@ -1,0 +1,55 @@
+"""The benchmark registry: every entry loads, says where its prompts come from and which model registries judge
+it, and `t2ibench evaluate` offers exactly the registered benchmarks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from t2ibench import benchmarks, datasets
+from t2ibench.errors import InputError
+from t2ibench.models import registry
+
+REPO = Path(__file__).resolve().parents[2]
+KINDS = {r.kind for r in (registry.GENERATORS, registry.DETECTORS, registry.COLOUR_CLASSIFIERS, registry.VQA_JUDGES)}
+
+
+@pytest.mark.parametrize("name", benchmarks.names())
+def test_every_entry_loads_and_names_its_data_judges_and_docs(name):
+    bench = benchmarks.benchmark(name)
+    assert bench.name == name
+    assert bench.title
+    assert bench.release is None or bench.release in datasets.RELEASES
+    assert bench.judges
+    assert set(bench.judges) <= KINDS, bench.judges
+    assert (REPO / bench.docs).is_file()
+
+
+def test_an_unknown_benchmark_gets_a_did_you_mean():
+    with pytest.raises(InputError, match=r"unknown benchmark 'genevel2'; did you mean 'geneval2'\?"):
+        benchmarks.benchmark("genevel2")
+
+
+def test_the_registry_loads_no_plugin_until_asked():
+    code = "import sys, t2ibench.benchmarks; print(sorted(m for m in sys.modules if m.startswith('t2ibench.')))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "t2ibench.benchmarks.geneval" not in loaded
+    assert "t2ibench.geneval_eval" not in loaded
+
+
+def test_the_evaluate_verb_offers_exactly_the_registered_benchmarks(capsys):
+    from t2ibench.cli import build_parser
+
+    parser = build_parser()
+    with pytest.raises(SystemExit):
+        parser.parse_args(["evaluate", "dpg-bench", "x"])
+    err = capsys.readouterr().err
+    for name in benchmarks.names():
+        assert f"'{name}'" in err
+    # and every registered benchmark has the CLI's suite/evaluator/inputs builders
+    from t2ibench import cli
+
+    assert set(cli._EVALUATE) == set(benchmarks.names())
