@@ -458,6 +458,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     suite = suite_of(args)
     scan = bench.scan(images, suite, images_per_prompt=args.images_per_prompt)
     print(scan.report(), file=sys.stderr)
+    _refuse_scanned(scan, {"--out": out, "--out's partial file": partial, "--json": args.json})
     if not scan.ok and not args.allow_missing:
         print(
             "t2ibench evaluate: the images do not match the suite (see above); fix them or pass --allow-missing "
@@ -471,11 +472,40 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     print(f"wrote {out}", file=sys.stderr)
     if done.tables is None:
         raise InputError(f"{images}: no image to judge")
-    caveat = bench.caveat(suite, evaluator)
-    print(bench.render(done.tables, label=images.name + (f" ({caveat})" if caveat else "")))
+    caveats = [c for c in (bench.caveat(suite, evaluator), _coverage(scan)) if c]
+    print(bench.render(done.tables, label=images.name + (f" ({'; '.join(caveats)})" if caveats else "")))
     if args.json:
-        _write_json(Path(args.json), bench.tables_json(done.tables))
+        payload = bench.tables_json(done.tables)
+        payload["evaluation"] = {
+            "benchmark": bench.name,
+            "images": str(images),
+            "caveats": caveats,
+            **bench.provenance(suite, evaluator, done.records),
+        }
+        _write_json(Path(args.json), payload)
     return EXIT_OK
+
+
+def _refuse_scanned(scan: Any, outputs: dict[str, Any]) -> None:
+    """An output that is one of the images a scan found (an image map may name files anywhere) is refused."""
+    from t2ibench.paths import same_file
+
+    for flag, path in outputs.items():
+        if path is None or not Path(path).exists():
+            continue
+        for item in getattr(scan, "items", ()):
+            if same_file(path, item.path):
+                raise InputError(f"{flag} {path}: is the image {item.path} being judged; write the output elsewhere")
+
+
+def _coverage(scan: Any) -> str | None:
+    """'3 of 800 prompts' when fewer of the suite's prompts have an image to judge (with --allow-missing)."""
+    expected = getattr(scan, "expected_prompts", None)
+    items = getattr(scan, "items", ())
+    judged = {item.prompt.index if hasattr(item, "prompt") else item.prompt_index for item in items}
+    if expected is None or len(judged) >= expected:
+        return None
+    return f"{len(judged)} of {expected} prompts"
 
 
 def _geneval_inputs(args: argparse.Namespace) -> list[Any]:

@@ -20,7 +20,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from t2ibench.errors import InputError, unknown_choice
+from t2ibench.errors import InputError, note, unknown_choice
 from t2ibench.hashing import file_sha256
 from t2ibench.io import output_dir
 from t2ibench.suites import geneval2 as geneval2_suite  # the pinned version lives with the suite that reads it
@@ -78,7 +78,7 @@ GENEVAL = Release(
             "annotations/annotations_sdv2.csv",
             "973f029073f9b7f2ee7b3bbbff6a473db92486af94beebae1eb2bd2d01a5a6a7",
         ),
-        ReleasedFile("LICENSE", "LICENSE", None),
+        ReleasedFile("LICENSE", "LICENSE", "e6082bfcbdf460dd19f8c55cc261055414df2a278768b4991c5382d65be2b52a"),
     ),
 )
 GENEVAL2 = Release(
@@ -90,7 +90,7 @@ GENEVAL2 = Release(
     licence="CC BY-NC 4.0 (attribution, non-commercial use only; never shipped with t2ibench)",
     files=(
         ReleasedFile(geneval2_suite.DATA_FILE, geneval2_suite.DATA_FILE, geneval2_suite.RELEASE_SHA256),
-        ReleasedFile("LICENSE", "LICENSE", None),
+        ReleasedFile("LICENSE", "LICENSE", "ee6c684e7f3c319ffed9964a27e334a469d7f01b32abf5530de067a488901f68"),
     ),
 )
 RELEASES: dict[str, Release] = {r.name: r for r in (GENEVAL, GENEVAL2)}
@@ -147,6 +147,8 @@ def fetch_release(
         if target.is_file() and (item.sha256 is None or file_sha256(target) == item.sha256):
             written.append(target)
             continue
+        if target.exists():
+            note(f"{target}: not the released file (edited or another version); replacing it")
         tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
         try:
             if local is not None:

@@ -28,6 +28,7 @@ from t2ibench.errors import InputError, note
 from t2ibench.hashing import file_sha256
 from t2ibench.io import loads_strict, read_text_file, write_text_atomic
 from t2ibench.metrics.soft_tifa import (
+    PROBABILITY_SLACK,
     QuestionScore,
     answer_probability,
     answer_token_ids,
@@ -38,7 +39,7 @@ from t2ibench.metrics.soft_tifa import (
     tifa_correct,
     vqascore_text,
 )
-from t2ibench.paths import file_key, name_under, regular_file, shown
+from t2ibench.paths import file_key, name_under, regular_file, resolved, shown
 from t2ibench.progress import progress
 from t2ibench.suites.geneval2 import Geneval2Prompt, Geneval2Suite, parse_line
 
@@ -77,8 +78,14 @@ class Geneval2Scan:
         return not (self.missing_prompts or self.problems)
 
     def name(self, item: Geneval2Image) -> str:
-        """The ``filename`` a result of ``item`` records (relative to ``names_from`` when set)."""
-        return str(item.path) if self.names_from is None else name_under(item.path, self.names_from)
+        """The ``filename`` a result of ``item`` records: relative to ``names_from`` (the folder, or the map's folder)
+        when it lies under it, so a resume under another spelling of the same source finds its rows; else resolved."""
+        if self.names_from is None:
+            return str(item.path)
+        try:
+            return name_under(item.path, self.names_from)
+        except InputError:
+            return str(resolved(item.path))
 
     def report(self, *, limit: int = 20) -> str:
         """Human-readable account: expected vs found prompts, images, then every problem."""
@@ -142,6 +149,7 @@ def _scan_folder(
         missing_prompts=scan.missing_prompts,
         problems=tuple(problems),
         notes=tuple(notes),
+        names_from=base,
     )
 
 
@@ -192,6 +200,7 @@ def _scan_map(base: Path, suite: Geneval2Suite, *, images_per_prompt: int | None
         found_prompts=len(found),
         missing_prompts=missing,
         problems=tuple(problems),
+        names_from=base.parent,
     )
 
 
@@ -241,6 +250,7 @@ class Geneval2Result:
                 "protocol": dict(self.protocol),
             },
             sort_keys=True,
+            allow_nan=False,
         )
 
 
@@ -278,9 +288,17 @@ def write_results(path: str | Path, results: Sequence[Geneval2Result]) -> Path:
 # -- judging -----------------------------------------------------------------------------------------------------
 
 
-def protocol(judge: VQAJudge, rule: str) -> dict[str, Any]:
-    """The settings a score depends on: the judge's identity and the answer rule (recorded with every result)."""
-    return {"judge": judge.describe(), "answer_rule": check_answer_rule(rule)}
+def protocol(judge: VQAJudge, rule: str, suite: Geneval2Suite) -> dict[str, Any]:
+    """What a score depends on, recorded with every result: the judge's identity, the answer rule, the suite file's
+    SHA-256 and t2ibench's version (its scoring code)."""
+    from t2ibench import __version__
+
+    return {
+        "judge": judge.describe(),
+        "answer_rule": check_answer_rule(rule),
+        "suite_sha256": suite.sha256,
+        "t2ibench": __version__,
+    }
 
 
 class _TokenIds:
@@ -313,16 +331,23 @@ def judge_images(
     judge batches them); results in ``items``' order, each passed to ``on_result`` as soon as it is complete."""
     from t2ibench.models.vqa import JudgeRequest
 
-    settings = protocol(judge, rule)
+    settings = protocol(judge, rule, suite)
     ids = _TokenIds(judge, rule)
     yes = answer_variants("", YES)
+    for item in items:  # every answer's tokens before any image is judged: a judge that cannot spell one stops here
+        for i, q in enumerate(item.prompt.questions, start=1):
+            ids(answer_variants(q.text, q.answer), f"{suite.path}:{item.prompt.line} question {i}")
+    ids(yes, "VQAScore")
+    # in float32 an answer does not depend on which images share a pass (tested); in lower precision it does
+    # (rounding), so there each image's questions run alone: the answer depends on the image and batch_size only
+    per_call = max(1, images_per_call) if settings["judge"].get("loaded_dtype", "float32") == "float32" else 1
     out: list[Geneval2Result] = []
     with progress(len(items), "geneval2", enabled=show_progress, unit="img") as bar:
-        for start in range(0, len(items), max(1, images_per_call)):
-            chunk = items[start : start + max(1, images_per_call)]
+        for start in range(0, len(items), per_call):
+            chunk = items[start : start + per_call]
             requests: list[JudgeRequest] = []
             for item in chunk:
-                line = f"{suite.path}:{item.prompt.index + 1}"
+                line = f"{suite.path}:{item.prompt.line}"
                 for i, q in enumerate(item.prompt.questions, start=1):
                     variants = answer_variants(q.text, q.answer)
                     token_ids = ids(variants, f"{line} question {i}")
@@ -332,7 +357,7 @@ def judge_images(
                         image=item.path, text=vqascore_text(item.prompt.prompt), token_ids=ids(yes, "VQAScore")
                     )
                 )
-            answers = iter(judge.ask(requests))
+            answers = iter(_checked(judge.ask(requests), requests))
             for item in chunk:
                 results = []
                 for i, q in enumerate(item.prompt.questions):
@@ -368,6 +393,23 @@ def judge_images(
     return out
 
 
+def _checked(answers: Sequence[Any], requests: Sequence[Any]) -> Sequence[Any]:
+    """The judge's answers, refused (one line naming the image and question) unless one per request, each
+    probability finite and within [0, 1]."""
+    import math
+
+    if len(answers) != len(requests):
+        raise InputError(f"the judge gave {len(answers)} answers to {len(requests)} questions")
+    for answer, request in zip(answers, requests, strict=True):
+        for p in answer.token_probabilities:
+            if not (isinstance(p, float) and math.isfinite(p) and 0.0 <= p <= 1.0 + PROBABILITY_SLACK):
+                raise InputError(
+                    f"{shown(request.image)}: the judge's probability {p!r} for {shown(request.text)!r} is not a "
+                    "probability (finite, in [0, 1]); nothing of this image is stored"
+                )
+    return answers
+
+
 def evaluate_scan(
     scan: Geneval2Scan,
     judge: VQAJudge,
@@ -379,22 +421,33 @@ def evaluate_scan(
 ) -> list[Geneval2Result]:
     """Judge every image of ``scan``; with ``out``, write results.jsonl there, resuming from ``out.partial`` (each
     finished image appended and flushed) when its protocol and the image's bytes are unchanged."""
-    settings = protocol(judge, rule)
+    settings = protocol(judge, rule, suite)
     done: dict[str, Geneval2Result] = {}
     partial = Path(str(out) + ".partial") if out is not None else None
-    if partial is not None and partial.exists():
+    current = {scan.name(i): i for i in scan.items}
+    if partial is not None and (partial.exists() or partial.is_symlink()):
+        regular_file(partial, what="partial results file")
         stored, rows = _read_partial(partial)
         if stored == json.loads(json.dumps(settings)):
-            current = {scan.name(i): i for i in scan.items}
+            stale = 0
             for row, digest in rows:
                 item = current.get(row.filename)
-                if item is not None and digest == file_sha256(item.path) and row.prompt_index == item.prompt.index:
+                if item is not None and digest == file_sha256(item.path) and _same_prompt(row, item.prompt):
                     done[row.filename] = row
+                else:
+                    stale += 1
             if done:
                 note(f"{partial}: resuming, {len(done)} of {len(scan.items)} images already judged")
+            if stale:
+                note(f"{partial}: {stale} stored row(s) of images or prompts that changed; judged again")
         else:
-            note(f"{partial}: judged under another protocol; starting over")
-            partial.unlink()
+            note(f"{partial}: judged under another protocol (judge, answer rule, suite or t2ibench); starting over")
+        # rewritten with only the rows kept (a torn last line would otherwise swallow the next one appended)
+        kept = [json.dumps({"partial_settings": settings}, sort_keys=True)] + [
+            json.dumps(json.loads(row.to_json()) | {"image_sha256": file_sha256(current[name].path)}, sort_keys=True)
+            for name, row in done.items()
+        ]
+        write_text_atomic(partial, "\n".join(kept) + "\n")
     handle = None
     if partial is not None:
         partial.parent.mkdir(parents=True, exist_ok=True)
@@ -407,7 +460,7 @@ def evaluate_scan(
         if handle is not None:
             item = by_name[result.filename]
             line = json.loads(result.to_json()) | {"image_sha256": file_sha256(item.path)}
-            handle.write(json.dumps(line, sort_keys=True) + "\n")
+            handle.write(json.dumps(line, sort_keys=True, allow_nan=False) + "\n")
             handle.flush()
             os.fsync(handle.fileno())
 
@@ -426,11 +479,26 @@ def evaluate_scan(
     return results
 
 
+def _same_prompt(row: Geneval2Result, prompt: Geneval2Prompt) -> bool:
+    """Whether a stored row answered exactly this prompt's questions (text, answers, skills, in order)."""
+    asked = [(q.question, q.answer, q.skill) for q in row.questions]
+    return (
+        row.prompt_index == prompt.index
+        and row.prompt == prompt.prompt
+        and row.atom_count == prompt.atom_count
+        and asked == [(q.text, q.answer, q.skill) for q in prompt.questions]
+    )
+
+
 def _read_partial(path: Path) -> tuple[Any, list[tuple[Geneval2Result, str | None]]]:
     """(recorded protocol or None, (result, image SHA-256)) of a .partial file; a torn last line is dropped."""
     rows = []
     settings: Any = None
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read the partial results ({type(exc).__name__}); remove it") from None
+    for number, line in enumerate(text.splitlines(), start=1):
         try:
             record = json.loads(line)
             if number == 1 and isinstance(record, dict) and "partial_settings" in record:

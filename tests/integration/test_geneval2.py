@@ -74,14 +74,29 @@ def evaluate(ws: dict[str, Path], source: Path, *extra: str) -> int:
     )
 
 
-def test_a_folder_is_judged_into_the_reference_tables(workspace, capsys):
+@pytest.fixture(scope="module")
+def folder_run(workspace: dict[str, Path]) -> tuple[Path, Path, str, str]:
+    """The folder judged once: (results, tables JSON, stdout, stderr)."""
+    import contextlib
+    import io
+
     out = workspace["root"] / "folder.results.jsonl"
     summary = workspace["root"] / "tables.json"
-    assert (
-        evaluate(workspace, workspace["images"], "--out", str(out), "--json", str(summary), "--images-per-prompt", "2")
-        == 0
-    )
-    printed = capsys.readouterr()
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = evaluate(
+            workspace, workspace["images"], "--out", str(out), "--json", str(summary), "--images-per-prompt", "2"
+        )
+    assert code == 0, stderr.getvalue()
+    return out, summary, stdout.getvalue(), stderr.getvalue()
+
+
+def test_a_folder_is_judged_into_the_reference_tables(workspace, folder_run):
+    from types import SimpleNamespace
+
+    out, summary, stdout, stderr = folder_run
+    printed = SimpleNamespace(out=stdout, err=stderr)
+
     # labelled: another suite file and another judge than the paper's
     assert "(not the released GenEval 2 file; judge " in printed.out
     assert "not the paper's Qwen/Qwen3-VL-8B-Instruct: not comparable with published numbers)" in printed.out
@@ -113,12 +128,12 @@ def test_a_folder_is_judged_into_the_reference_tables(workspace, capsys):
     assert am["estimate"] == pytest.approx(100 * np.mean([np.mean(v) for v in per_prompt.values()]), abs=1e-9)
 
 
-def test_the_image_map_gives_the_same_answers_as_the_folder_for_the_same_images(workspace, capsys):
+def test_the_image_map_gives_the_same_answers_as_the_folder_for_the_same_images(workspace, folder_run, capsys):
     out = workspace["root"] / "map.results.jsonl"
     assert evaluate(workspace, workspace["map"], "--out", str(out), "--answer-rule", "unique") == 0
     capsys.readouterr()
     by_map = {r.prompt_index: r for r in read_results(out)}
-    folder = {(r.prompt_index, r.sample): r for r in read_results(workspace["root"] / "folder.results.jsonl")}
+    folder = {(r.prompt_index, r.sample): r for r in read_results(folder_run[0])}
     assert len(by_map) == 8
     for index, r in by_map.items():
         same = folder[(index, "0001")]  # the map names each prompt's second image
@@ -144,3 +159,33 @@ def test_a_missing_prompt_stops_the_evaluation_unless_allowed(workspace, capsys)
     assert not out.exists()
     assert evaluate(workspace, partial, "--out", str(out), "--allow-missing") == 0
     assert len(read_results(out)) == 7
+
+
+def test_the_default_out_works_and_an_output_onto_a_judged_image_is_refused(workspace, capsys):
+    assert evaluate(workspace, workspace["map"]) == 0  # the default: images.results.jsonl beside the map
+    assert (workspace["root"] / "images.results.jsonl").is_file()
+    capsys.readouterr()
+    image = workspace["root"] / json.loads(workspace["map"].read_text())[json.loads(
+        workspace["suite"].read_text().splitlines()[0])["prompt"]]  # fmt: skip
+    before = image.read_bytes()
+    assert evaluate(workspace, workspace["map"], "--json", str(image)) == 2
+    assert "--json" in capsys.readouterr().err
+    assert image.read_bytes() == before
+
+
+def test_a_partial_evaluation_says_so_in_its_label_and_its_json_records_the_protocol(workspace, capsys):
+    mapping = json.loads(workspace["map"].read_text())
+    for key in list(mapping)[:5]:
+        del mapping[key]
+    three = workspace["root"] / "three.json"
+    three.write_text(json.dumps(mapping))
+    summary = workspace["root"] / "three.tables.json"
+    assert evaluate(workspace, three, "--allow-missing", "--json", str(summary)) == 0
+    assert "3 of 8 prompts" in capsys.readouterr().out
+    evaluation = json.loads(summary.read_text())["evaluation"]
+    assert evaluation["prompts_judged"] == 3
+    assert evaluation["suite_prompts"] == 8
+    assert evaluation["released_suite"] is False
+    assert "3 of 8 prompts" in evaluation["caveats"]
+    assert evaluation["protocol"]["judge"]["weights"].startswith("sha256:")  # a local folder: its files' checksum
+    assert evaluation["protocol"]["suite_sha256"] == evaluation["suite_sha256"]

@@ -129,9 +129,14 @@ def test_a_folder_is_judged_and_its_results_read_back_with_their_protocol(tmp_pa
     assert len(results) == 6
     assert read_results(out) == results
     assert not Path(str(out) + ".partial").exists()
+    from t2ibench import __version__
+
+    expected = {"answer_rule": "reference", "judge": {"backend": "scripted"}, "suite_sha256": suite.sha256}
     assert {json.dumps(r.protocol, sort_keys=True) for r in results} == {
-        json.dumps({"answer_rule": "reference", "judge": {"backend": "scripted"}}, sort_keys=True)
+        json.dumps(expected | {"t2ibench": __version__}, sort_keys=True)
     }
+    # results name images relative to the folder: another spelling of the same folder finds them
+    assert results[0].filename == "00000/samples/0000.png"
     # each question's probability is the scripted judge's probabilities summed over its variants' first tokens
     first = results[0]
     image = scan.items[0].path
@@ -188,8 +193,12 @@ def test_an_interrupted_run_resumes_only_the_missing_images_and_only_under_the_s
     assert sum(other.calls) == sum(len(p.questions) + 1 for p in suite.prompts for _ in range(2))
 
 
-def judge_images_in_chunks(scan, judge, suite, out):
+def judge_images_in_chunks(scan, judge, suite, out, expect_stop=False):
     """evaluate_scan with two images per judge call (so an interruption lands between calls)."""
+    if expect_stop:
+        with pytest.raises(KeyboardInterrupt):
+            judge_images_in_chunks(scan, judge, suite, out)
+        return None
     import t2ibench.geneval2_eval as module
 
     original = module.judge_images
@@ -273,3 +282,105 @@ def test_a_judge_without_an_answer_token_is_refused_naming_the_line_and_question
     with pytest.raises(InputError, match=r"suite\.jsonl:1 question 2") as info:
         judge_images(scan.items, NoYes(), suite=suite, rule="reference", show_progress=False)
     assert "\n" not in str(info.value)
+
+
+def test_a_resume_reuses_nothing_of_another_suite_file_or_of_an_edited_question(tmp_path, suite):
+    """An image map (no metadata to disagree with): a stored row is reused only under the same suite file, and
+    only for the very questions the current suite asks."""
+    from t2ibench.geneval2_eval import _read_partial
+
+    imgs = folder(tmp_path / "imgs", suite, samples=1)
+    mapping = tmp_path / "map.json"
+    mapping.write_text(json.dumps({p.prompt: f"imgs/{p.index:05d}/samples/0000.png" for p in suite.prompts}))
+    out = tmp_path / "results.jsonl"
+    partial = Path(str(out) + ".partial")
+    judge_images_in_chunks(scan_images(mapping, suite), StopAfter(1), suite, out, expect_stop=True)
+    stopped = partial.read_text()
+    assert len(_read_partial(partial)[1]) == 2  # two images judged before the stop
+    # the same suite: both reused
+    again = ScriptedJudge()
+    evaluate_scan(scan_images(mapping, suite), again, suite=suite, rule="reference", out=out, show_progress=False)
+    assert sum(again.calls) == len(suite.prompts[2].questions) + 1
+    # one question edited (another file, another hash): another protocol, nothing reused
+    edited = json.loads(json.dumps(LINES))
+    edited[1]["vqa_list"][1] = ["Is the car blue?", "Yes"]
+    other = tmp_path / "other.jsonl"
+    other.write_text("".join(json.dumps(line) + "\n" for line in edited))
+    changed = read_geneval2(other, full=False)
+    partial.write_text(stopped)
+    fresh = ScriptedJudge()
+    results = evaluate_scan(scan_images(mapping, changed), fresh, suite=changed, rule="reference", out=out)
+    assert sum(fresh.calls) == sum(len(p.questions) + 1 for p in changed.prompts)
+    assert results[1].questions[1].question == "Is the car blue?"
+    del imgs
+
+
+class StopAfter(ScriptedJudge):
+    """A judge interrupted (Ctrl-C) at its call after the first ``calls``."""
+
+    def __init__(self, calls: int) -> None:
+        super().__init__()
+        self.allowed = calls
+
+    def ask(self, requests):
+        if len(self.calls) >= self.allowed:
+            raise KeyboardInterrupt
+        return super().ask(requests)
+
+
+def test_a_torn_partial_line_is_dropped_without_swallowing_the_next_row(tmp_path, suite):
+    imgs = folder(tmp_path / "imgs", suite, samples=1)
+    scan = scan_images(imgs, suite)
+    out = tmp_path / "results.jsonl"
+    partial = Path(str(out) + ".partial")
+    judge_images_in_chunks(scan, StopAfter(1), suite, out, expect_stop=True)
+    with open(partial, "a") as fh:
+        fh.write('{"prompt_index": 2, "sam')  # a torn line, no newline
+    judge_images_in_chunks(scan, StopAfter(0), suite, out, expect_stop=True)  # resumed, stopped again at once
+    lines = partial.read_text().splitlines()
+    assert [json.loads(line) for line in lines]  # the torn fragment is gone: every line whole
+    assert len(lines) == 3  # the protocol and the two rows kept
+    results = evaluate_scan(scan, ScriptedJudge(), suite=suite, rule="reference", out=out, show_progress=False)
+    assert len(results) == 3
+    assert len(read_results(out)) == 3
+
+
+def test_a_judge_answer_that_is_not_a_probability_stops_before_anything_is_stored(tmp_path, suite):
+    class NaNJudge(ScriptedJudge):
+        def ask(self, requests):
+            answers = super().ask(requests)
+            return [JudgeAnswer((float("nan"),) * len(a.token_probabilities), a.top_token, a.top_text) for a in answers]
+
+    scan = scan_images(folder(tmp_path / "imgs", suite, samples=1), suite)
+    out = tmp_path / "results.jsonl"
+    with pytest.raises(InputError, match=r"0000\.png: the judge's probability nan for .* is not a probability") as info:
+        evaluate_scan(scan, NaNJudge(), suite=suite, rule="reference", out=out, show_progress=False)
+    assert "\n" not in str(info.value)
+    assert not out.exists()
+    assert len(Path(str(out) + ".partial").read_text().splitlines()) == 1  # the protocol line only
+
+
+def test_a_partial_file_that_is_a_folder_or_not_text_is_a_one_line_error(tmp_path, suite):
+    scan = scan_images(folder(tmp_path / "imgs", suite, samples=1), suite)
+    out = tmp_path / "results.jsonl"
+    partial = Path(str(out) + ".partial")
+    partial.mkdir()
+    with pytest.raises(InputError, match="partial results file"):
+        evaluate_scan(scan, ScriptedJudge(), suite=suite, rule="reference", out=out, show_progress=False)
+    partial.rmdir()
+    partial.write_bytes(b"\xff\xfe\x00 not utf-8")
+    with pytest.raises(InputError, match=r"cannot read the partial results \(UnicodeDecodeError\); remove it"):
+        evaluate_scan(scan, ScriptedJudge(), suite=suite, rule="reference", out=out, show_progress=False)
+
+
+def test_outside_float32_each_image_is_judged_in_passes_of_its_own(tmp_path, suite):
+    class Bfloat16(ScriptedJudge):
+        def describe(self) -> dict[str, object]:
+            return {"backend": "scripted", "loaded_dtype": "bfloat16"}
+
+    scan = scan_images(folder(tmp_path / "imgs", suite, samples=2), suite)
+    low, full = Bfloat16(), ScriptedJudge()
+    judge_images(scan.items, low, suite=suite, rule="reference", show_progress=False)
+    judge_images(scan.items, full, suite=suite, rule="reference", show_progress=False)
+    assert low.calls == [len(i.prompt.questions) + 1 for i in scan.items]  # one image per ask
+    assert full.calls == [sum(len(i.prompt.questions) + 1 for i in scan.items)]  # several images per ask

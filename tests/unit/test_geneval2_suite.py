@@ -127,3 +127,16 @@ def test_broken_json_a_repeated_prompt_and_an_empty_file_are_refused(tmp_path):
         read_geneval2(empty, full=False)
     with pytest.raises(InputError, match=r"outside the suite's 0\.\.0"):
         subset(read_geneval2(write(tmp_path, LINE), full=False), [3])
+
+
+def test_a_brace_in_a_prompt_and_a_huge_value_are_refused_in_one_short_line(tmp_path):
+    braced = {**LINE, "prompt": "two dogs and a {cat}"}
+    with pytest.raises(InputError, match=r"suite\.jsonl:1: the prompt holds a brace"):
+        read_geneval2(write(tmp_path, braced), full=False)
+    huge = json.loads(json.dumps(LINE))
+    huge["skills"][1] = "x" * 5_000_000
+    with pytest.raises(InputError) as info:
+        read_geneval2(write(tmp_path, huge), full=False)
+    assert len(str(info.value)) < 400
+    assert "characters)" in str(info.value)
+    assert read_geneval2(write(tmp_path, LINE, {**LINE, "prompt": "x"}), full=False).prompts[1].line == 2

@@ -84,6 +84,10 @@ class Benchmark(ABC, Generic[SuiteT, EvaluatorT, ScanT, RecordT, TablesT]):
         """Why numbers of this suite and evaluator are not comparable with the published ones (None: they are)."""
         return None
 
+    def provenance(self, suite: SuiteT, evaluator: EvaluatorT, records: Sequence[RecordT]) -> dict[str, Any]:
+        """What the tables were measured with, for their JSON (the suite file, its hash, the protocol)."""
+        return {}
+
 
 @dataclass(frozen=True)
 class Evaluation(Generic[ScanT, RecordT, TablesT]):

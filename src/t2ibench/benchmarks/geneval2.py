@@ -70,6 +70,21 @@ class Geneval2Benchmark(Benchmark[Geneval2Suite, Geneval2Evaluator, Geneval2Scan
         """``Geneval2Tables.to_dict``."""
         return tables.to_dict()
 
+    def provenance(
+        self, suite: Geneval2Suite, evaluator: Geneval2Evaluator, records: Sequence[Geneval2Result]
+    ) -> dict[str, Any]:
+        """The suite file, its hash and prompt count, whether it is the release, and the one protocol measured."""
+        from t2ibench.geneval2_eval import check_one_protocol
+
+        return {
+            "suite": str(suite.path),
+            "suite_sha256": suite.sha256,
+            "suite_prompts": len(suite.prompts),
+            "released_suite": suite.released,
+            "prompts_judged": len({r.prompt_index for r in records}),
+            "protocol": dict(check_one_protocol(records)),
+        }
+
     def caveat(self, suite: Geneval2Suite, evaluator: Geneval2Evaluator) -> str | None:
         """Another suite file, another judge or the non-default answer rule: not the published protocol."""
         reasons = []

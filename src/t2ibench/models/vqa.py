@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from t2ibench.embed_cache import weights_checksum
 from t2ibench.errors import InputError
 from t2ibench.models._torch import loads_models, quiet_loading, resolve_device
 from t2ibench.progress import progress
@@ -128,6 +129,7 @@ class Qwen3VLJudge:
         self._template: tuple[str, str] | None = None  # the rendered prompt around the image token: (before, after)
         self._texts: dict[str, list[int]] = {}  # question text → its token ids after the image
         self._cache_keyword = "cache"
+        self._weights: str | None = None  # checksum of a local model folder ('' for a hub id), once per judge
 
     # -- loading ------------------------------------------------------------------------------------------------
 
@@ -209,10 +211,14 @@ class Qwen3VLJudge:
     def describe(self) -> dict[str, Any]:
         """Backend, model, revision and the resolved commit (None for a local folder), dtype (asked and loaded),
         attention implementation, transformers version, and what shapes the prompt: template digest, image settings."""
+        import torch
         import transformers
 
         processor = self._load_processor()
-        model, _ = self._load()
+        model, device = self._load()
+        if self._weights is None:  # a local folder: its files' checksum (a hub id: its resolved commit below)
+            local = Path(self.spec.model)
+            self._weights = "sha256:" + weights_checksum(local) if local.is_dir() else ""
         template = processor.chat_template
         loaded = str(model.dtype).removeprefix("torch.")
         image_settings = processor.image_processor.to_dict()
@@ -221,6 +227,9 @@ class Qwen3VLJudge:
             "model": self.spec.model,
             "revision": self.spec.revision,
             "commit": getattr(model.config, "_commit_hash", None),
+            "weights": self._weights or None,
+            "device": str(getattr(device, "type", device)),
+            "torch": torch.__version__,
             "dtype": self.spec.dtype,
             "loaded_dtype": loaded,
             "attn_implementation": getattr(model.config, "_attn_implementation", None),

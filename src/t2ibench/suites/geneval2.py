@@ -25,6 +25,7 @@ from t2ibench.errors import InputError, unknown_choice
 from t2ibench.hashing import file_sha256
 from t2ibench.io import read_jsonl
 from t2ibench.metrics.soft_tifa import COUNT_PREFIX, NUMBER_WORDS, SKILLS
+from t2ibench.paths import shown
 
 ATOM_COUNTS = tuple(range(3, 11))
 PROMPTS_PER_ATOM_COUNT = 100
@@ -56,6 +57,7 @@ class Geneval2Prompt:
     prompt: str
     atom_count: int
     questions: tuple[Geneval2Question, ...]
+    line: int = 0  # the 1-based line of the suite file it was read from (0: not read from a file)
 
     def record(self) -> dict[str, Any]:
         """The suite line as the publisher writes it (the prompt record an image folder's metadata.jsonl holds)."""
@@ -90,26 +92,42 @@ class Geneval2Suite:
         return {p.prompt: p for p in self.prompts}
 
 
+SHOWN = 80  # characters of a bad value an error message quotes
+
+
+def _quoted(value: Any) -> str:
+    """``repr(value)`` on one line, at most SHOWN characters (a huge or multi-line value is cut, its size given)."""
+    text = shown(repr(value))
+    return text if len(text) <= SHOWN else f"{text[:SHOWN]}… ({len(text)} characters)"
+
+
 def _text(value: Any, *, where: str, what: str) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise InputError(f"{where}: {what} must be a non-empty string; got {value!r}")
+        raise InputError(f"{where}: {what} must be a non-empty string; got {_quoted(value)}")
     return value
 
 
-def parse_line(record: Any, *, index: int, where: str) -> Geneval2Prompt:
+def parse_line(record: Any, *, index: int, where: str, line: int = 0) -> Geneval2Prompt:
     """One suite line as a prompt, every field checked; InputError names ``where`` (file:line) and the field."""
     if not isinstance(record, dict):
         raise InputError(f"{where}: a GenEval 2 line must be a JSON object")
     for key in record:
         if key not in RECORD_KEYS:
-            raise InputError(f"{where}: {unknown_choice('key', key, RECORD_KEYS)}")
+            raise InputError(
+                f"{where}: {unknown_choice('key', key if len(repr(key)) <= SHOWN else _quoted(key), RECORD_KEYS)}"
+            )
     for key in RECORD_KEYS:
         if key not in record:
             raise InputError(f"{where}: missing {key!r}")
     prompt = _text(record["prompt"], where=where, what="prompt")
+    if "{" in prompt or "}" in prompt:
+        raise InputError(
+            f"{where}: the prompt holds a brace ({_quoted(prompt)}): the reference formats VQAScore's question with it "
+            "twice, so its text would change; no GenEval 2 prompt has one"
+        )
     atoms = record["atom_count"]
     if isinstance(atoms, bool) or not isinstance(atoms, int) or atoms < 1:
-        raise InputError(f"{where}: atom_count must be a positive integer; got {atoms!r}")
+        raise InputError(f"{where}: atom_count must be a positive integer; got {_quoted(atoms)}")
     pairs, skills = record["vqa_list"], record["skills"]
     if not isinstance(pairs, list) or not pairs:
         raise InputError(f"{where}: vqa_list must be a non-empty list of [question, answer] pairs")
@@ -120,11 +138,13 @@ def parse_line(record: Any, *, index: int, where: str) -> Geneval2Prompt:
     for i, (pair, skill) in enumerate(zip(pairs, skills, strict=True), start=1):
         at = f"{where}: question {i}"
         if not isinstance(pair, list) or len(pair) != 2:
-            raise InputError(f"{at}: must be a [question, answer] pair; got {pair!r}")
+            raise InputError(f"{at}: must be a [question, answer] pair; got {_quoted(pair)}")
         text = _text(pair[0], where=at, what="the question")
         answer = _text(pair[1], where=at, what="the answer")
         if not isinstance(skill, str) or skill not in SKILLS:
-            raise InputError(f"{at}: {unknown_choice('skill', skill, SKILLS)}")
+            raise InputError(
+                f"{at}: {unknown_choice('skill', skill if len(repr(skill)) <= SHOWN else _quoted(skill), SKILLS)}"
+            )
         question = Geneval2Question(text, answer, skill)
         if question.counting != (skill == "count"):
             raise InputError(
@@ -132,15 +152,15 @@ def parse_line(record: Any, *, index: int, where: str) -> Geneval2Prompt:
                 f"with {COUNT_PREFIX!r} (the scorer decides number or yes answers by that start)"
             )
         if question.counting and answer not in NUMBER_WORDS:
-            raise InputError(f"{at}: a count answer must be a number word (one..ten); got {answer!r}")
+            raise InputError(f"{at}: a count answer must be a number word (one..ten); got {_quoted(answer)}")
         if not question.counting and answer != "Yes":
             raise InputError(
-                f"{at}: the answer to a {skill} question must be 'Yes' (the scorer asks for yes); got {answer!r}"
+                f"{at}: the answer to a {skill} question must be 'Yes' (the scorer asks for yes); got {_quoted(answer)}"
             )
         questions.append(question)
     if atoms > len(questions):
         raise InputError(f"{where}: atom_count {atoms} exceeds its {len(questions)} questions")
-    return Geneval2Prompt(index=index, prompt=prompt, atom_count=atoms, questions=tuple(questions))
+    return Geneval2Prompt(index=index, prompt=prompt, atom_count=atoms, questions=tuple(questions), line=line)
 
 
 def read_geneval2(path: str | Path, *, full: bool = True) -> Geneval2Suite:
@@ -152,7 +172,7 @@ def read_geneval2(path: str | Path, *, full: bool = True) -> Geneval2Suite:
     prompts: list[Geneval2Prompt] = []
     seen: dict[str, str] = {}
     for where, record in read_jsonl(p):
-        item = parse_line(record, index=len(prompts), where=where)
+        item = parse_line(record, index=len(prompts), where=where, line=int(where.rsplit(":", 1)[-1]))
         if item.prompt in seen:
             raise InputError(f"{where}: repeats the prompt of {seen[item.prompt]} (each prompt once)")
         seen[item.prompt] = f"line {where.rsplit(':', 1)[-1]}"
