@@ -545,6 +545,12 @@ def evaluate_scan(
             if any(stale.values()):
                 reasons = ", ".join(f"{n} for {reason}" for reason, n in stale.items() if n)
                 note(f"{partial}: {sum(stale.values())} partial verdicts are stale ({reasons}); judging them again")
+            # rewritten with only the verdicts kept: a torn last line would otherwise swallow the next one appended
+            kept = [json.dumps({"partial_settings": settings}, sort_keys=True)] + [
+                json.dumps(json.loads(row.to_json()) | {"image_sha256": file_sha256(current[name].path)})
+                for name, row in done.items()
+            ]
+            write_text_atomic(partial, "\n".join(kept) + "\n")
         else:
             note(
                 f"{partial}: {len(rows_found)} partial verdicts were made with other settings "

@@ -270,6 +270,17 @@ def test_evaluate_scan_judges_every_image_and_resumes(tmp_path):
     assert read_results(out) == rows
 
 
+def test_a_torn_partial_line_is_dropped_before_a_resume_appends(tmp_path):
+    scan, out, partial = interrupted_run(tmp_path)
+    again = KilledAfter(1)  # resumed, then stopped again after one more image
+    again.current = FOUND
+    with pytest.raises(KeyboardInterrupt):
+        evaluate_scan(scan, again, RedColour(), out=out, show_progress=False)
+    lines = partial.read_text().splitlines()
+    assert [json.loads(line) for line in lines]  # every line whole: the torn fragment did not swallow a verdict
+    assert len(lines) == 1 + 3  # the settings, the two verdicts kept and the one judged since
+
+
 def test_a_resume_with_other_settings_starts_over(tmp_path, caplog):
     scan, out, _partial = interrupted_run(tmp_path)
     detector = OracleDetector()
