@@ -9,7 +9,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from t2ibench.store.schema import SCHEMA_VERSION
 from tests.corpus import case
+
+NEWER = SCHEMA_VERSION + 1  # the schema a newer t2ibench writes
 
 __all__: list[str] = []
 
@@ -136,7 +139,7 @@ def _(tmp: Path) -> Any:
     r"refused: the statements would change store_meta",
 )
 def _(tmp: Path) -> Any:
-    return _user_sql(tmp, "UPDATE store_meta SET value = '11' WHERE key = 'schema_version'", write=True)
+    return _user_sql(tmp, f"UPDATE store_meta SET value = '{NEWER}' WHERE key = 'schema_version'", write=True)
 
 
 @case(
@@ -218,19 +221,19 @@ def _(tmp: Path) -> Any:
 
 @case(
     "store-newer-schema",
-    "a store labelled with a newer schema version (11)",
+    "a store labelled with a newer schema version (the current + 1)",
     "refused for writing, naming both versions; the label kept",
-    r"written by schema 11; this t2ibench knows up to 10: upgrade",
+    rf"written by schema {NEWER}; this t2ibench knows up to {SCHEMA_VERSION}: upgrade",
 )
 def _(tmp: Path) -> Any:
     from t2ibench.store import Store
 
     path = _copy(tmp, "newer.duckdb")
-    _raw(path, "UPDATE store_meta SET value = '11' WHERE key = 'schema_version'")
+    _raw(path, f"UPDATE store_meta SET value = '{NEWER}' WHERE key = 'schema_version'")
     try:
         return Store(path).initialise()
     finally:
-        assert ("schema_version", "11") in _meta(path), "the newer store was relabelled"
+        assert ("schema_version", str(NEWER)) in _meta(path), "the newer store was relabelled"
 
 
 @case(

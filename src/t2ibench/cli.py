@@ -448,9 +448,13 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         raise InputError(f"--out {out}: is a folder or a special file; give the results.jsonl file name")
     partial = out.with_name(out.name + ".partial")
     covers = (lambda rel: bool(PROMPT_DIR.fullmatch(rel.parts[0]))) if images.is_dir() else None
+    store = getattr(args, "store", None)
+    if getattr(args, "model", None) and not store:
+        raise InputError("--model names the model in a results store: give --store too")
     refuse_outputs(
         [place("--out", out), place("--out's partial file", partial), place("--json", args.json)],
         [
+            place("--store", store),  # written by the store's own transaction: no other output may land on it
             place("IMAGEDIR" if images.is_dir() else "IMAGES", images, tree=images.is_dir(), covers=covers),
             *inputs_of(args),
         ],
@@ -458,7 +462,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     suite = suite_of(args)
     scan = bench.scan(images, suite, images_per_prompt=args.images_per_prompt)
     print(scan.report(), file=sys.stderr)
-    _refuse_scanned(scan, {"--out": out, "--out's partial file": partial, "--json": args.json})
+    _refuse_scanned(scan, {"--out": out, "--out's partial file": partial, "--json": args.json, "--store": store})
     if not scan.ok and not args.allow_missing:
         print(
             "t2ibench evaluate: the images do not match the suite (see above); fix them or pass --allow-missing "
@@ -483,6 +487,12 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             **bench.provenance(suite, evaluator, done.records),
         }
         _write_json(Path(args.json), payload)
+    if store:
+        model = args.model or (images.name if images.is_dir() else images.stem)
+        print(
+            bench.store(Path(store), model=model, scan=scan, suite=suite, records=done.records, tables=done.tables),
+            file=sys.stderr,
+        )
     return EXIT_OK
 
 
@@ -1416,6 +1426,13 @@ def _geneval2_parser(benchmarks: Any) -> None:
     )  # fmt: skip
     g2.add_argument("--device", default="auto")
     g2.add_argument("--json", help="also write the tables as JSON")
+    g2.add_argument(
+        "--store", help="also write the answers and tables into this results store (vqa_answers, benchmark_scores)"
+    )
+    g2.add_argument(
+        "--model", help="the model the images are of, as the store names it (with --store; default: the folder's or "
+        "the map's name)",
+    )  # fmt: skip
     g2.add_argument("--quiet", action="store_true")
     g2.set_defaults(func=_cmd_evaluate)
 

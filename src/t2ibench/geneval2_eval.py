@@ -557,3 +557,52 @@ def summarise(
     check_one_protocol(results)
     questions, vqa = question_scores(results)
     return geneval2_tables(questions, vqa, resamples=resamples, level=level, seed=seed)
+
+
+# -- the store ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoredEvaluation:
+    """Where an evaluation went in the store: the model name, the images' and the protocol's identities, rows."""
+
+    model: str
+    model_hash: str
+    evaluator_hash: str
+    answers: int
+    scores: int
+
+
+def images_identity(scan: Geneval2Scan, suite: Geneval2Suite) -> str:
+    """The identity of what was judged (a model version's hash, for images made elsewhere): the suite file and every
+    (prompt, sample, image SHA-256), in scan order."""
+    from t2ibench.hashing import content_hash
+
+    images = [[i.prompt.index, i.sample, file_sha256(i.path)] for i in scan.items]
+    return content_hash({"suite": suite.sha256, "images": images})
+
+
+def store_results(
+    store_path: str | Path,
+    *,
+    model: str,
+    results: Sequence[Geneval2Result],
+    tables: Geneval2Tables,
+    suite: Geneval2Suite,
+    scan: Geneval2Scan,
+) -> StoredEvaluation:
+    """Write one model's GenEval 2 answers and tables into the store, in one transaction: its version is the images
+    judged (``images_identity``) and the protocol (``evaluators`` gets its record); a re-evaluation of the same
+    version replaces its rows, so no stale answer survives."""
+    from t2ibench.hashing import content_hash
+    from t2ibench.pipeline.rows import benchmark_score_rows, vqa_answer_rows
+    from t2ibench.store import Store
+
+    if not model.strip():
+        raise InputError("--model must name the model the images are of")
+    settings = dict(check_one_protocol(results))
+    version = {"model": model, "model_hash": images_identity(scan, suite), "evaluator_hash": content_hash(settings)}
+    answers = vqa_answer_rows(results, "geneval2")
+    scores = benchmark_score_rows(tables, "geneval2")
+    Store(store_path).write_benchmark(version, "geneval2", settings, answers, scores)
+    return StoredEvaluation(model, version["model_hash"], version["evaluator_hash"], len(answers), len(scores))

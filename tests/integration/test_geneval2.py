@@ -189,3 +189,39 @@ def test_a_partial_evaluation_says_so_in_its_label_and_its_json_records_the_prot
     assert "3 of 8 prompts" in evaluation["caveats"]
     assert evaluation["protocol"]["judge"]["weights"].startswith("sha256:")  # a local folder: its files' checksum
     assert evaluation["protocol"]["suite_sha256"] == evaluation["suite_sha256"]
+
+
+def test_an_evaluation_stored_twice_keeps_one_copy_and_its_tables_agree_with_sql(workspace, capsys):
+    from t2ibench.store import Store
+
+    store = workspace["root"] / "results.duckdb"
+    out = workspace["root"] / "stored.results.jsonl"
+    summary = workspace["root"] / "stored.tables.json"
+    args = ("--out", str(out), "--json", str(summary), "--store", str(store), "--model", "folder-model")
+    for _ in range(2):  # the same images and protocol twice: one version, its rows replaced, never duplicated
+        assert evaluate(workspace, workspace["images"], *args) == 0
+    assert "answers and" in capsys.readouterr().err
+    s = Store(store)
+    results = read_results(out)
+    answers = s.rows("SELECT count(*) AS n, count(DISTINCT evaluator_hash) AS protocols FROM vqa_answers")
+    assert answers == [{"n": sum(len(r.questions) + 1 for r in results), "protocols": 1}]
+    cells = json.loads(summary.read_text())["rows"]
+    stored = s.rows("SELECT table_name, key, estimate, prompts FROM geneval2_scores ORDER BY table_name, key")
+    assert len(stored) == len(cells)
+    by_key = {(c["table"], c["key"]): c for c in cells}
+    for row in stored:
+        assert row["estimate"] == pytest.approx(by_key[(row["table_name"], row["key"])]["estimate"], abs=1e-12)
+    # every prompt has two images: SQL's pooled average over the stored answers equals the stored skill table
+    rates = {r["skill"]: r["soft_tifa_am"] for r in s.rows("SELECT skill, soft_tifa_am FROM geneval2_skill_rates")}
+    for row in stored:
+        if row["table_name"] == "skill":
+            assert rates[row["key"]] == pytest.approx(row["estimate"], abs=1e-9)
+    # another answer rule is another protocol: stored beside, with another protocol_key
+    assert evaluate(workspace, workspace["images"], *args, "--answer-rule", "unique") == 0
+    keys = s.rows("SELECT DISTINCT answer_rule, protocol_key FROM geneval2_scores ORDER BY answer_rule")
+    assert [k["answer_rule"] for k in keys] == ["reference", "unique"]
+    assert keys[0]["protocol_key"] != keys[1]["protocol_key"]
+    capsys.readouterr()
+    # --model without --store is refused
+    assert evaluate(workspace, workspace["images"], "--model", "x", "--out", str(out)) == 2
+    assert "--model names the model in a results store" in capsys.readouterr().err

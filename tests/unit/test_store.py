@@ -203,11 +203,16 @@ def raw(path, *statements):
     con.close()
 
 
+from t2ibench.store import SCHEMA_VERSION  # noqa: E402  (beside the test that reads it)
+
+NEWER = str(SCHEMA_VERSION + 1)  # the schema a newer t2ibench writes
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ("11", r"written by schema 11; this t2ibench knows up to 10: upgrade t2ibench"),
-        ("999999", r"written by schema 999999; this t2ibench knows up to 10"),
+        (NEWER, rf"written by schema {NEWER}; this t2ibench knows up to {SCHEMA_VERSION}: upgrade t2ibench"),
+        ("999999", rf"written by schema 999999; this t2ibench knows up to {SCHEMA_VERSION}"),
         ("abc", r"store_meta's schema_version is 'abc', not a schema number"),
         ("-1", r"schema_version is '-1', not a schema number"),
     ],
@@ -227,9 +232,9 @@ def test_a_store_of_a_newer_or_garbled_schema_is_never_written(store, value, mes
             write()
     assert store.finish_run("r", "failed") is False
     assert store.path.read_bytes() == before, "nothing in the store may change"
-    if value == "11":  # reading says why t2ibench's own SQL may not fit
+    if value == NEWER:  # reading says why t2ibench's own SQL may not fit
         raw(store.path, "DROP VIEW leaderboard")
-        with pytest.raises(InputError, match=r"written by schema 11; this t2ibench knows up to 10"):
+        with pytest.raises(InputError, match=rf"written by schema {NEWER}; this t2ibench knows up to {SCHEMA_VERSION}"):
             store.query("SELECT * FROM leaderboard")
 
 

@@ -84,6 +84,20 @@ class Benchmark(ABC, Generic[SuiteT, EvaluatorT, ScanT, RecordT, TablesT]):
         """Why numbers of this suite and evaluator are not comparable with the published ones (None: they are)."""
         return None
 
+    def store(
+        self,
+        path: Path,
+        *,
+        model: str,
+        scan: ScanT,
+        suite: SuiteT,
+        records: Sequence[RecordT],
+        tables: TablesT,
+    ) -> str:
+        """Write the evaluation into the results store at ``path`` under ``model``; a one-line account of what went
+        where. Benchmarks whose results the store does not hold yet refuse."""
+        raise InputError(f"{self.name}: storing an evaluation of a folder is not supported (the refresh stores it)")
+
     def provenance(self, suite: SuiteT, evaluator: EvaluatorT, records: Sequence[RecordT]) -> dict[str, Any]:
         """What the tables were measured with, for their JSON (the suite file, its hash, the protocol)."""
         return {}

@@ -70,6 +70,25 @@ class Geneval2Benchmark(Benchmark[Geneval2Suite, Geneval2Evaluator, Geneval2Scan
         """``Geneval2Tables.to_dict``."""
         return tables.to_dict()
 
+    def store(
+        self,
+        path: Path,
+        *,
+        model: str,
+        scan: Geneval2Scan,
+        suite: Geneval2Suite,
+        records: Sequence[Geneval2Result],
+        tables: Geneval2Tables,
+    ) -> str:
+        """``geneval2_eval.store_results``: the answers (``vqa_answers``) and tables (``benchmark_scores``)."""
+        from t2ibench.geneval2_eval import store_results
+
+        done = store_results(path, model=model, results=records, tables=tables, suite=suite, scan=scan)
+        return (
+            f"{path}: {done.answers} answers and {done.scores} table cells of {done.model} "
+            f"(images {done.model_hash[:12]}, protocol {done.evaluator_hash[:12]})"
+        )
+
     def provenance(
         self, suite: Geneval2Suite, evaluator: Geneval2Evaluator, records: Sequence[Geneval2Result]
     ) -> dict[str, Any]:

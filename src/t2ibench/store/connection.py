@@ -302,6 +302,23 @@ class Store:
         with self.write() as con:
             return self.upsert(con, table, rows)
 
+    def write_benchmark(
+        self,
+        version: Mapping[str, str],
+        benchmark: str,
+        settings: Mapping[str, Any],
+        answers: Sequence[Mapping[str, Any]],
+        scores: Sequence[Mapping[str, Any]],
+    ) -> None:
+        """Store one evaluation of a VQA-judged benchmark in one transaction: the protocol record (``evaluators``),
+        the answers (``vqa_answers``) and the tables' cells (``benchmark_scores``) of ``version`` (model,
+        model_hash, evaluator_hash), replacing what that version stored before: no stale answer survives."""
+        scope = {**version, "benchmark": benchmark}
+        with self.write() as con:
+            self.upsert(con, "evaluators", [{"evaluator_hash": version["evaluator_hash"], "settings": dict(settings)}])
+            self.replace(con, "vqa_answers", scope, answers)
+            self.replace(con, "benchmark_scores", scope, scores)
+
     def write_version(self, run_id: str, version: VersionRows) -> bool:
         """Store one model/evaluation version in one transaction; returns True if it was already stored unchanged.
 

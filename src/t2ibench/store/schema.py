@@ -10,7 +10,10 @@ from typing import Any
 from t2ibench.errors import InputError
 from t2ibench.metrics.geneval import TASKS
 
-SCHEMA_VERSION = 10  # 10: metrics.sigma_source (where σ came from: fixed, a reference set, or per model), rows of
+SCHEMA_VERSION = 11  # 11: benchmark results of VQA-judged benchmarks (GenEval 2): vqa_answers (every question asked of
+# every image, with the judge's probability and top answer), benchmark_scores (every cell of a benchmark's tables with
+# its interval), the geneval2_scores and geneval2_skill_rates views; 10: metrics.sigma_source (where σ came from:
+# fixed, a reference set, or per model), rows of
 # older stores marked from their evaluator settings; the diversity view's kernel key and the diversity_comparison
 # view (which models' diversity may be ranked against each other); store_meta.owner (the config a store belongs to);
 # 2: detections.colour, verdicts.relation, failure-pattern views; 3: geneval_scores; 4: per-model
@@ -93,6 +96,24 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
         "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, task VARCHAR, accuracy DOUBLE, correct INTEGER, "
         "images INTEGER, tasks INTEGER, prompts INTEGER, ci_low DOUBLE, ci_high DOUBLE, ci_level DOUBLE",
         ("model", "model_hash", "evaluator_hash", "task"),
+    ),
+    # every question a VQA judge was asked about every image of a benchmark (GenEval 2): the atom's question, its
+    # expected answer, the judge's probability of it (under the protocol's answer rule), its top answer and whether
+    # that is one of the answer's variants; kind 'atom' (question_index: its position in the prompt's list) or
+    # 'vqascore' (the whole-prompt question, question_index -1)
+    "vqa_answers": (
+        "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, benchmark VARCHAR, prompt_index INTEGER, "
+        "sample VARCHAR, question_index INTEGER, kind VARCHAR, prompt VARCHAR, atom_count INTEGER, skill VARCHAR, "
+        "question VARCHAR, answer VARCHAR, probability DOUBLE, top_answer VARCHAR, correct BOOLEAN, image VARCHAR",
+        ("model", "model_hash", "evaluator_hash", "benchmark", "prompt_index", "sample", "question_index"),
+    ),
+    # every cell of a benchmark's tables as its metrics module computed it (GenEval 2: t2ibench.metrics.soft_tifa):
+    # table_name 'overall' (key: the method), 'skill', 'atom_count'; estimate in percent points with its interval
+    "benchmark_scores": (
+        "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, benchmark VARCHAR, table_name VARCHAR, "
+        "key VARCHAR, estimate DOUBLE, ci_low DOUBLE, ci_high DOUBLE, ci_level DOUBLE, ci_method VARCHAR, "
+        "prompts INTEGER, questions INTEGER",
+        ("model", "model_hash", "evaluator_hash", "benchmark", "table_name", "key"),
     ),
 }
 
@@ -288,6 +309,34 @@ VIEWS = {
         LEFT JOIN diversity d USING (model, model_hash, evaluator_hash)
         LEFT JOIN diversity_comparison x USING (model, model_hash, evaluator_hash)
         GROUP BY ALL ORDER BY o.overall DESC NULLS LAST, c.model
+    """,
+    # GenEval 2's tables (from benchmark_scores) with the protocol each was measured under: two rows of one table
+    # compare only where judge, answer rule and suite are equal (protocol_key; the report flags the others)
+    "geneval2_scores": """
+        SELECT s.model, s.model_hash, s.evaluator_hash, s.table_name, s.key, s.estimate, s.ci_low, s.ci_high,
+               s.ci_level, s.ci_method, s.prompts, s.questions,
+               json_extract_string(e.settings, '$.judge.model') AS judge_model,
+               json_extract_string(e.settings, '$.judge.loaded_dtype') AS judge_dtype,
+               json_extract_string(e.settings, '$.answer_rule') AS answer_rule,
+               json_extract_string(e.settings, '$.suite_sha256') AS suite_sha256,
+               md5(concat_ws('|', json_extract_string(e.settings, '$.judge.model'),
+                             json_extract_string(e.settings, '$.judge.commit'),
+                             json_extract_string(e.settings, '$.judge.weights'),
+                             json_extract_string(e.settings, '$.judge.loaded_dtype'),
+                             json_extract_string(e.settings, '$.answer_rule'),
+                             json_extract_string(e.settings, '$.suite_sha256'))) AS protocol_key
+        FROM benchmark_scores s LEFT JOIN evaluators e USING (evaluator_hash)
+        WHERE s.benchmark = 'geneval2'
+        ORDER BY s.model, s.table_name, s.key
+    """,
+    # GenEval 2's per-skill Soft-TIFA AM and TIFA recomputed in SQL from the stored answers (pooled over every
+    # question of every image: equal to the stored skill table when each prompt has the same number of images)
+    "geneval2_skill_rates": """
+        SELECT model, model_hash, evaluator_hash, skill, 100 * avg(probability) AS soft_tifa_am,
+               100 * avg(CASE WHEN correct THEN 1.0 ELSE 0.0 END) AS tifa, count(*) AS answers,
+               count(DISTINCT prompt_index) AS prompts
+        FROM vqa_answers WHERE benchmark = 'geneval2' AND kind = 'atom'
+        GROUP BY ALL ORDER BY model, skill
     """,
     # the protocol of each current model's scores: generation settings, evaluator settings, the run's environment
     "protocol": """
