@@ -225,3 +225,28 @@ def test_an_evaluation_stored_twice_keeps_one_copy_and_its_tables_agree_with_sql
     # --model without --store is refused
     assert evaluate(workspace, workspace["images"], "--model", "x", "--out", str(out)) == 2
     assert "--model names the model in a results store" in capsys.readouterr().err
+
+
+def test_the_report_shows_stored_evaluations_flags_two_protocols_and_drills_down_to_every_question(workspace):
+    from t2ibench.report.leaderboard import render_reports
+
+    store = workspace["root"] / "report.duckdb"
+    for rule in ("reference", "unique"):
+        code = evaluate(workspace, workspace["map"], "--out", str(workspace["root"] / f"{rule}.jsonl"),
+                        "--store", str(store), "--model", "map-model", "--answer-rule", rule)  # fmt: skip
+        assert code == 0
+    out = workspace["root"] / "report"
+    result = render_reports(store, out)
+    html = Path(result["html"]).read_text()
+    assert 'id="geneval2"' in html
+    assert 'id="geneval2-protocol-flag"' in html  # two answer rules: two protocols, not ranked across
+    assert "measured under 2 protocols" in html
+    pages = result["geneval2_pages"]
+    assert len(pages) == 2
+    page = Path(next(iter(pages.values()))).read_text()
+    questions = sum(len(json.loads(x)["vqa_list"]) + 1 for x in workspace["suite"].read_text().splitlines())
+    assert page.count('data-skill="') == questions  # every question of every image (one per prompt) and VQAScore
+    assert "Per atom count (Soft-TIFA GM)" in page
+    markdown = Path(result["markdown"]).read_text()
+    assert "## GenEval 2" in markdown
+    assert render_reports(store, out)["rendered"] is False  # nothing changed: the report is kept

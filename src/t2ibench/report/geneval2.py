@@ -6,7 +6,8 @@ points with two decimals (as the reference's analysis prints them) and their boo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from t2ibench.metrics.soft_tifa import Geneval2Tables, TableCell
@@ -61,3 +62,188 @@ def render_tables(tables: Geneval2Tables, *, label: str = "model") -> str:
         f"{tables.describe()}, {100 * tables.level:g} %.",
     ]
     return "\n".join(parts)
+
+
+# -- the report's section and drill-down pages (stored rows: t2ibench.store.queries.geneval2_*) ------------------
+
+OVERALL = ("soft_tifa_gm", "soft_tifa_am", "tifa", "vqascore")  # the headline first: Soft-TIFA GM, prompt level
+
+
+def versions(scores: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The stored GenEval 2 evaluations (model, images' and protocol's hashes) with their cells by (table, key),
+    grouped by protocol (a letter per distinct protocol_key) and, within one, by Soft-TIFA GM (highest first)."""
+    found: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in scores:
+        key = (row["model"], row["model_hash"], row["evaluator_hash"])
+        version = found.setdefault(
+            key,
+            {
+                "model": row["model"],
+                "model_hash": row["model_hash"],
+                "evaluator_hash": row["evaluator_hash"],
+                "protocol_key": row["protocol_key"],
+                "judge_model": row["judge_model"],
+                "judge_dtype": row["judge_dtype"],
+                "answer_rule": row["answer_rule"],
+                "suite_sha256": row["suite_sha256"],
+                "cells": {},
+            },
+        )
+        version["cells"][(row["table_name"], row["key"])] = row
+    letters: dict[str, str] = {}
+    for v in found.values():
+        letters.setdefault(str(v["protocol_key"]), chr(ord("A") + len(letters)))
+        v["protocol"] = letters[str(v["protocol_key"])]
+
+    def gm(v: dict[str, Any]) -> float:
+        cell = v["cells"].get(("overall", "soft_tifa_gm"))
+        return -float(cell["estimate"]) if cell is not None else float("inf")
+
+    return sorted(found.values(), key=lambda v: (v["protocol"], gm(v), v["model"]))
+
+
+def page_name(version: Mapping[str, Any]) -> str:
+    """The drill-down page of one evaluation: geneval2/<model>-<images>-<protocol>.html (hashes shortened)."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in str(version["model"]))
+    return f"geneval2/{safe}-{str(version['model_hash'])[:10]}-{str(version['evaluator_hash'])[:10]}.html"
+
+
+def protocol_flag(found: Sequence[Mapping[str, Any]]) -> str:
+    """A sentence when the evaluations were measured under more than one protocol ('' when one)."""
+    groups = {v["protocol"] for v in found}
+    if len(groups) < 2:
+        return ""
+    return (
+        f"These GenEval 2 evaluations were measured under {len(groups)} protocols (column 'protocol': judge, its "
+        "weights and dtype, answer rule, suite file); rows are ordered only within one protocol and are not "
+        "comparable across them."
+    )
+
+
+def html_section(scores: Sequence[Mapping[str, Any]]) -> str:
+    """The leaderboard page's GenEval 2 section: one row per evaluation, linked to its drill-down page."""
+    from t2ibench.report.site import Cell, esc, table
+
+    found = versions(scores)
+    if not found:
+        return ""
+    rows = []
+    for v in found:
+        cells = [
+            Cell(f'<a href="{esc(page_name(v))}">{esc(v["model"])}</a>', str(v["model"]), "text"),
+            Cell.text(v["protocol"]),
+        ]
+        for method in OVERALL:
+            c = v["cells"].get(("overall", method))
+            cells.append(
+                Cell.number(None) if c is None else Cell.number(c["estimate"], low=c["ci_low"], high=c["ci_high"])
+            )
+        first = next(iter(v["cells"].values()))
+        cells += [Cell.text(v["judge_model"]), Cell.text(v["answer_rule"]), Cell.number(first["prompts"], digits=0)]
+        rows.append(cells)
+    flag = protocol_flag(found)
+    headers = ["model", "protocol", *(METHOD_TITLES[m] for m in OVERALL), "judge", "answer rule", "prompts"]
+    return (
+        '<h2 id="geneval2">GenEval 2</h2>'
+        + (f'<p class="flag" id="geneval2-protocol-flag">{esc(flag)}</p>' if flag else "")
+        + "<p>Soft-TIFA GM (prompt level), Soft-TIFA AM (atom level), TIFA and VQAScore in percent points, each "
+        "with its percentile-bootstrap interval over prompts; a model's page has the skill and atom-count tables "
+        "and every image's questions with the judge's probabilities.</p>"
+        + table("geneval2-table", headers, rows, text_columns=(0, 1, 6, 7))
+    )
+
+
+def markdown_section(scores: Sequence[Mapping[str, Any]]) -> str:
+    """The Markdown report's GenEval 2 section ('' when nothing is stored)."""
+    found = versions(scores)
+    if not found:
+        return ""
+    headers = ["model", "protocol", *(METHOD_TITLES[m] for m in OVERALL), "judge", "answer rule"]
+    rows = []
+    for v in found:
+        values = []
+        for method in OVERALL:
+            c = v["cells"].get(("overall", method))
+            values.append("—" if c is None else score_cell(_cell(c)))
+        rows.append([v["model"], v["protocol"], *values, v["judge_model"], v["answer_rule"]])
+    flag = protocol_flag(found)
+    return "\n".join(["## GenEval 2", "", *([flag, ""] if flag else []), markdown_table(headers, rows), ""])
+
+
+def _cell(row: Mapping[str, Any]) -> TableCell:
+    return TableCell(row["estimate"], row["ci_low"], row["ci_high"], int(row["prompts"]), row["questions"])
+
+
+def write_pages(
+    scores: Sequence[Mapping[str, Any]],
+    answers: Sequence[Mapping[str, Any]],
+    out: Path,
+    *,
+    banners: Sequence[str] = (),
+    footer: str = "",
+) -> dict[str, str]:
+    """One page per stored evaluation: its three tables, its protocol and every image's questions with the judge's
+    probability, top answer and verdict; returns {page name: path}."""
+    from t2ibench.io import write_text_atomic
+    from t2ibench.report.site import Cell, esc, page, table
+
+    by_version: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+    for a in answers:
+        by_version.setdefault((a["model"], a["model_hash"], a["evaluator_hash"]), []).append(a)
+    written = {}
+    for v in versions(scores):
+        parts = [
+            f"<p>Images {esc(str(v['model_hash'])[:16])}…, protocol {esc(v['protocol'])} "
+            f"({esc(str(v['evaluator_hash'])[:16])}…): judge {esc(v['judge_model'])} ({esc(v['judge_dtype'])}), "
+            f"answer rule {esc(v['answer_rule'])}, suite {esc(str(v['suite_sha256'])[:16])}….</p>"
+        ]
+        for name, title, titles in (
+            ("overall", "Overall", METHOD_TITLES),
+            ("skill", "Per skill (Soft-TIFA AM)", SKILL_TITLES),
+            ("atom_count", "Per atom count (Soft-TIFA GM)", {}),
+        ):
+            cells = [(key, c) for (t, key), c in v["cells"].items() if t == name]
+            if name == "atom_count":
+                cells.sort(key=lambda kc: int(kc[0]))
+            rows = [
+                [
+                    Cell.text(titles.get(key, f"{key} atoms" if name == "atom_count" else key)),
+                    Cell.number(c["estimate"], low=c["ci_low"], high=c["ci_high"]),
+                    Cell.number(c["prompts"], digits=0),
+                    Cell.number(c["questions"], digits=0),
+                ]
+                for key, c in cells
+            ]
+            parts.append(f"<h2>{esc(title)}</h2>" + table(f"g2-{name}", ["", "score", "prompts", "questions"], rows))
+        rows, attrs = [], []
+        for a in by_version.get((v["model"], v["model_hash"], v["evaluator_hash"]), []):
+            rows.append(
+                [
+                    Cell.number(a["prompt_index"], digits=0),
+                    Cell.text(a["sample"]),
+                    Cell.text(a["prompt"]),
+                    Cell.text(a["skill"] or "VQAScore"),
+                    Cell.text(a["question"]),
+                    Cell.text(a["answer"]),
+                    Cell.number(a["probability"], digits=4),
+                    Cell.text(repr(a["top_answer"])),
+                    Cell.text("✓" if a["correct"] else "✗"),
+                    Cell.text(a["image"]),
+                ]
+            )
+            attrs.append({"skill": str(a["skill"] or "vqascore")})
+        headers = ["prompt", "sample", "text", "skill", "question", "expected", "probability", "top answer", "TIFA",
+                   "image"]  # fmt: skip
+        parts.append(
+            "<h2>Every question</h2>"
+            + table(
+                "g2-answers", headers, rows, filterable=True, row_attrs=attrs, text_columns=(1, 2, 3, 4, 5, 7, 8, 9)
+            )
+        )
+        name = page_name(v)
+        path = out / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        title = f"GenEval 2: {v['model']}"
+        write_text_atomic(path, page(title, "".join(parts), root="../", banners=banners, footer=footer))
+        written[name] = str(path)
+    return written

@@ -27,7 +27,7 @@ from t2ibench.errors import InputError
 from t2ibench.hashing import code_version
 from t2ibench.io import remove_stale_tmp, write_text_atomic
 from t2ibench.metrics.geneval import TASKS
-from t2ibench.report import failures
+from t2ibench.report import failures, geneval2
 from t2ibench.report.geneval import TASK_TITLES
 from t2ibench.report.markdown import markdown_table
 from t2ibench.report.pages import write_model_pages
@@ -71,6 +71,8 @@ def collect(store: Store) -> dict[str, Any]:
         "protocol": queries.protocol(store),
         "run": run,
         "agreement": agreement,
+        "geneval2_scores": queries.geneval2_scores(store),
+        "geneval2_answers": queries.geneval2_answers(store),
     }
 
 
@@ -560,6 +562,9 @@ def _markdown(
             "",
             "Per task, with definitions: agreement.html.",
         ]  # fmt: skip
+    section = geneval2.markdown_section(data["geneval2_scores"])
+    if section:
+        md += ["", section]
     if failure_md:
         md += ["", *failure_md]
     md += ["", "---", provenance, ""]
@@ -657,6 +662,9 @@ def render_reports(
             "when comparing.</p>"
         )
     pages = write_model_pages(data, out, groups=groups, banners=banners, footer=provenance)
+    geneval2_pages = geneval2.write_pages(
+        data["geneval2_scores"], data["geneval2_answers"], out, banners=banners, footer=provenance
+    )
     figures = "".join(f'<figure><img src="{html.escape(p)}" alt="{html.escape(n)}"></figure>' for n, p in plots.items())
     body = (
         f"{flag}<p>GenEval accuracy per task and overall (mean of the six tasks) with percentile-bootstrap "
@@ -672,6 +680,7 @@ def render_reports(
         + _published_table(tables)
         + figures
         + '<p><a href="agreement.html">Human agreement</a> (per source and task, with intervals).</p>'
+        + geneval2.html_section(data["geneval2_scores"])
         + failures.html_section(failure_data, failure_plots)
     )
     write_text_atomic(out / "leaderboard.html", page("Leaderboard", body, banners=banners, footer=provenance))
@@ -691,6 +700,7 @@ def render_reports(
         "failure_plots": failure_plots,
         "galleries": {f"{m}/{s}": p for (m, s), p in links.items()},
         "published": [t.path for t in tables],
+        "geneval2_pages": geneval2_pages,
         "models": len(data["board"]),
         "protocols": len(set(groups.values())),
     }
@@ -718,5 +728,6 @@ def _files(result: dict[str, Any], out: Path) -> list[Path]:
     named += list(result.get("plots", {}).values())
     named += [p for plots in result.get("failure_plots", {}).values() for p in plots.values()]
     named += list(result.get("galleries", {}).values())
+    named += list(result.get("geneval2_pages", {}).values())
     files = [Path(p) if Path(p).is_absolute() else out / p for p in named if p]
     return files or [out / "\0 nothing rendered"]

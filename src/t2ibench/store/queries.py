@@ -203,3 +203,23 @@ def class_failures(store: Store) -> list[ClassFailureRow]:
         f"SELECT model, class, requested, missing_rate, failure_rate FROM class_failures {CURRENT} "
         "ORDER BY model, missing_rate DESC, requested DESC, class"
     )
+
+
+# -- GenEval 2 (benchmark_scores, vqa_answers) ---------------------------------------------------------------------
+Geneval2ScoreRow: TypeAlias = Row  # the geneval2_scores view: model, hashes, table_name, key, estimate, ci, protocol
+Geneval2AnswerRow: TypeAlias = Row  # model, hashes, prompt_index, sample, kind, question_index, skill, question, ...
+
+
+def geneval2_scores(store: Store) -> list[Geneval2ScoreRow]:
+    """Every stored GenEval 2 table cell with the protocol it was measured under (the geneval2_scores view)."""
+    return store.rows("SELECT * FROM geneval2_scores")
+
+
+def geneval2_answers(store: Store) -> list[Geneval2AnswerRow]:
+    """Every stored GenEval 2 answer, by version, prompt, sample and question (VQAScore's question last)."""
+    return store.rows(
+        "SELECT model, model_hash, evaluator_hash, prompt_index, sample, kind, question_index, skill, question, "
+        "answer, probability, top_answer, correct, prompt, atom_count, image FROM vqa_answers "
+        "WHERE benchmark = 'geneval2' "
+        "ORDER BY model, model_hash, evaluator_hash, prompt_index, sample, kind = 'vqascore', question_index"
+    )
