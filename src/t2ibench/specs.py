@@ -329,11 +329,3 @@ class VQAJudgeConfig:
         attn = self.attn_implementation
         if attn is not None and (not attn.strip() or not visible_text(attn)):
             raise FieldError("attn_implementation", f"must name an attention implementation or be null; got {attn!r}")
-
-    def judging(self) -> dict[str, Any]:
-        """The fields that determine the answers (a judged result's fingerprint). In float32 that is all but
-        ``batch_size``, which changes how many questions share a forward pass, not the probabilities (equal to one
-        question at a time within 1e-5, tested); in any other dtype ("auto" included) the rounding depends on the
-        batch (up to 2e-2 in probability measured on the tiny judge in bfloat16), so the batch size is kept."""
-        exact = self.dtype == "float32"
-        return {f.name: getattr(self, f.name) for f in fields(self) if not (exact and f.name == "batch_size")}

@@ -12,10 +12,10 @@ from t2ibench.benchmarks import Benchmark
 from t2ibench.geneval2_eval import Geneval2Result, Geneval2Scan, evaluate_scan, scan_images, summarise
 from t2ibench.metrics.soft_tifa import DEFAULT_ANSWER_RULE, Geneval2Tables, check_answer_rule
 from t2ibench.report.geneval2 import render_tables
-from t2ibench.specs import VQAJudgeConfig
+from t2ibench.specs import DEFAULT_VQA_JUDGE_MODEL, VQAJudgeConfig
 from t2ibench.suites.geneval2 import Geneval2Suite
 
-PAPER_JUDGE = "Qwen/Qwen3-VL-8B-Instruct"
+PAPER_JUDGE = DEFAULT_VQA_JUDGE_MODEL  # the paper's judge: another one is labelled not comparable
 
 
 @dataclass(frozen=True)
