@@ -524,6 +524,9 @@ def _geneval_inputs(args: argparse.Namespace) -> list[Any]:
     return [place("--metadata", args.metadata), *_evaluator_inputs(args)]
 
 
+GENEVAL2_SUITE = "data/external/geneval2/geneval2_data.jsonl"  # where `t2ibench data fetch geneval2` puts it
+
+
 def _geneval2_suite(args: argparse.Namespace) -> Any:
     from t2ibench.suites.geneval2 import read_geneval2
 
@@ -691,7 +694,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     from t2ibench.config import GeneratorConfig, select_indices
     from t2ibench.models.registry import GENERATORS
 
-    suite = _suite(args)
+    suite = _generation_suite(args)
     selected = select_indices(suite, args.prompts, where="--prompts")
     if args.limit is not None:
         selected = selected[: args.limit]
@@ -728,6 +731,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         flag="--out",
         inputs=[
             place("--metadata", args.metadata),
+            place("--suite", args.suite_file if args.suite == "geneval2" else None),
             place("--import-from", args.import_from, tree=True),
             place("--model", args.model, tree=True) if Path(args.model).is_dir() else None,
         ],
@@ -742,6 +746,27 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         print("note: tiny-random is a smoke model with random weights; its images are labelled smoke", file=sys.stderr)
     print(f"{args.out}: {len(records)} images for {len(selected)} prompts (manifest.json, samples.jsonl)")
     return EXIT_OK
+
+
+def _generation_suite(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The prompt records ``generate`` makes images for: GenEval's (generated or --metadata) or GenEval 2's lines
+    (--suite); an option of the other benchmark is refused, never ignored."""
+    geneval_only = {"--seed": ("seed", 43), "--per-task": ("per_task", 100), "--classes": ("classes", None),
+                    "--metadata": ("metadata", None)}  # fmt: skip
+    if args.suite == "geneval2":
+        given = [flag for flag, (dest, default) in geneval_only.items() if getattr(args, dest) != default]
+        if given:
+            raise InputError(f"{', '.join(given)}: GenEval's suite options; GenEval 2's prompts come from --suite")
+        if args.import_from:
+            raise InputError(
+                "--import-from: a folder made elsewhere is judged as it is: `t2ibench evaluate geneval2 DIR`"
+            )
+        return [p.record() for p in _geneval2_suite(args).prompts]
+    if args.suite_file != GENEVAL2_SUITE or args.subset:
+        raise InputError(
+            "--suite/--subset: GenEval 2's options; GenEval's prompts come from --seed/--per-task/--metadata"
+        )
+    return _suite(args)
 
 
 def _workspace(config: str, program: str = "flows.leaderboard_refresh") -> tuple[Path, Path]:
@@ -1194,8 +1219,15 @@ def build_parser() -> argparse.ArgumentParser:
         "re-seeded per prompt. Re-running resumes: a finished image is kept when its file matches its "
         "samples.jsonl hash and it was made for the same prompt record.",
     )
-    gen.add_argument("suite", choices=["geneval"])
+    gen.add_argument("suite", choices=["geneval", "geneval2"])
     _suite_options(gen, metadata=True)
+    gen.add_argument(
+        "--suite",
+        dest="suite_file",
+        default=GENEVAL2_SUITE,
+        help=f"geneval2: GenEval 2's geneval2_data.jsonl (default {GENEVAL2_SUITE}: `t2ibench data fetch geneval2`)",
+    )
+    gen.add_argument("--subset", action="store_true", help="geneval2: the --suite file is a subset of GenEval 2")
     gen.add_argument("--out", required=True, help="output folder (<NNNNN>/samples/*.png, manifest.json)")
     gen.add_argument("--model", default=GeneratorConfig.model, help="hub id, local directory, or tiny-random[:SEED]")
     gen.add_argument("--revision")
@@ -1401,7 +1433,7 @@ def _geneval2_parser(benchmarks: Any) -> None:
     g2.add_argument(
         "--suite",
         dest="suite_file",
-        default="data/external/geneval2/geneval2_data.jsonl",
+        default=GENEVAL2_SUITE,
         help="GenEval 2's geneval2_data.jsonl (default: where `t2ibench data fetch geneval2 --out "
         "data/external/geneval2` puts it)",
     )

@@ -250,3 +250,25 @@ def test_the_report_shows_stored_evaluations_flags_two_protocols_and_drills_down
     markdown = Path(result["markdown"]).read_text()
     assert "## GenEval 2" in markdown
     assert render_reports(store, out)["rendered"] is False  # nothing changed: the report is kept
+
+
+def test_generation_to_tables_offline_tiny_diffusers_then_the_tiny_judge(workspace, tiny_env, capsys):
+    """`t2ibench generate geneval2` (tiny random diffusers, 2 images per prompt) into GenEval's layout with each
+    suite line as its metadata, then `evaluate geneval2` on that folder: the whole path from prompts to tables."""
+    images = workspace["root"] / "generated"
+    made = main(
+        ["generate", "geneval2", "--suite", str(workspace["suite"]), "--subset", "--model", "tiny-random",
+         "--steps", "2", "--images-per-prompt", "2", "--limit", "3", "--out", str(images), "--device", "cpu",
+         "--quiet"]
+    )  # fmt: skip
+    assert made == 0
+    lines = workspace["suite"].read_text().splitlines()
+    assert json.loads((images / "00000" / "metadata.jsonl").read_text()) == json.loads(lines[0])
+    assert evaluate(workspace, images, "--allow-missing", "--images-per-prompt", "2") == 0
+    printed = capsys.readouterr()
+    assert "3 of 8 prompts" in printed.out
+    assert len(read_results(images / "results.jsonl")) == 6
+    # GenEval's suite options are refused for GenEval 2's prompts, never ignored
+    assert main(["generate", "geneval2", "--suite", str(workspace["suite"]), "--subset", "--per-task", "3",
+                 "--out", str(workspace["root"] / "x")]) == 2  # fmt: skip
+    assert "--per-task: GenEval's suite options" in capsys.readouterr().err
