@@ -8,20 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from tests.corpus import case
+from tests.geneval2_lines import LINE
 
 __all__: list[str] = []
 
-LINE = {
-    "prompt": "two dogs and a cat",
-    "atom_count": 3,
-    "vqa_list": [
-        ["How many dogs are in the image?", "two"],
-        ["Are there any dogs in the image?", "Yes"],
-        ["How many cats are in the image?", "one"],
-        ["Are there any cats in the image?", "Yes"],
-    ],
-    "skills": ["count", "object", "count", "object"],
-}
 BIRDS = [["How many birds are in the image?", "one"], ["Are there any birds in the image?", "Yes"]]
 OTHER = {**LINE, "prompt": "two dogs and a bird", "vqa_list": [*LINE["vqa_list"][:2], *BIRDS]}
 

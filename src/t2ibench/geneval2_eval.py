@@ -18,7 +18,6 @@ the protocol (judge identity, answer rule) it was measured under; an interrupted
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -421,61 +420,49 @@ def evaluate_scan(
 ) -> list[Geneval2Result]:
     """Judge every image of ``scan``; with ``out``, write results.jsonl there, resuming from ``out.partial`` (each
     finished image appended and flushed) when its protocol and the image's bytes are unchanged."""
-    settings = protocol(judge, rule, suite)
+    from t2ibench.resume import PartialResults
+
     done: dict[str, Geneval2Result] = {}
-    partial = Path(str(out) + ".partial") if out is not None else None
     current = {scan.name(i): i for i in scan.items}
-    if partial is not None and (partial.exists() or partial.is_symlink()):
-        regular_file(partial, what="partial results file")
-        stored, rows = _read_partial(partial)
-        if stored == json.loads(json.dumps(settings)):
+    partial = None
+    if out is not None:
+        partial = PartialResults(out, protocol(judge, rule, suite), parse_result)
+        stored, rows = partial.read()
+        digests: dict[str, str] = {}
+        if stored == partial.settings:
             stale = 0
             for row, digest in rows:
                 item = current.get(row.filename)
                 if item is not None and digest == file_sha256(item.path) and _same_prompt(row, item.prompt):
-                    done[row.filename] = row
+                    done[row.filename], digests[row.filename] = row, digest
                 else:
                     stale += 1
             if done:
-                note(f"{partial}: resuming, {len(done)} of {len(scan.items)} images already judged")
+                note(f"{partial.path}: resuming, {len(done)} of {len(scan.items)} images already judged")
             if stale:
-                note(f"{partial}: {stale} stored row(s) of images or prompts that changed; judged again")
-        else:
-            note(f"{partial}: judged under another protocol (judge, answer rule, suite or t2ibench); starting over")
-        # rewritten with only the rows kept (a torn last line would otherwise swallow the next one appended)
-        kept = [json.dumps({"partial_settings": settings}, sort_keys=True)] + [
-            json.dumps(json.loads(row.to_json()) | {"image_sha256": file_sha256(current[name].path)}, sort_keys=True)
-            for name, row in done.items()
-        ]
-        write_text_atomic(partial, "\n".join(kept) + "\n")
-    handle = None
-    if partial is not None:
-        partial.parent.mkdir(parents=True, exist_ok=True)
-        if not partial.exists():
-            partial.write_text(json.dumps({"partial_settings": settings}, sort_keys=True) + "\n", encoding="utf-8")
-        handle = open(partial, "a", encoding="utf-8")  # noqa: SIM115  (closed below)
+                note(f"{partial.path}: {stale} stored row(s) of images or prompts that changed; judged again")
+        elif stored is not None or rows:
+            note(
+                f"{partial.path}: judged under another protocol (judge, answer rule, suite or t2ibench); starting over"
+            )
+        partial.start((json.loads(row.to_json()), digests[name]) for name, row in done.items())
 
     def keep(result: Geneval2Result) -> None:
         done[result.filename] = result
-        if handle is not None:
-            item = by_name[result.filename]
-            line = json.loads(result.to_json()) | {"image_sha256": file_sha256(item.path)}
-            handle.write(json.dumps(line, sort_keys=True, allow_nan=False) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
+        if partial is not None:
+            partial.add(json.loads(result.to_json()), file_sha256(current[result.filename].path))
 
-    by_name = {scan.name(i): i for i in scan.items}
     todo = [i for i in scan.items if scan.name(i) not in done]
     try:
         judge_images(todo, judge, suite=suite, rule=rule, name=scan.name, on_result=keep, show_progress=show_progress)
     finally:
-        if handle is not None:
-            handle.close()
+        if partial is not None:
+            partial.close()
     results = [done[scan.name(i)] for i in scan.items]
     if out is not None:
         write_results(out, results)
         assert partial is not None
-        partial.unlink(missing_ok=True)
+        partial.remove()
     return results
 
 
@@ -488,26 +475,6 @@ def _same_prompt(row: Geneval2Result, prompt: Geneval2Prompt) -> bool:
         and row.atom_count == prompt.atom_count
         and asked == [(q.text, q.answer, q.skill) for q in prompt.questions]
     )
-
-
-def _read_partial(path: Path) -> tuple[Any, list[tuple[Geneval2Result, str | None]]]:
-    """(recorded protocol or None, (result, image SHA-256)) of a .partial file; a torn last line is dropped."""
-    rows = []
-    settings: Any = None
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read the partial results ({type(exc).__name__}); remove it") from None
-    for number, line in enumerate(text.splitlines(), start=1):
-        try:
-            record = json.loads(line)
-            if number == 1 and isinstance(record, dict) and "partial_settings" in record:
-                settings = record["partial_settings"]
-                continue
-            rows.append((parse_result(record, where=f"{path}:{number}"), record.get("image_sha256")))
-        except (json.JSONDecodeError, InputError):
-            continue
-    return settings, rows
 
 
 # -- summary -----------------------------------------------------------------------------------------------------

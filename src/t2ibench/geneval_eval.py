@@ -522,67 +522,58 @@ def evaluate_scan(
     metadata, compared as canonical JSON); the rest are judged again, counted by reason in one note. The
     final results.jsonl is written atomically, in folder order, and the .partial removed.
     """
+    from t2ibench.resume import PartialResults
+
     params = params or GenEvalParams()
-    settings = json.loads(json.dumps(evaluation_fingerprint(detector, colour, params), sort_keys=True, default=str))
     done: dict[str, ResultRow] = {}
-    partial = Path(str(out) + ".partial") if out is not None else None
-    if partial is not None and (partial.exists() or partial.is_symlink()):
-        regular_file(partial, what="partial results file")
-        stored, rows_found = _read_partial(partial)
-        if stored == settings:
+    partial = None
+    if out is not None:
+        partial = PartialResults(out, evaluation_fingerprint(detector, colour, params), parse_result)
+        stored, rows_found = partial.read()
+        digests: dict[str, str] = {}
+        if stored == partial.settings:
             current = {scan.name(item): item for item in scan.items}
             stale = {"changed images": 0, "changed prompt records": 0, "images that left": 0}
             for row, digest in rows_found:
                 item = current.get(row.filename)
                 if item is None:
                     stale["images that left"] += 1
-                elif file_sha256(item.path) != digest:
+                elif digest is None or file_sha256(item.path) != digest:
                     stale["changed images"] += 1
                 elif _canon(row.metadata) != _canon(item.metadata):  # judged against another prompt record
                     stale["changed prompt records"] += 1
                 else:
-                    done[row.filename] = row
+                    done[row.filename], digests[row.filename] = row, digest
             if any(stale.values()):
                 reasons = ", ".join(f"{n} for {reason}" for reason, n in stale.items() if n)
-                note(f"{partial}: {sum(stale.values())} partial verdicts are stale ({reasons}); judging them again")
-            # rewritten with only the verdicts kept: a torn last line would otherwise swallow the next one appended
-            kept = [json.dumps({"partial_settings": settings}, sort_keys=True)] + [
-                json.dumps(json.loads(row.to_json()) | {"image_sha256": file_sha256(current[name].path)})
-                for name, row in done.items()
-            ]
-            write_text_atomic(partial, "\n".join(kept) + "\n")
-        else:
+                note(
+                    f"{partial.path}: {sum(stale.values())} partial verdicts are stale ({reasons}); judging them again"
+                )
+        elif stored is not None or rows_found:
             note(
-                f"{partial}: {len(rows_found)} partial verdicts were made with other settings "
-                f"({_changed(stored, settings)}); judging every image again"
+                f"{partial.path}: {len(rows_found)} partial verdicts were made with other settings "
+                f"({_changed(stored, partial.settings)}); judging every image again"
             )
-            partial.unlink()
-    if partial is not None:
-        partial.parent.mkdir(parents=True, exist_ok=True)
-        if not partial.exists():
-            partial.write_text(json.dumps({"partial_settings": settings}, sort_keys=True) + "\n", encoding="utf-8")
+        partial.start((json.loads(row.to_json()), digests[name]) for name, row in done.items())
     todo = [item for item in scan.items if scan.name(item) not in done]
     bar = progress(len(scan.items), "geneval", enabled=show_progress, unit="img")
     bar.update(len(scan.items) - len(todo))
-    handle = open(partial, "a", encoding="utf-8") if partial is not None else None  # noqa: SIM115
     try:
         for item in todo:
             row = dataclasses.replace(judge_image(item, detector, colour, params), filename=scan.name(item))
             done[row.filename] = row
-            if handle is not None:
-                line = json.loads(row.to_json()) | {"image_sha256": file_sha256(item.path)}
-                handle.write(json.dumps(line) + "\n")
-                handle.flush()
+            if partial is not None:
+                partial.add(json.loads(row.to_json()), file_sha256(item.path))
             bar.update()
     finally:
         bar.close()
-        if handle is not None:
-            handle.close()
+        if partial is not None:
+            partial.close()
     rows = [done[scan.name(item)] for item in scan.items]
     if out is not None:
         write_results(out, rows)
         assert partial is not None
-        partial.unlink(missing_ok=True)
+        partial.remove()
     return rows
 
 
@@ -603,22 +594,6 @@ def _changed(stored: Any, current: Mapping[str, Any]) -> str:
         return "no settings recorded"
     keys = sorted(k for k in set(stored) | set(current) if stored.get(k) != current.get(k))
     return "changed: " + ", ".join(keys)
-
-
-def _read_partial(path: Path) -> tuple[Any, list[tuple[ResultRow, str | None]]]:
-    """(recorded settings or None, (row, image SHA-256)) of a .partial file; a torn last line is dropped."""
-    rows = []
-    settings: Any = None
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        try:
-            record = json.loads(line)
-            if number == 1 and isinstance(record, dict) and "partial_settings" in record:
-                settings = record["partial_settings"]
-                continue
-            rows.append((parse_result(record, where=f"{path}:{number}"), record.get("image_sha256")))
-        except (json.JSONDecodeError, InputError):
-            continue
-    return settings, rows
 
 
 # -- summary ------------------------------------------------------------------------------------------------------

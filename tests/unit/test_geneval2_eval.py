@@ -22,45 +22,8 @@ from t2ibench.geneval2_eval import (
 )
 from t2ibench.models.vqa import JudgeAnswer, JudgeRequest
 from t2ibench.suites.geneval2 import Geneval2Suite, read_geneval2
+from tests.geneval2_lines import LINES
 
-LINES = [
-    {
-        "prompt": "two dogs and a cat",
-        "atom_count": 3,
-        "vqa_list": [
-            ["How many dogs are in the image?", "two"],
-            ["Are there any dogs in the image?", "Yes"],
-            ["How many cats are in the image?", "one"],
-            ["Are there any cats in the image?", "Yes"],
-        ],
-        "skills": ["count", "object", "count", "object"],
-    },
-    {
-        "prompt": "a red car to the left of a tree",
-        "atom_count": 4,
-        "vqa_list": [
-            ["How many cars are in the image?", "one"],
-            ["Is the car red?", "Yes"],
-            ["Are there any cars in the image?", "Yes"],
-            ["Is the car to the left of the tree?", "Yes"],
-            ["How many trees are in the image?", "one"],
-            ["Are there any trees in the image?", "Yes"],
-        ],
-        "skills": ["count", "attribute", "object", "position", "count", "object"],
-    },
-    {
-        "prompt": "three birds chasing a dog",
-        "atom_count": 4,
-        "vqa_list": [
-            ["How many birds are in the image?", "three"],
-            ["Are there any birds in the image?", "Yes"],
-            ["Are the birds chasing the dog?", "Yes"],
-            ["How many dogs are in the image?", "one"],
-            ["Are there any dogs in the image?", "Yes"],
-        ],
-        "skills": ["count", "object", "verb", "count", "object"],
-    },
-]
 # as Qwen's tokenizer: a space and a word are one token, a space and a digit two (the bare space, then the digit)
 WORDS = ["Yes", "yes", " yes", " Yes", " ", "No", "x", "1", "2", "3"] + [
     w for word in ("one", "two", "three") for w in (word, word.capitalize(), " " + word, " " + word.capitalize())
@@ -287,7 +250,8 @@ def test_a_judge_without_an_answer_token_is_refused_naming_the_line_and_question
 def test_a_resume_reuses_nothing_of_another_suite_file_or_of_an_edited_question(tmp_path, suite):
     """An image map (no metadata to disagree with): a stored row is reused only under the same suite file, and
     only for the very questions the current suite asks."""
-    from t2ibench.geneval2_eval import _read_partial
+    from t2ibench.geneval2_eval import parse_result
+    from t2ibench.resume import PartialResults
 
     imgs = folder(tmp_path / "imgs", suite, samples=1)
     mapping = tmp_path / "map.json"
@@ -296,7 +260,7 @@ def test_a_resume_reuses_nothing_of_another_suite_file_or_of_an_edited_question(
     partial = Path(str(out) + ".partial")
     judge_images_in_chunks(scan_images(mapping, suite), StopAfter(1), suite, out, expect_stop=True)
     stopped = partial.read_text()
-    assert len(_read_partial(partial)[1]) == 2  # two images judged before the stop
+    assert len(PartialResults(out, {}, parse_result).read()[1]) == 2  # two images judged before the stop
     # the same suite: both reused
     again = ScriptedJudge()
     evaluate_scan(scan_images(mapping, suite), again, suite=suite, rule="reference", out=out, show_progress=False)

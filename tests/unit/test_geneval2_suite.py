@@ -17,21 +17,10 @@ from t2ibench.suites.geneval2 import (
     subset,
 )
 from tests.conftest import GENEVAL2_DATA
+from tests.geneval2_lines import LINE
 
 RELEASED = GENEVAL2_DATA / "geneval2_data.jsonl"
 needs_release = pytest.mark.skipif(not RELEASED.is_file(), reason="GenEval 2's file is not available")
-
-LINE = {
-    "prompt": "two dogs and a cat",
-    "atom_count": 3,
-    "vqa_list": [
-        ["How many dogs are in the image?", "two"],
-        ["Are there any dogs in the image?", "Yes"],
-        ["How many cats are in the image?", "one"],
-        ["Are there any cats in the image?", "Yes"],
-    ],
-    "skills": ["count", "object", "count", "object"],
-}
 
 
 def write(tmp_path: Path, *records: object) -> Path:

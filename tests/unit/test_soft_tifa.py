@@ -13,9 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -42,12 +40,10 @@ from t2ibench.metrics.soft_tifa import (
     tifa_correct,
     vqascore_text,
 )
+from tests.conftest import GENEVAL2_DATA as SHARED_GENEVAL2
 from tests.unit import geneval2_reference as reference
 
-GENEVAL2_DATA = (
-    Path(os.environ.get("T2IBENCH_GENEVAL2_DATA") or Path(__file__).resolve().parents[3] / "shared" / "geneval2")
-    / "geneval2_data.jsonl"
-)
+GENEVAL2_DATA = SHARED_GENEVAL2 / "geneval2_data.jsonl"  # the documented override (tests/conftest.py)
 WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 
 
