@@ -253,3 +253,14 @@ def test_the_command_line_starts_without_the_numeric_core():
     code = "import sys, t2ibench.cli; print(sorted(m for m in ('scipy', 't2ibench.metrics') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_building_the_command_line_loads_no_scipy():
+    """Every verb builds the whole parser (its options read defaults from the specs and metrics): none of that may
+    load scipy (a quarter of a second on every `t2ibench sql`)."""
+    import subprocess
+    import sys
+
+    code = "import sys, t2ibench.cli as c; c.build_parser(); print(sorted(m for m in sys.modules if m == 'scipy'))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

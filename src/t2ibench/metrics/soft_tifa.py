@@ -36,7 +36,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from t2ibench.errors import InputError, unknown_choice
-from t2ibench.metrics.bootstrap import check_level, cluster_draws
 from t2ibench.metrics.checks import check_memory, check_positive_int, check_seed
 from t2ibench.metrics.geneval import BOOTSTRAP_RESAMPLES, CI_LEVEL
 
@@ -429,6 +428,8 @@ def geneval2_tables(
     count for that cell. Cost O(resamples · prompts · cells).
     """
     B = check_positive_int(resamples, name="resamples")
+    from t2ibench.metrics.bootstrap import check_level, cluster_draws  # scipy.linalg: loaded when tables are made
+
     lvl = check_level(level)
     seed = check_seed(seed)
     prompts = _gather(questions)
