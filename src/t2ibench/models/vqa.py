@@ -237,8 +237,8 @@ class Qwen3VLJudge:
             "chat_template_sha256": hashlib.sha256(str(template).encode("utf-8")).hexdigest(),
             "image_processor": {k: v for k, v in image_settings.items() if not k.startswith("_")},
             # how questions share passes: in float32 any batch size gives the one-at-a-time answers within 1e-5
-            # (tested); in bfloat16/float16 the rounding depends on it (up to 2e-2 in probability measured on the
-            # tiny judge), so there the batch size is part of what produced the numbers
+            # (tested); in bfloat16/float16 the rounding depends on it (up to 1.5e-2 in probability on the
+            # tiny judge: benchmarks/vqa_batching.py), so there the batch size is part of what produced the numbers
             "batching": "shared-prefix",
             "batch_size": None if loaded == "float32" else self.spec.batch_size,
         }
