@@ -17,6 +17,7 @@ the protocol (judge identity, answer rule) it was measured under; an interrupted
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -235,22 +236,8 @@ class Geneval2Result:
     protocol: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
-        """One results.jsonl line."""
-        return json.dumps(
-            {
-                "prompt_index": self.prompt_index,
-                "sample": self.sample,
-                "filename": self.filename,
-                "prompt": self.prompt,
-                "atom_count": self.atom_count,
-                "questions": [q.__dict__ for q in self.questions],
-                "vqascore": self.vqascore,
-                "vqascore_top_text": self.vqascore_top_text,
-                "protocol": dict(self.protocol),
-            },
-            sort_keys=True,
-            allow_nan=False,
-        )
+        """One results.jsonl line: every field, questions as objects (NaN is refused: not JSON)."""
+        return json.dumps(dataclasses.asdict(self), sort_keys=True, allow_nan=False)
 
 
 def parse_result(record: Any, *, where: str) -> Geneval2Result:
