@@ -53,7 +53,7 @@ def workspace(scratch: Path, name: str, models: Path, runtime: dict[str, Any], p
         }
         for k in range(4)
     ]
-    config["geneval"]["limit_per_task"] = per_task
+    config["benchmarks"]["geneval"]["limit_per_task"] = per_task
     config["runtime"] = {**runtime, "device": "cpu", "retries": 0}
     config["outputs"] = {"data": "data", "reports": "reports", "store": "data/t2ibench.duckdb", "cache": "data/cache"}
     (root / "configs" / "smoke.yaml").write_text(yaml.safe_dump(config))

@@ -33,6 +33,7 @@ from tasks.benchmark import TASKS, prompts_task, report_task
 
 from flows.runners import Done, Submitter, describe, task_runner
 from t2ibench.config import Config, load_config
+from t2ibench.datasets import acquire_suites
 from t2ibench.logs import console, route_to_log
 from t2ibench.pipeline import Call, ModelPlan, answer, failure_cause, finish_run, plan_refresh, start_run
 from t2ibench.pipeline.runs import log_file
@@ -54,7 +55,7 @@ from t2ibench.store import run_lock
 from t2ibench.workspace import Workspace
 
 PROGRAM = "leaderboard_refresh"
-MODEL_WORK = ("generate", "geneval", "embed", "reference-bandwidth", "fkea-shard", "diversity", "scendi")
+MODEL_WORK = ("generate", "geneval", "geneval2", "embed", "reference-bandwidth", "fkea-shard", "diversity", "scendi")
 """Steps that do model or metric work: retried on failure, and what a run's model-work seconds add up."""
 
 
@@ -80,8 +81,10 @@ def run_summary(
     outcomes: list[ModelSummary],
     report: dict[str, Any],
     since: float,
+    plan: Any = None,
 ) -> RunSummary:
-    """The console summary of a finished refresh (``since``: its start, a ``time.perf_counter()`` reading)."""
+    """The console summary of a finished refresh (``since``: its start, a ``time.perf_counter()`` reading;
+    ``plan``: the refresh's plan, for the GenEval 2 prompt count)."""
     log = console().log
     return RunSummary(
         config=cfg.name,
@@ -93,7 +96,14 @@ def run_summary(
         log=str(log) if log is not None else None,
         seconds=round(time.perf_counter() - since, 3),
         report_rendered=bool(report.get("rendered", True)),
+        geneval2_prompts=geneval2_prompts(plan),
     )
+
+
+def geneval2_prompts(plan: Any) -> int:
+    """GenEval 2's prompts per model in ``plan`` (0 when no model runs it, or no plan)."""
+    calls = [c for m in (plan.models if plan is not None else ()) for c in m.calls]
+    return max((len(c.params["prompts"]) for c in calls if c.id.endswith("/generate-geneval2")), default=0)
 
 
 def _cached(future: Any) -> bool:
@@ -118,9 +128,9 @@ class ModelGraph:
         return self.plan.model.name
 
     def steps(self) -> dict[str, list[Any]]:
-        """The futures of each summary column (STEPS order), upstream first within a column."""
+        """The futures of each summary column the model has (STEPS order), upstream first within a column."""
         columns = self.plan.by_column()
-        return {step: [self.futures[c.id] for c in columns.get(step, [])] for step in STEPS}
+        return {step: [self.futures[c.id] for c in columns[step]] for step in STEPS if step in columns}
 
     def of(self, step: str) -> list[Any]:
         """The futures of the calls of one step (task name), in plan order."""
@@ -128,7 +138,7 @@ class ModelGraph:
 
     def pending(self) -> str:
         """The first column not finished yet ('' when all are)."""
-        return next((step for step in STEPS if step not in self.finished), "")
+        return next((step for step in self.steps() if step not in self.finished), "")
 
 
 def submit_call(call: Call, futures: dict[str, Any], cfg: Config, submit: Submitter, stale: set[str]) -> Any:
@@ -169,6 +179,7 @@ def summarise_model(ws: Workspace, graph: ModelGraph) -> ModelSummary:
             generate_outcome(all(_cached(f) for f in generate), images, graph.on_disk),
             embed_outcome(_cached(graph.of("embed")[0]), graph.vectors, embedding_cache_shards(ws.cache)),
             step_outcome("geneval", [_cached(f) for f in [*graph.of("geneval"), *graph.of("scores")]]),
+            *([step_outcome("geneval2", [_cached(f) for f in columns["geneval2"]])] if "geneval2" in columns else []),
             step_outcome("diversity", [_cached(f) for f in columns["diversity"]]),
             step_outcome("scendi", [_cached(f) for f in columns["scendi"]]),
             store_outcome(graph.of("store")[0].result().unchanged),
@@ -199,9 +210,12 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> Refresh:
     with run_lock(ws.store, wait=wait, holder=holder), contextlib.closing(progress) as display:
         start_run(ws, cfg, config, run_id, "leaderboard_refresh")
         try:
+            acquire_suites(cfg, ws.root)  # released suite files a benchmark reads, fetched where missing
             prompts = prompts_task(cfg.geneval)
             plan = plan_refresh(cfg, ws, prompts, run_id)
-            shards = max(len(m.by_column().get("generate", [])) for m in plan.models)
+            display.total(sum(len(m.by_column()) for m in plan.models))
+            # GenEval's generation shards (GenEval 2's generation is one call of its own)
+            shards = max(sum(c.id.split("/")[1] == "generate" for c in m.calls) for m in plan.models)
             logger.info(
                 "%d models × %d prompts (%d shard%s each) on %s",
                 len(cfg.models),
@@ -218,9 +232,8 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> Refresh:
                 futures[call.id] = submit_call(call, futures, cfg, submit, stale)
             for model_plan in plan.models:
                 # what is already there, to tell work done from work kept
-                graph = ModelGraph(
-                    model_plan, futures, images_on_disk(model_plan.images), embedding_cache_shards(ws.cache)
-                )
+                on_disk = {k: v for folder in model_plan.image_folders for k, v in images_on_disk(folder).items()}
+                graph = ModelGraph(model_plan, futures, on_disk, embedding_cache_shards(ws.cache))
                 for call in model_plan.calls:
                     futures[call.id] = submit_call(call, futures, cfg, submit, stale)
                 graphs.append(graph)
@@ -243,7 +256,7 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> Refresh:
                     done = [f for f in graph.steps()[step] if f.state.is_completed() and f.state.name != "Cached"]
                     work = sum(getattr(f.result(), "elapsed_s", 0.0) for f in done)
                     display.step_done(graph.name, step, time.perf_counter() - started, work)
-                    if len(graph.finished) == len(STEPS):
+                    if len(graph.finished) == len(graph.steps()):
                         graph.done_s = round(time.perf_counter() - started, 3)
                         failed = any(not f.state.is_completed() for fs in graph.steps().values() for f in fs)
                         display.model_done(graph.name, graph.done_s, failed=failed)
@@ -273,7 +286,7 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> Refresh:
         finish_run(ws, run_id, "completed", {"states": states, "task_runner": describe(runner)})
         display.at("all models", "report")
         report = report_task(ws.store, ws.reports, cfg.name, list(cfg.report.published_paths(ws.root)))
-    summary = run_summary(cfg, ws, run_id, len(prompts), outcomes, report, started)
+    summary = run_summary(cfg, ws, run_id, len(prompts), outcomes, report, started, plan)
     logger.info("reports: %s\n%s", report.get("markdown"), summary.render())
     return Refresh(
         run_id=run_id,
@@ -341,7 +354,10 @@ def refresh_without_prefect(config: str, cfg: Config, wait: float = 0.0) -> Refr
     progress = RunProgress(len(cfg.models), len(STEPS), label=f"refresh {cfg.name}")
     holder = f"leaderboard_refresh {run_id} ({cfg.name})"
     with run_lock(ws.store, wait=wait, holder=holder), contextlib.closing(progress) as display:
+        if not all(p.is_file() for p in acquire_suites(cfg, ws.root)):
+            return None
         plan = plan_refresh(cfg, ws, prompts, run_id)
+        display.total(sum(len(m.by_column()) for m in plan.models))
         results = cached_results(plan)
         if results is None:
             return None
@@ -366,6 +382,7 @@ def refresh_without_prefect(config: str, cfg: Config, wait: float = 0.0) -> Refr
                             generate_outcome(True, images, {}),
                             embed_outcome(True, frozenset(), frozenset()),
                             step_outcome("geneval", [True]),
+                            *([step_outcome("geneval2", [True])] if "geneval2" in model.by_column() else []),
                             step_outcome("diversity", [True]),
                             step_outcome("scendi", [True]),
                             store_outcome(stored.unchanged),
@@ -384,7 +401,7 @@ def refresh_without_prefect(config: str, cfg: Config, wait: float = 0.0) -> Refr
         finish_run(ws, run_id, "completed", {"states": states, "task_runner": "none: every step cached"})
         display.at("all models", "report")
         report = report_task.fn(ws.store, ws.reports, cfg.name, list(cfg.report.published_paths(ws.root)))
-    summary = run_summary(cfg, ws, run_id, len(prompts), outcomes, report, started)
+    summary = run_summary(cfg, ws, run_id, len(prompts), outcomes, report, started, plan)
     shared = {c.id: "Cached" for c in plan.shared}
     return Refresh(run_id=run_id, states=states, shared=shared, report=report, model_work_s=0.0, summary=summary)
 

@@ -150,3 +150,54 @@ def _(tmp: Path) -> Any:
     (tmp / "images.json").write_text(json.dumps({LINE["prompt"]: "a.png"}))
     scan = scan_images(tmp / "images.json", suite)
     return judge_images(scan.items, Judge(), suite=suite, rule="reference", show_progress=False)
+
+
+def refresh_config(tmp: Path, **changes: Any) -> Any:
+    """Plan a refresh of a GenEval + GenEval 2 config in the scratch workspace ``tmp`` (what `t2ibench run` does
+    before any model work)."""
+    from t2ibench.config import load_config
+    from t2ibench.pipeline import plan_refresh, select_prompts
+    from t2ibench.workspace import Workspace
+
+    raw: dict[str, Any] = {
+        "name": "c",
+        "benchmarks": {"geneval": {"limit_per_task": 1}, "geneval2": {"per_atom_count": 1}},
+        "models": [{"name": "a"}],
+        **changes,
+    }
+    (tmp / "configs").mkdir(exist_ok=True)
+    path = tmp / "configs" / "c.yaml"
+    path.write_text(json.dumps(raw))
+    config = load_config(path)
+    return plan_refresh(config, Workspace.for_config(config, path), select_prompts(config.geneval), "r")
+
+
+@case(
+    "geneval2-refresh-no-suite",
+    "refresh config with benchmarks.geneval2 whose suite file is not in the workspace",
+    "error naming the file and how to fetch it, before any model work",
+    r"geneval2_data\.jsonl: GenEval 2's suite is not in the workspace \(benchmarks\.geneval2\.data\): run "
+    r"`t2ibench data fetch geneval2`",
+)
+def _(tmp: Path) -> Any:
+    return refresh_config(tmp)
+
+
+@case(
+    "geneval2-refresh-folder-model",
+    "refresh config running GenEval 2 for a model whose images are imported from a GenEval folder",
+    "error naming the model's key and the way out (benchmarks: [geneval], or evaluate geneval2)",
+    r"c\.yaml:models\[0\]\.benchmarks: a: the folder backend makes GenEval images only",
+)
+def _(tmp: Path) -> Any:
+    return refresh_config(tmp, models=[{"name": "a", "generator": {"backend": "folder", "source": "imgs"}}])
+
+
+@case(
+    "geneval2-refresh-both-spellings",
+    "refresh config giving the GenEval suite as top-level geneval: and as benchmarks.geneval",
+    "error naming the key, keeping one spelling",
+    r"c\.yaml:geneval: the GenEval suite is given twice",
+)
+def _(tmp: Path) -> Any:
+    return refresh_config(tmp, geneval={"per_task": 100})

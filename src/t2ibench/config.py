@@ -29,11 +29,13 @@ from t2ibench.errors import FieldError, InputError, unknown_choice
 from t2ibench.io import load_yaml, read_text_file
 from t2ibench.metrics.checks import MIN_SIGMA, check_alphas, check_memory
 from t2ibench.metrics.geneval import GenEvalParams
-from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS, EMBEDDERS, GENERATORS, Registry
+from t2ibench.metrics.soft_tifa import ANSWER_RULES, DEFAULT_ANSWER_RULE
+from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS, EMBEDDERS, GENERATORS, VQA_JUDGES, Registry
 from t2ibench.specs import ColourConfig as ColourConfig
 from t2ibench.specs import DetectorConfig as DetectorConfig
 from t2ibench.specs import EmbedderConfig as EmbedderConfig
 from t2ibench.specs import GeneratorConfig as GeneratorConfig
+from t2ibench.specs import VQAJudgeConfig as VQAJudgeConfig
 from t2ibench.specs import check_int, check_seed
 from t2ibench.specs import visible_text as visible_text  # re-exported: its home is t2ibench.specs
 from t2ibench.suites.geneval import MAX_PER_TASK, generate_suite
@@ -52,6 +54,7 @@ BACKENDS: dict[type, Registry[Any, Any]] = {
     DetectorConfig: DETECTORS,
     ColourConfig: COLOUR_CLASSIFIERS,
     EmbedderConfig: EMBEDDERS,
+    VQAJudgeConfig: VQA_JUDGES,
 }
 
 
@@ -127,6 +130,45 @@ class GenEvalSuite:
         return (80 if self.classes is None else len(self.classes)) + 5 * self.per_task
 
 
+GENEVAL2_DATA = "data/external/geneval2/geneval2_data.jsonl"  # where `t2ibench data fetch geneval2` (DVC) puts it
+BENCHMARK_NAMES = ("geneval", "geneval2")  # the benchmarks a refresh can run (t2ibench.benchmarks.REGISTRY's)
+
+
+@dataclass(frozen=True)
+class Geneval2Prompts:
+    """GenEval 2's prompts for a refresh: the suite file (workspace-relative; the default is where ``t2ibench data
+    fetch geneval2`` and its DVC stage put the pinned release) and an optional subset of it — the first
+    ``per_atom_count`` prompts of each atom count 3..10 and/or explicit line indices ``prompts`` ("0-9,400")."""
+
+    data: str = GENEVAL2_DATA
+    per_atom_count: int | None = None
+    prompts: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.data.strip() or not visible_text(self.data):
+            raise FieldError("data", f"must name the suite file (geneval2_data.jsonl); got {self.data!r}")
+        check_int(self, "per_atom_count", 1, 100)
+        if self.prompts is not None:
+            try:
+                parse_indices(self.prompts, size=800)
+            except InputError as exc:
+                raise FieldError("prompts", str(exc)) from None
+
+
+@dataclass(frozen=True)
+class Benchmarks:
+    """The benchmarks a refresh runs and their prompt selections: GenEval (always: its images are also what the
+    diversity metrics measure, one prompt set shared by every model) and GenEval 2 (when given)."""
+
+    geneval: GenEvalSuite = field(default_factory=GenEvalSuite)
+    geneval2: Geneval2Prompts | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The configured benchmarks, in run order."""
+        return ("geneval",) + (("geneval2",) if self.geneval2 is not None else ())
+
+
 def parse_indices(text: str, *, size: int) -> list[int]:
     """Indices from 'a-b,c' ranges, each in [0, size); InputError on bad syntax, reversed or out-of-range parts."""
     wanted: set[int] = set()
@@ -162,12 +204,24 @@ class ModelConfig:
     name: str
     generator: GeneratorConfig = field(default_factory=GeneratorConfig)
     label: str | None = None
+    # the benchmarks this model runs (None: every configured one); GenEval is always among them
+    benchmarks: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         try:
             check_name(self.name, what="model name")
         except InputError as exc:
             raise FieldError("name", str(exc)) from None
+        if self.benchmarks is not None:
+            for b in self.benchmarks:
+                if b not in BENCHMARK_NAMES:
+                    raise FieldError("benchmarks", str(unknown_choice("benchmark", b, BENCHMARK_NAMES)))
+            if "geneval" not in self.benchmarks or len(set(self.benchmarks)) != len(self.benchmarks):
+                raise FieldError(
+                    "benchmarks",
+                    f"must list geneval (its images are what diversity measures) and each benchmark once; "
+                    f"got {list(self.benchmarks)}",
+                )
         if self.label is not None and (not self.label.strip() or not visible_text(self.label)):
             raise FieldError(
                 "label", f"must be one line of visible text (no control or bidi characters); got {self.label!r}"
@@ -286,10 +340,25 @@ class ScendiConfig:
 
 
 @dataclass(frozen=True)
+class Geneval2Config:
+    """What judges GenEval 2: the VQA judge's spec (default: the paper's Qwen3-VL-8B-Instruct) and the answer rule
+    ('reference': the reference's first-token sum, the default because published numbers use it; 'unique': each
+    distinct token id once). Both are recorded with every result."""
+
+    judge: VQAJudgeConfig = field(default_factory=VQAJudgeConfig)
+    answer_rule: str = DEFAULT_ANSWER_RULE
+
+    def __post_init__(self) -> None:
+        if self.answer_rule not in ANSWER_RULES:
+            raise FieldError("answer_rule", str(unknown_choice("answer_rule", self.answer_rule, ANSWER_RULES)))
+
+
+@dataclass(frozen=True)
 class Evaluators:
     """All evaluators of a run."""
 
     geneval: GenEvalConfig = field(default_factory=GenEvalConfig)
+    geneval2: Geneval2Config = field(default_factory=Geneval2Config)  # used when benchmarks.geneval2 is given
     image_embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
     clip: EmbedderConfig = field(
         default_factory=lambda: EmbedderConfig(
@@ -444,7 +513,7 @@ class Config:
 
     name: str
     models: tuple[ModelConfig, ...]
-    geneval: GenEvalSuite = field(default_factory=GenEvalSuite)
+    benchmarks: Benchmarks = field(default_factory=Benchmarks)
     evaluators: Evaluators = field(default_factory=Evaluators)
     runtime: Runtime = field(default_factory=Runtime)
     outputs: Outputs = field(default_factory=Outputs)
@@ -464,6 +533,31 @@ class Config:
             )
         if not self.models:
             raise FieldError("models", "list at least one model")
+        for i, m in enumerate(self.models):
+            wanted = m.benchmarks if m.benchmarks is not None else self.benchmarks.names
+            unknown = [b for b in wanted if b not in self.benchmarks.names]
+            if unknown:
+                raise FieldError(
+                    f"models[{i}].benchmarks", f"{', '.join(unknown)} is not configured (benchmarks: section)"
+                )
+            if "geneval2" in wanted and m.generator.backend != "diffusers":
+                raise FieldError(
+                    f"models[{i}].benchmarks",
+                    f"{m.name}: the {m.generator.backend} backend makes GenEval images only; GenEval 2 needs a "
+                    "text-to-image generator (diffusers): give this model benchmarks: [geneval], and judge its "
+                    "GenEval 2 images with `t2ibench evaluate geneval2 DIR`",
+                )
+
+    @property
+    def geneval(self) -> GenEvalSuite:
+        """GenEval's prompt selection (``benchmarks.geneval``; a config's top-level ``geneval:`` is its older
+        spelling, still read)."""
+        return self.benchmarks.geneval
+
+    def benchmarks_of(self, model: ModelConfig) -> tuple[str, ...]:
+        """The benchmarks ``model`` runs, in run order."""
+        wanted = model.benchmarks if model.benchmarks is not None else self.benchmarks.names
+        return tuple(b for b in self.benchmarks.names if b in wanted)
 
     def model(self, name: str) -> ModelConfig:
         """The model called ``name`` (did-you-mean on a typo)."""
@@ -477,6 +571,8 @@ class Config:
         """True when an evaluator is a built-in random-weight model: then every number of the run is smoke."""
         ev = self.evaluators
         names = [ev.geneval.detector.model, ev.geneval.colour.arch, ev.image_embedder.model, ev.clip.model]
+        if self.benchmarks.geneval2 is not None:
+            names.append(ev.geneval2.judge.model)
         return any(str(n).startswith("tiny-random") for n in names)
 
     @property
@@ -513,7 +609,25 @@ def workspace_root(config_path: str | Path) -> Path:
 
 
 def parse_config(raw: Any, *, source: str = "config") -> Config:
-    """Build a Config from a parsed mapping; errors name ``source`` and the dotted key."""
+    """Build a Config from a parsed mapping; errors name ``source`` and the dotted key. A top-level ``geneval:``
+    (the spelling before ``benchmarks:``) is read as ``benchmarks.geneval``."""
+    given = raw.get("benchmarks") if isinstance(raw, dict) else None
+    if isinstance(given, dict) and "geneval2" in given and given["geneval2"] is None:
+        raise InputError(
+            f"{source}:benchmarks.geneval2: is empty (null): give {{}} for GenEval 2 with its defaults, or leave "
+            "the key out for no GenEval 2"
+        )
+    if isinstance(raw, dict) and "geneval" in raw:
+        raw = dict(raw)
+        legacy = raw.pop("geneval")
+        given = raw.get("benchmarks")
+        if isinstance(given, dict) and "geneval" in given:
+            raise InputError(
+                f"{source}:geneval: the GenEval suite is given twice (geneval: and benchmarks.geneval:); keep "
+                "benchmarks.geneval (geneval: is its older spelling)"
+            )
+        if given is None or isinstance(given, dict):
+            raw["benchmarks"] = {**(given or {}), "geneval": legacy}
     return _build(Config, raw, f"{source}:")
 
 
@@ -567,6 +681,9 @@ def _coerce(tp: Any, value: Any, where: str) -> Any:
     if origin in (typing.Union, types.UnionType):
         if value is None and type(None) in args:
             return None
+        options = [a for a in args if a is not type(None)]
+        if len(options) == 1:  # an optional section: its own error, naming its key
+            return _coerce(options[0], value, where)
         errors = []
         for option in (a for a in args if a is not type(None)):
             try:

@@ -19,6 +19,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from t2ibench.errors import InputError, note, unknown_choice
 from t2ibench.hashing import file_sha256
@@ -184,3 +185,21 @@ def fetch_geneval2(
 ) -> list[Path]:
     """GenEval 2's ``geneval2_data.jsonl`` and licence in ``out``, verified (``fetch_release('geneval2', ...)``)."""
     return fetch_release("geneval2", out, source=source, revision=revision, timeout=timeout)
+
+
+def acquire_suites(config: Any, root: Path) -> list[Path]:
+    """The released suite files a refresh of ``config`` (a ``Config``; workspace ``root``) reads, fetched where they
+    are missing: GenEval 2's at its default place (``benchmarks.geneval2.data`` left as is) comes from
+    ``$T2IBENCH_GENEVAL2_DATA`` or its pinned release, as ``t2ibench data fetch geneval2`` would. A suite file named
+    elsewhere is the user's own and is never fetched over (a missing one is refused when the run is planned)."""
+    from t2ibench.config import GENEVAL2_DATA
+
+    selection = config.benchmarks.geneval2
+    if selection is None or selection.data != GENEVAL2_DATA:
+        return []
+    target = root / selection.data
+    if target.is_file():
+        return [target]
+    note(f"{selection.data}: fetching GenEval 2's suite (as `t2ibench data fetch geneval2`)")
+    fetched = fetch_release("geneval2", target.parent)
+    return [p for p in fetched if p.name == target.name]

@@ -527,6 +527,14 @@ class StoredEvaluation:
     scores: int
 
 
+def prompt_set_digest(pairs: Sequence[tuple[int, Mapping[str, Any]]]) -> str:
+    """The identity of the prompts judged: (index, suite line) pairs in suite order (a subset and the whole suite
+    differ, so their tables are never taken for one protocol)."""
+    from t2ibench.hashing import content_hash
+
+    return content_hash([[int(i), dict(r)] for i, r in sorted(pairs, key=lambda pair: int(pair[0]))])
+
+
 def images_identity(scan: Geneval2Scan, suite: Geneval2Suite) -> str:
     """The identity of what was judged (a model version's hash, for images made elsewhere): the suite file and every
     (prompt, sample, image SHA-256), in scan order."""
@@ -546,7 +554,7 @@ def store_results(
     scan: Geneval2Scan,
 ) -> StoredEvaluation:
     """Write one model's GenEval 2 answers and tables into the store, in one transaction: its version is the images
-    judged (``images_identity``) and the protocol (``evaluators`` gets its record); a re-evaluation of the same
+    judged (``images_identity``) and the protocol (``benchmark_protocols`` gets its record); a re-evaluation of the same
     version replaces its rows, so no stale answer survives."""
     from t2ibench.hashing import content_hash
     from t2ibench.pipeline.rows import benchmark_score_rows, vqa_answer_rows
@@ -555,6 +563,8 @@ def store_results(
     if not model.strip():
         raise InputError("--model must name the model the images are of")
     settings = dict(check_one_protocol(results))
+    judged = {r.prompt_index for r in results}
+    settings["prompt_set"] = prompt_set_digest([(p.index, p.record()) for p in suite.prompts if p.index in judged])
     version = {"model": model, "model_hash": images_identity(scan, suite), "evaluator_hash": content_hash(settings)}
     answers = vqa_answer_rows(results, "geneval2")
     scores = benchmark_score_rows(tables, "geneval2")

@@ -58,6 +58,11 @@ class RunProgress:
             mininterval=0.1,
         )
 
+    def total(self, steps: int) -> None:
+        """Set the number of (model, step) columns the run has, once its plan is known."""
+        self.bar.total = steps
+        self.bar.refresh()
+
     def at(self, model: str, step: str) -> None:
         """Show that the run now waits for ``step`` of ``model``."""
         self.bar.set_postfix_str(f"{model} {step}")

@@ -40,7 +40,7 @@ def make_workspace(
     if edit is not None:
         edit(config)
     if per_task is not None:
-        config["geneval"]["limit_per_task"] = per_task
+        config["benchmarks"]["geneval"]["limit_per_task"] = per_task
     config["outputs"] = {"data": "data", "reports": "reports", "store": "data/t2ibench.duckdb", "cache": "data/cache"}
     path = root / "configs" / f"{source}.yaml"
     path.write_text(yaml.safe_dump(config))

@@ -157,7 +157,7 @@ def smoke_project(root: Path, model_cache: Path) -> tuple[Path, dict[str, str]]:
     (root / "params.yaml").write_text(yaml.safe_dump(params))
     config = yaml.safe_load((root / "configs" / "smoke.yaml").read_text())
     config["models"] = config["models"][:1]
-    config["geneval"]["limit_per_task"] = 1
+    config["benchmarks"]["geneval"]["limit_per_task"] = 1
     (root / "configs" / "smoke.yaml").write_text(yaml.safe_dump(config))
     return root, project_env(root, T2IBENCH_CACHE=str(model_cache))
 

@@ -272,3 +272,88 @@ def test_generation_to_tables_offline_tiny_diffusers_then_the_tiny_judge(workspa
     assert main(["generate", "geneval2", "--suite", str(workspace["suite"]), "--subset", "--per-task", "3",
                  "--out", str(workspace["root"] / "x")]) == 2  # fmt: skip
     assert "--per-task: GenEval's suite options" in capsys.readouterr().err
+
+
+# -- the refresh ---------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def refreshed(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> tuple[Path, Path, str]:
+    """configs/smoke_geneval2.yaml refreshed once in a scratch workspace, its GenEval 2 suite fetched by the run
+    from the local copy $T2IBENCH_GENEVAL2_DATA names (as on an offline machine); (root, config, console)."""
+    from tests.integration._workspace import make_workspace, run
+
+    root = tmp_path_factory.mktemp("refresh-geneval2")
+    config, env = make_workspace(root, model_cache, models=None, source="smoke_geneval2")
+    env["T2IBENCH_GENEVAL2_DATA"] = str(GENEVAL2_DATA)
+    code, console = run(config, env)
+    assert code == 0, console[-4000:]
+    return root, config, console
+
+
+def test_the_refresh_generates_judges_stores_and_shows_geneval2(refreshed):
+    """One refresh of both benchmarks: GenEval 2's prompts fetched (pinned bytes), generated into their own folder,
+    every question of every image answered and stored with the model version, its tables on the leaderboard and in
+    the report; the stored GM is the geometric mean of the stored probabilities, recomputed here."""
+    from t2ibench.store import Store
+    from t2ibench.suites.geneval2 import RELEASE_SHA256
+    from tests.integration._workspace import noise, summary_table
+
+    root, _, console = refreshed
+    assert noise(console) == [], console
+    table = summary_table(console)
+    assert table["tiny-a"]["geneval2"] == "computed", console
+    assert "1 models × 6 prompts + 8 GenEval 2 prompts" in console
+    assert table["tiny-a"]["generate"] == "computed (14 new)", console  # 6 GenEval + 8 GenEval 2 prompts, 1 each
+    fetched = root / "data" / "external" / "geneval2" / "geneval2_data.jsonl"
+    from t2ibench.hashing import file_sha256
+
+    assert file_sha256(fetched) == RELEASE_SHA256
+    store = Store(root / "data" / "t2ibench.duckdb")
+    (board,) = store.rows("SELECT * FROM leaderboard")
+    assert board["geneval2_prompts"] == 8
+    assert board["geneval2_judge"] == "tiny-random:0"
+    answers = store.rows(
+        "SELECT a.prompt_index, a.sample, a.probability, a.image FROM vqa_answers a "
+        "JOIN geneval2_current g ON g.model = a.model AND g.model_hash = a.model_hash "
+        "AND g.geneval2_hash = a.evaluator_hash WHERE a.kind = 'atom'"
+    )
+    suite = read_geneval2(fetched)
+    chosen = [suite.prompts[i] for i in first_per_atom_count(suite, 1)]
+    assert len(answers) == sum(len(p.questions) for p in chosen)  # every question of every prompt, one image each
+    # the reference's GM: per image the geometric mean of every question's probability (0 if any is 0), then the
+    # mean over prompts, ×100 — recomputed here from the stored rows
+    by_image: dict[tuple[int, str], list[float]] = {}
+    for a in answers:
+        by_image.setdefault((a["prompt_index"], a["sample"]), []).append(a["probability"])
+    assert {i for i, _ in by_image} == {p.index for p in chosen}
+    gm = [0.0 if min(v) == 0 else float(np.exp(np.mean(np.log(v)))) for v in by_image.values()]
+    assert board["geneval2_gm"] == pytest.approx(100 * float(np.mean(gm)), rel=1e-12)
+    assert board["geneval2_am"] == pytest.approx(100 * float(np.mean([np.mean(v) for v in by_image.values()])))
+    images = {a["image"] for a in answers}
+    assert all((root / name).is_file() for name in images)  # names relative to the workspace, files there
+    report = (root / "reports" / "leaderboard.md").read_text()
+    assert "GenEval 2 GM" in report
+    assert "## GenEval 2" in report
+
+
+def test_the_refresh_and_evaluate_give_one_answer_per_question(refreshed, capsys):
+    """The same images judged by `t2ibench evaluate geneval2` (the folder the refresh generated, the same tiny
+    judge by name): every probability equal to the stored one — one judging path, whichever way in."""
+    from t2ibench.store import Store
+
+    root, _, _ = refreshed
+    store = Store(root / "data" / "t2ibench.duckdb")
+    stored = {
+        (r["prompt_index"], r["question_index"]): r["probability"]
+        for r in store.rows("SELECT prompt_index, question_index, probability FROM vqa_answers")
+    }
+    (images,) = [p.parent for p in (root / "data" / "images" / "tiny-a").glob("*/manifest.json")
+                 if (p.parent / "00000" / "metadata.jsonl").read_text().count("vqa_list")]  # fmt: skip
+    fetched = root / "data" / "external" / "geneval2" / "geneval2_data.jsonl"
+    out = root / "evaluated.jsonl"
+    code = main(["evaluate", "geneval2", str(images), "--suite", str(fetched), "--judge-model", "tiny-random:0",
+                 "--dtype", "float32", "--device", "cpu", "--allow-missing", "--out", str(out), "--quiet"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    again = {(r.prompt_index, q.index): q.probability for r in read_results(out) for q in r.questions}
+    assert again == {k: v for k, v in stored.items() if k[1] >= 0}

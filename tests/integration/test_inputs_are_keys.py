@@ -36,6 +36,7 @@ from t2ibench.pipeline import plan as plan_module
 from t2ibench.pipeline import select_prompts
 from t2ibench.pipeline.identity import fingerprint, roles
 from t2ibench.pipeline.plan import Call, building, current_call, plan_refresh
+from t2ibench.pipeline.results import PromptSet
 from t2ibench.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[2]
@@ -44,7 +45,10 @@ pytestmark = pytest.mark.slow
 BASE: dict[str, Any] = {
     "name": "keys",
     "description": "one tiny model, six prompts",
-    "geneval": {"seed": 43, "per_task": 100, "limit_per_task": 1},
+    "benchmarks": {
+        "geneval": {"seed": 43, "per_task": 100, "limit_per_task": 1},
+        "geneval2": {"per_atom_count": 1},  # the suite: tests/geneval2_lines.py's, written into the workspace
+    },
     "models": [
         {
             "name": "tiny",
@@ -57,6 +61,7 @@ BASE: dict[str, Any] = {
             "detector": {"model": "tiny-random", "resize": [64, 96]},
             "colour": {"arch": "tiny-random", "pretrained": None},
         },
+        "geneval2": {"judge": {"model": "tiny-random:0", "dtype": "float32"}},
         "image_embedder": {"backend": "dinov2", "model": "tiny-random"},
         "clip": {"backend": "open_clip", "model": "tiny-random", "normalize": True},
         "diversity": {
@@ -103,8 +108,16 @@ CANDIDATES: dict[str, list[Any]] = {
     "evaluators.scendi.image_sigma": [0.5],
     "evaluators.scendi.text_sigma": [0.5],
     "evaluators.diversity.alphas": [[1.0, 2.0]],
-    "geneval.prompts": ["0-30"],
-    "geneval.classes": [["person", "dog", "cat", "car", "horse", "bench"]],
+    "benchmarks.geneval.prompts": ["0-30"],
+    "benchmarks.geneval.classes": [["person", "dog", "cat", "car", "horse", "bench"]],
+    "benchmarks.geneval2.data": ["suite-copy.jsonl"],  # the same bytes elsewhere: the same prompts and numbers
+    "benchmarks.geneval2.prompts": ["0"],
+    "models[0].benchmarks": [["geneval"]],
+    "evaluators.geneval2.judge.model": ["tiny-random:1"],
+    "evaluators.geneval2.judge.revision": ["main"],
+    "evaluators.geneval2.judge.dtype": ["auto"],
+    "evaluators.geneval2.judge.attn_implementation": ["eager"],
+    "evaluators.geneval2.answer_rule": ["unique"],
     "runtime.address": ["tcp://127.0.0.1:8786"],
     "runtime.device": ["auto"],
     "runtime.retry_delay_seconds": [[2.0]],
@@ -133,6 +146,7 @@ NOT_ALONE = {
     "evaluators.clip.pooling": "read by the dinov2 backend only",
     "runtime.address": "a running Dask scheduler needs task_runner: dask",
     "runtime.devices": "one worker per device needs task_runner: dask",
+    "evaluators.geneval2.judge.backend": "qwen3-vl is the only VQA judge backend",
 }
 
 # Valid but not runnable here (no such weights or backend on this machine): their calls' keys are compared with
@@ -142,6 +156,7 @@ KEYS_ONLY = {
     "evaluators.geneval.colour.pretrained": "open_clip has no 'openai' weights for the tiny architecture",
     "evaluators.clip.pretrained": "no such weights",
     "evaluators.clip.backend": "the prompt-structure embedder reads GenEval-templated prompts of the real detector",
+    "evaluators.geneval2.judge.revision": "a local tiny checkpoint has no hub revisions",
 }
 
 
@@ -152,7 +167,11 @@ def leaves(tp: type, prefix: str = "") -> Iterator[tuple[str, Any]]:
         hint = hints[f.name]
         path = f"{prefix}{f.name}"
         inner = [a for a in get_args(hint) if a is not Ellipsis] if get_origin(hint) is tuple else []
-        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        optional = [a for a in get_args(hint) if a is not type(None)] if get_origin(hint) in (typing.Union,
+                    types.UnionType) else []  # fmt: skip
+        if len(optional) == 1 and isinstance(optional[0], type) and dataclasses.is_dataclass(optional[0]):
+            yield from leaves(optional[0], path + ".")  # an optional section (benchmarks.geneval2)
+        elif isinstance(hint, type) and dataclasses.is_dataclass(hint):
             yield from leaves(hint, path + ".")
         elif inner and isinstance(inner[0], type) and dataclasses.is_dataclass(inner[0]):
             yield from leaves(inner[0], path + "[0].")
@@ -287,6 +306,7 @@ class Outcome:
     status: dict[str, str]
     reads: dict[str, set[str]]
     prompts: Any
+    selections: dict[str, Any] = dataclasses.field(default_factory=dict)  # a call's prompt selections (PromptSets)
 
 
 def run(config: Config, root: Path, memo: dict[str, Any], base: Outcome | None, *, keys_only: bool = False) -> Outcome:
@@ -310,9 +330,16 @@ def run(config: Config, root: Path, memo: dict[str, Any], base: Outcome | None, 
                 continue
             out.settings[call.id] = call.settings()
             upstream = call.upstream()
+            # a prompt selection made when the plan is built (GenEval 2's, from its suite file) is upstream of the
+            # calls that take it, as the prompts task is of GenEval's
+            out.selections[call.id] = {k: fingerprint(v) for k, v in call.params.items() if isinstance(v, PromptSet)}
+            selection_changed = (
+                base is not None and call.id in base.selections and out.selections[call.id] != base.selections[call.id]
+            )
             if base is not None and (
                 any(u in changed or u not in out.results for u in upstream)
                 or ("prompts" in changed and "prompts" in call.params)
+                or selection_changed
             ):
                 out.status[call.id] = "upstream"
                 changed.add(call.id)
@@ -383,6 +410,15 @@ def baseline(tmp_path_factory, model_cache):
 
     os.environ["T2IBENCH_CACHE"] = str(model_cache)
     root = tmp_path_factory.mktemp("keys")
+    import json
+
+    from t2ibench.config import GENEVAL2_DATA
+    from tests.geneval2_lines import LINES
+
+    text = "".join(json.dumps(line) + "\n" for line in LINES)
+    (root / GENEVAL2_DATA).parent.mkdir(parents=True)
+    (root / GENEVAL2_DATA).write_text(text)
+    (root / "suite-copy.jsonl").write_text(text)
     memo: dict[str, Any] = {}
     outcome = run(parse_config(BASE), root, memo, None)
     assert set(outcome.status.values()) == {"ran"}, outcome.status

@@ -198,7 +198,7 @@ def offline(tmp_path_factory, model_cache):
     root = tmp_path_factory.mktemp("offline")
 
     def fewer(config: dict) -> None:
-        config["geneval"]["per_task"] = 3
+        config["benchmarks"]["geneval"]["per_task"] = 3
 
     config, env = make_workspace(root, model_cache, models=None, source="offline", edit=fewer)
     code, log = run(config, env)

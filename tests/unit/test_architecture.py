@@ -301,9 +301,9 @@ def test_every_spec_names_its_registry_and_its_default_backend_is_registered():
 
     from t2ibench.config import BACKENDS, parse_config
     from t2ibench.errors import InputError
-    from t2ibench.specs import ColourConfig, DetectorConfig, EmbedderConfig, GeneratorConfig
+    from t2ibench.specs import ColourConfig, DetectorConfig, EmbedderConfig, GeneratorConfig, VQAJudgeConfig
 
-    assert set(BACKENDS) == {GeneratorConfig, DetectorConfig, ColourConfig, EmbedderConfig}
+    assert set(BACKENDS) == {GeneratorConfig, DetectorConfig, ColourConfig, EmbedderConfig, VQAJudgeConfig}
     for spec, registry in BACKENDS.items():
         default = next(f.default for f in dataclasses.fields(spec) if f.name == "backend")
         assert registry.check(default) == default, spec.__name__

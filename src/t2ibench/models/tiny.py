@@ -161,6 +161,11 @@ def ensure_tiny_mask2former(seed: int = 0, cache: Path | None = None) -> Path:
     return _ensure("mask2former", seed, build_tiny_mask2former, cache)
 
 
+def ensure_tiny_qwen3_vl(seed: int = 0, cache: Path | None = None) -> Path:
+    """The saved tiny Qwen3-VL judge (model, tokenizer, processor, chat template) for ``seed``."""
+    return _ensure("qwen3-vl", seed, build_tiny_qwen3_vl, cache)
+
+
 def ensure_tiny_dinov2(seed: int = 0, cache: Path | None = None) -> Path:
     """The saved tiny DINOv2 (model + image processor) for ``seed``."""
     return _ensure("dinov2", seed, build_tiny_dinov2, cache)

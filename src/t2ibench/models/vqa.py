@@ -130,11 +130,28 @@ class Qwen3VLJudge:
         self._texts: dict[str, list[int]] = {}  # question text → its token ids after the image
         self._cache_keyword = "cache"
         self._weights: str | None = None  # checksum of a local model folder ('' for a hub id), once per judge
+        self._source: str | None = None  # what from_pretrained reads: the hub id or folder (tiny-random: its build)
 
     # -- loading ------------------------------------------------------------------------------------------------
 
     def _refuse(self, what: str) -> InputError:
         return InputError(f"VQA judge {self.spec.model!r}: {what}")
+
+    def source(self) -> str:
+        """The hub id or folder the judge loads: the spec's model, or for the built-in smoke judge 'tiny-random' /
+        'tiny-random:SEED' its checkpoint folder, built once (``models.tiny``) and loaded the same way."""
+        if self._source is None:
+            from t2ibench.models.tiny import ensure_tiny_qwen3_vl, parse_tiny
+
+            seed = parse_tiny(self.spec.model)
+            if seed is None:
+                self._source = self.spec.model
+            else:
+                import transformers  # noqa: F401  (loaded first, so that quiet_loading reaches its save bars)
+
+                with quiet_loading():
+                    self._source = str(ensure_tiny_qwen3_vl(seed))
+        return self._source
 
     @loads_models
     def _load_processor(self) -> Any:
@@ -143,7 +160,7 @@ class Qwen3VLJudge:
 
             try:
                 with quiet_loading():
-                    processor = AutoProcessor.from_pretrained(self.spec.model, revision=self.spec.revision)
+                    processor = AutoProcessor.from_pretrained(self.source(), revision=self.spec.revision)
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 raise self._refuse(
                     f"cannot load its processor: {_one_line(exc)}. Offline? Pass a local directory."
@@ -188,7 +205,7 @@ class Qwen3VLJudge:
                 options["attn_implementation"] = self.spec.attn_implementation
             try:
                 with quiet_loading():
-                    model = Qwen3VLForConditionalGeneration.from_pretrained(self.spec.model, **options)
+                    model = Qwen3VLForConditionalGeneration.from_pretrained(self.source(), **options)
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 raise self._refuse(
                     f"cannot load the model: {_one_line(exc)}. Offline? Pass a local directory."
@@ -217,7 +234,7 @@ class Qwen3VLJudge:
         processor = self._load_processor()
         model, device = self._load()
         if self._weights is None:  # a local folder: its files' checksum (a hub id: its resolved commit below)
-            local = Path(self.spec.model)
+            local = Path(self.source())
             self._weights = "sha256:" + weights_checksum(local) if local.is_dir() else ""
         template = processor.chat_template
         loaded = str(model.dtype).removeprefix("torch.")

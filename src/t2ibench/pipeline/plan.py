@@ -40,6 +40,7 @@ from t2ibench.pipeline.results import (
     PromptSet,
     ReferenceStamp,
     ShardState,
+    SuiteFile,
 )
 from t2ibench.pipeline.stamps import stamp_of
 from t2ibench.suites.reference import IMAGE_SET, TEXT_SET, reference_digest
@@ -65,6 +66,8 @@ STEPS: dict[str, StepSpec] = {
     "geneval": StepSpec(steps.step_geneval),
     "verdicts": StepSpec(steps.merge_judged, cached=False, cheap=True),
     "scores": StepSpec(steps.step_scores, cheap=True),
+    "geneval2": StepSpec(steps.step_geneval2),
+    "geneval2-scores": StepSpec(steps.step_geneval2_scores, cheap=True),
     "embed": StepSpec(steps.step_embed),
     "reference-bandwidth": StepSpec(steps.step_reference_bandwidth),
     "median-bandwidth": StepSpec(steps.step_median_bandwidth, cheap=True),
@@ -86,6 +89,10 @@ EVALUATION_STEPS = (
     "scendi",
 )
 """The steps whose settings make the evaluation version (evaluator hash) and the protocol record."""
+
+BENCHMARK_STEPS = {"geneval2": ("geneval2", "geneval2-scores")}
+"""The steps of each VQA-judged benchmark, whose settings make that benchmark's own evaluation version: a judge
+change re-judges and re-versions that benchmark only, never GenEval's verdicts or the diversity scores."""
 
 
 @dataclass(frozen=True)
@@ -165,6 +172,8 @@ class ModelPlan:
     store: str
     images: Path
     folders: tuple[Path, ...] = ()  # the version folders it writes: images, GenEval results, embeddings
+    image_folders: tuple[Path, ...] = ()  # every images folder it generates into (GenEval's, then GenEval 2's)
+    benchmarks: Mapping[str, str] = field(default_factory=dict)  # benchmark → the hash of its own evaluation
 
     def by_column(self) -> dict[str, list[Call]]:
         """The model's calls by run-summary column, in order."""
@@ -212,6 +221,11 @@ def local_files(ws: Workspace, model: ModelConfig) -> LocalFiles:
 def embedder_weights(*embedders: EmbedderConfig) -> LocalFiles:
     """The stamp of the embedders' local weights (a model folder or checkpoint file given as a path), if any."""
     return stamp_of([p for e in embedders for p in (e.model, e.pretrained or "")])
+
+
+def judge_weights(geneval2: Any) -> LocalFiles:
+    """The stamp of the VQA judge's local weights (a model folder given as a path), if any."""
+    return stamp_of([geneval2.judge.model])
 
 
 def evaluator_weights(geneval: Any) -> LocalFiles:
@@ -264,7 +278,13 @@ class _Builder:
 
 
 def plan_model(
-    config: Config, ws: Workspace, model: ModelConfig, prompts: PromptSet, run_id: str, builder: _Builder
+    config: Config,
+    ws: Workspace,
+    model: ModelConfig,
+    prompts: PromptSet,
+    run_id: str,
+    builder: _Builder,
+    geneval2: tuple[PromptSet, SuiteFile] | None = None,
 ) -> ModelPlan:
     """One model's calls, versions and protocol (see the module docstring). Each call's parameters are built inside
     ``building(call id)``, so a tracer sees which call reads which config field; placement is read once, outside."""
@@ -328,6 +348,46 @@ def plan_model(
     with building(f"{name}/scores"):
         params = {"judged": Ref(judged), "ci_level": ev.ci_level}
     scores = add(Call(f"{name}/scores", "scores", params, name, "geneval"))
+
+    # GenEval 2 (when the model runs it): its own generation, the VQA judge, its tables
+    benchmark_refs: dict[str, Any] = {}
+    benchmark_hashes: dict[str, str] = {}
+    benchmark_folders: list[Path] = []
+    image_folders = [images]
+    if "geneval2" in config.benchmarks_of(model):
+        if geneval2 is None:
+            raise InputError(f"{name}: GenEval 2 is configured but its prompts were not selected")
+        prompts2, suite2 = geneval2
+        gen2_id = f"{name}/generate-geneval2"
+        with building(gen2_id):
+            generation2 = {**generation, "prompts": prompts2}
+        images2 = ws.images_dir(name, version_hash({"generate": settings(steps.step_generate, generation2)}))
+        image_files = tuple(
+            images2 / f"{i:05d}" / "samples" / f"{k:05d}.png" for i, _ in prompts2 for k in range(images_per_prompt)
+        )
+        outputs = (images2 / "manifest.json", images2 / "samples.jsonl", *image_files)
+        params = {**generation2, "out": images2, "device": device}
+        gen2 = add(Call(gen2_id, "generate", params, name, "generate", outputs))
+        judge2_id = f"{name}/geneval2"
+        with building(judge2_id):
+            judge_settings = {"geneval2": ev.geneval2, "prompts": prompts2}
+            weights2 = judge_weights(ev.geneval2)
+        out2 = ws.results_dir(
+            name, model_hash, version_hash({"geneval2": settings(steps.step_geneval2, judge_settings)})
+        )
+        out2 = out2 / "geneval2_results.jsonl"
+        params = {**judge_settings, "generated": Ref(gen2), "suite": suite2, "weights": weights2}
+        params |= {"out": out2, "names_from": ws.root, "device": device}
+        judged2 = add(Call(judge2_id, "geneval2", params, name, "geneval2", (out2,)))
+        with building(f"{name}/geneval2-scores"):
+            params = {"judged": Ref(judged2), "prompts": prompts2, "ci_level": ev.ci_level}
+        scores2 = add(Call(f"{name}/geneval2-scores", "geneval2-scores", params, name, "geneval2"))
+        own = {c.step: c.settings() for c in calls if c.id in (judge2_id, scores2)}
+        benchmark_hashes["geneval2"] = version_hash(own)
+        benchmark_refs = {"geneval2_images": Ref(gen2), "geneval2": Ref(judged2), "geneval2_scores": Ref(scores2)}
+        benchmark_refs["geneval2_hash"] = benchmark_hashes["geneval2"]
+        benchmark_folders += [images2, out2.parent]
+        image_folders.append(images2)
 
     # embeddings
     with building(f"{name}/embed"):
@@ -436,10 +496,22 @@ def plan_model(
             "scores": Ref(scores),
             "diversity": Ref(diversity),
             "scendi": Ref(scendi),
+            **benchmark_refs,
         }
     calls.append(Call(store_id, "store", store, name, "store"))
-    folders = (images, results.parent, folder)
-    return ModelPlan(model, model_hash, evaluator_hash, protocol, tuple(calls), store_id, images, folders)
+    folders = (images, results.parent, folder, *benchmark_folders)
+    return ModelPlan(
+        model,
+        model_hash,
+        evaluator_hash,
+        protocol,
+        tuple(calls),
+        store_id,
+        images,
+        folders,
+        tuple(image_folders),
+        benchmark_hashes,
+    )
 
 
 def _protocol(calls: Sequence[Call], given: Mapping[str, Any], *bandwidths: Any) -> dict[str, Any]:
@@ -474,8 +546,12 @@ def plan_refresh(config: Config, ws: Workspace, prompts: PromptSet, run_id: str)
     previous model's, so store writes stay in config order."""
     builder = _Builder(config.runtime.device)
     models: list[ModelPlan] = []
+    geneval2 = None
+    selection = config.benchmarks.geneval2
+    if selection is not None and any("geneval2" in config.benchmarks_of(m) for m in config.models):
+        geneval2 = steps.select_geneval2(selection, ws.path(selection.data))
     for model in config.models:
-        plan = plan_model(config, ws, model, prompts, run_id, builder)
+        plan = plan_model(config, ws, model, prompts, run_id, builder, geneval2)
         if models:
             store = plan.calls[-1]
             chained = dataclasses.replace(store, after=(models[-1].store,))

@@ -122,6 +122,37 @@ class Judged(Content):
 
 
 @dataclass(frozen=True)
+class SuiteFile(Content):
+    """A benchmark's prompt file as it was read (GenEval 2's geneval2_data.jsonl): its path and SHA-256; content,
+    identified by its bytes (the prompts selected from it are a setting: ``PromptSet``)."""
+
+    path: str
+    sha256: str
+
+    def digest(self) -> str:
+        """The file's bytes."""
+        return content_hash([self.sha256])
+
+
+@dataclass(frozen=True)
+class BenchmarkScores(Content):
+    """A VQA-judged benchmark's tables of one model version (GenEval 2: overall, per skill, per atom count):
+    ``benchmark_scores`` rows with bootstrap intervals at ``level``, and the protocol its answers were measured
+    under (the judge as loaded, the answer rule, the suite file and the prompts judged)."""
+
+    model: str
+    benchmark: str
+    rows: tuple[dict[str, Any], ...]
+    protocol: dict[str, Any]
+    level: float
+    elapsed_s: float = 0.0
+
+    def digest(self) -> str:
+        """Every row and the protocol."""
+        return content_hash([self.model, self.benchmark, list(self.rows), self.protocol, self.level])
+
+
+@dataclass(frozen=True)
 class EmbeddingFiles:
     """The three feature matrices of one model version (paths as strings, so results serialise as JSON)."""
 
@@ -274,3 +305,4 @@ class Stored:
     images: int
     verdicts: int
     metrics: int
+    answers: int = 0  # VQA-judged benchmarks' stored answers (GenEval 2's questions)

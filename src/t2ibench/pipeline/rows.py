@@ -17,7 +17,7 @@ from t2ibench.geneval_eval import ResultRow
 from t2ibench.hashing import content_hash, to_plain
 from t2ibench.pipeline.estimators import kernel_choice
 from t2ibench.pipeline.results import Bandwidth, Generated, MetricRecord, ModeRecord, Scores
-from t2ibench.store import VersionRows
+from t2ibench.store import BenchmarkRows, VersionRows
 
 
 def result_rows(results: Sequence[ResultRow], suite: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -78,9 +78,10 @@ def version_rows(
     scores: Sequence[Scores],
     protocol: Mapping[str, Any],
     lite: Sequence[str] = (),
+    benchmarks: Sequence[BenchmarkRows] = (),
 ) -> VersionRows:
     """Every row of one model/evaluation version, and the content hash that says whether it changed (every row
-    written, the model's label and settings included)."""
+    written, the model's label and settings included; ``benchmarks``: the VQA-judged benchmarks' rows)."""
     verdicts, detections = result_rows(results, suite)
     metrics = [metric_row(m) for s in scores for m in s.metrics]
     modes = [mode_row(m) for s in scores for m in s.modes]
@@ -102,6 +103,10 @@ def version_rows(
             model_row,
             [[int(i), dict(r)] for i, r in prompts],
             [[i.prompt_index, i.sample, i.path, i.sha256, i.seed] for i in generated.images],
+            [
+                [b.benchmark, b.evaluator_hash, to_plain(b.settings), list(b.answers), list(b.scores)]
+                for b in benchmarks
+            ],
         ]
     )
     return VersionRows(
@@ -125,6 +130,19 @@ def version_rows(
         modes=modes,
         geneval_scores=[dict(r) for r in table2],
         evaluator_settings={"settings": to_plain(protocol), "lite": list(lite)},
+        benchmarks=tuple(benchmarks),
+    )
+
+
+def geneval2_rows(results: Sequence[Any], scores: Any, evaluator_hash: str) -> BenchmarkRows:
+    """GenEval 2's rows of one evaluation (``evaluator_hash``: its own version): the protocol its scores were
+    measured under, every answer of its judged images (``Geneval2Result``s), every cell of its tables."""
+    return BenchmarkRows(
+        benchmark="geneval2",
+        evaluator_hash=evaluator_hash,
+        settings=to_plain(scores.protocol),
+        answers=vqa_answer_rows(results, "geneval2"),
+        scores=[dict(r) for r in scores.rows],
     )
 
 

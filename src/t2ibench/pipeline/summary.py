@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import Literal
 
 Status = Literal["computed", "cached"]
-STEPS = ("generate", "embed", "geneval", "diversity", "scendi", "store")
+STEPS = ("generate", "embed", "geneval", "geneval2", "diversity", "scendi", "store")
 """The summary's columns: a model's steps in run order (diversity covers the bandwidth, the FKEA shards and their
-merge)."""
+merge; geneval2 the VQA judge and its tables, for models that run GenEval 2)."""
+OPTIONAL_STEPS = ("geneval2",)
+"""Columns of benchmarks a config may leave out: shown only when some model has them (a missing one elsewhere: '-')."""
 LEGEND = "cached: reused from an earlier run (content-keyed task cache, images already on disk, unchanged stored rows)"
 
 FileStamp = tuple[int, int]  # (inode, modification time in ns): a rewritten file gets a new one
@@ -68,20 +70,29 @@ class RunSummary:
     log: str | None
     seconds: float
     report_rendered: bool = True  # False: the report's rows had not changed, its files were kept
+    geneval2_prompts: int = 0  # GenEval 2's prompts per model that runs it (0: none does)
 
     def render(self) -> str:
         """The console summary: a header line, one row per model with a column per step, the legend, the paths."""
-        header = ["model", *STEPS, "time"]
+        shown = [
+            step
+            for step in STEPS
+            if step not in OPTIONAL_STEPS or any(m.outcome(step) is not None for m in self.models)
+        ]
+        header = ["model", *shown, "time"]
         rows = [
             [
                 m.model,
-                *((o.cell() if (o := m.outcome(step)) is not None else "-") for step in STEPS),
+                *((o.cell() if (o := m.outcome(step)) is not None else "-") for step in shown),
                 _seconds(m.seconds),
             ]
             for m in self.models
         ]
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-        lines = [f"refresh {self.config} (run {self.run_id}): {len(self.models)} models × {self.prompts} prompts"]
+        extra = f" + {self.geneval2_prompts} GenEval 2 prompts" if self.geneval2_prompts else ""
+        lines = [
+            f"refresh {self.config} (run {self.run_id}): {len(self.models)} models × {self.prompts} prompts{extra}"
+        ]
         lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]
         lines.append(LEGEND)
         report = self.report_html + ("" if self.report_rendered else "  (unchanged: its rows are the same)")

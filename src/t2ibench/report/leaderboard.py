@@ -341,6 +341,27 @@ def diversity_flags(board: list[dict[str, Any]]) -> list[str]:
     return [f"{r['model']}: {r['diversity_note']}" for r in board if r.get("diversity_note")]
 
 
+def geneval2_protocols(board: list[dict[str, Any]]) -> dict[str, str]:
+    """Model → the letter of its GenEval 2 protocol among the current models' (judge, answer rule, suite, prompts),
+    only when they differ (then the column's numbers are not comparable across letters); empty otherwise."""
+    keys: dict[str, str] = {}
+    for r in board:
+        if r.get("geneval2_protocol") is not None:
+            keys.setdefault(str(r["geneval2_protocol"]), chr(ord("A") + len(keys)))
+    if len(keys) < 2:
+        return {}
+    return {r["model"]: keys[str(r["geneval2_protocol"])] for r in board if r.get("geneval2_protocol") is not None}
+
+
+def _geneval2_text(row: dict[str, Any], letters: dict[str, str]) -> str:
+    """'12.34 [10.1, 14.5]' (GenEval 2 Soft-TIFA GM, percent points) with its protocol letter when they differ."""
+    if row.get("geneval2_gm") is None:
+        return "—"
+    text = f"{row['geneval2_gm']:.2f} {_interval(row.get('geneval2_gm_ci_low'), row.get('geneval2_gm_ci_high'))}"
+    letter = letters.get(row["model"])
+    return text + (f" (protocol {letter})" if letter else "")
+
+
 def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict[str, str]) -> str:
     ties = tied_with_next(data["board"])
     rank = ranks(data["board"])
@@ -349,6 +370,10 @@ def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict
     headers = ["rank", "model", f"Overall [{pct} CI]", *TASK_TITLES.values(), "images (prompts)", "FKEA VENDI-1",
                "truncated VENDI-1", "RKE", "Scendi", "diversity rank", "σ", "rff_dim", "FKEA radius",
                "protocol"]  # fmt: skip
+    with_geneval2 = any(r.get("geneval2_gm") is not None for r in data["board"])
+    letters = geneval2_protocols(data["board"])
+    if with_geneval2:
+        headers.insert(len(TASK_TITLES) + 3, "GenEval 2 GM")
     rows = []
     for row in data["board"]:
         model = row["model"]
@@ -369,6 +394,8 @@ def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict
             if page_link and row[t] is not None:
                 cell = Cell(f'<a href="{html.escape(page_link)}#task={t}">{cell.html}</a>', cell.sort, cell.css)
             cells.append(cell)
+        if with_geneval2:
+            cells.append(Cell(html.escape(_geneval2_text(row, letters)), str(row.get("geneval2_gm") or ""), ""))
         cells += [
             Cell(f"{row['images']} ({row['prompts']})" if row.get("images") is not None else "—",
                  str(row.get("images") or ""), ""),
@@ -487,6 +514,10 @@ def _markdown(
     headers = ["rank", "model", "Overall", f"{pct} CI", *TASK_TITLES.values(), "images (prompts)", "FKEA VENDI-1",
                "VENDI-1 interval", "truncated VENDI-1", "RKE", "Scendi", "diversity rank", "σ", "rff_dim",
                "FKEA radius", "modes"]  # fmt: skip
+    with_geneval2 = any(r.get("geneval2_gm") is not None for r in data["board"])
+    letters = geneval2_protocols(data["board"])
+    if with_geneval2:
+        headers.insert(len(TASK_TITLES) + 4, "GenEval 2 GM")
     rows = []
     for row in data["board"]:
         model = row["model"]
@@ -501,6 +532,7 @@ def _markdown(
                 _fmt(row["overall"]) + (" ≈" if model in ties else ""),
                 _interval(row.get("overall_ci_low"), row.get("overall_ci_high")),
                 *(_fmt(row[t]) for t in TASKS),
+                *([_geneval2_text(row, letters)] if with_geneval2 else []),
                 f"{row['images']} ({row['prompts']})" if row.get("images") is not None else "—",
                 _fmt(div.get("vendi_1")),
                 _interval(div.get("vendi_1_ci_low"), div.get("vendi_1_ci_high")),
@@ -524,7 +556,14 @@ def _markdown(
         "prompts, 1,000 resamples, all images of a prompt together; ≈ marks a model whose interval overlaps the "
         "next one's: not ranked as different, rank shared as '2=') and diversity (FKEA VENDI-1 and RKE on the image "
         "embedder with its bootstrap interval, Scendi on image–prompt pairs; FKEA radius = Theorem-2 bound, "
-        "δ = 0.05).",
+        "δ = 0.05)."
+        + (
+            " GenEval 2 GM: Soft-TIFA's geometric mean over each prompt's atoms, ×100, with its bootstrap interval "
+            "over prompts (its tables: the GenEval 2 section); '(protocol B)' marks current models judged under "
+            "different GenEval 2 protocols (judge, answer rule, suite, prompts): not comparable across letters."
+            if with_geneval2
+            else ""
+        ),
         "",
         markdown_table(headers, rows) if rows else "No completed model yet.",
     ]

@@ -19,7 +19,7 @@ error types) and ``queries`` (the named reads the report uses). This module re-e
 """
 
 from t2ibench.metrics.geneval import table2_rows  # the store's home before metrics/geneval.py; kept importable
-from t2ibench.store.connection import Store, VersionRows
+from t2ibench.store.connection import BenchmarkRows, Store, VersionRows
 from t2ibench.store.errors import (
     DAMAGE_MARKERS,
     StoreBusyError,
@@ -83,6 +83,7 @@ __all__ = [
     "VENDI_METRIC",
     "VIEWS",
     "WRITE_STATEMENTS",
+    "BenchmarkRows",
     "QueryRows",
     "QueryStoppedError",
     "Store",

@@ -55,6 +55,20 @@ class VersionRows:
     modes: Sequence[Mapping[str, Any]]
     geneval_scores: Sequence[Mapping[str, Any]]
     evaluator_settings: Mapping[str, Any] = field(default_factory=dict)  # an ``evaluators`` row (settings, lite)
+    benchmarks: Sequence[BenchmarkRows] = ()  # the VQA-judged benchmarks evaluated with this version (GenEval 2)
+
+
+@dataclass(frozen=True)
+class BenchmarkRows:
+    """One VQA-judged benchmark's evaluation of a model version, under its own ``evaluator_hash``: its protocol
+    (``benchmark_protocols``), every answer (``vqa_answers``) and every cell of its tables (``benchmark_scores``),
+    without the version columns."""
+
+    benchmark: str
+    evaluator_hash: str
+    settings: Mapping[str, Any]
+    answers: Sequence[Mapping[str, Any]]
+    scores: Sequence[Mapping[str, Any]]
 
 
 def _owner(path: Path, value: Any) -> dict[str, str]:
@@ -310,14 +324,19 @@ class Store:
         answers: Sequence[Mapping[str, Any]],
         scores: Sequence[Mapping[str, Any]],
     ) -> None:
-        """Store one evaluation of a VQA-judged benchmark in one transaction: the protocol record (``evaluators``),
-        the answers (``vqa_answers``) and the tables' cells (``benchmark_scores``) of ``version`` (model,
-        model_hash, evaluator_hash), replacing what that version stored before: no stale answer survives."""
-        scope = {**version, "benchmark": benchmark}
+        """Store one evaluation of a VQA-judged benchmark in one transaction: the protocol record
+        (``benchmark_protocols``), the answers (``vqa_answers``) and the tables' cells (``benchmark_scores``) of
+        ``version`` (model, model_hash, evaluator_hash), replacing what that version stored before: no stale answer
+        survives."""
+        rows = BenchmarkRows(benchmark, version["evaluator_hash"], settings, answers, scores)
         with self.write() as con:
-            self.upsert(con, "evaluators", [{"evaluator_hash": version["evaluator_hash"], "settings": dict(settings)}])
-            self.replace(con, "vqa_answers", scope, answers)
-            self.replace(con, "benchmark_scores", scope, scores)
+            self._write_benchmark(con, version, rows)
+
+    def _write_benchmark(self, con: duckdb.DuckDBPyConnection, version: Mapping[str, str], rows: BenchmarkRows) -> None:
+        scope = {**version, "benchmark": rows.benchmark}
+        self.replace(con, "benchmark_protocols", scope, [{"settings": dict(rows.settings)}])
+        self.replace(con, "vqa_answers", scope, rows.answers)
+        self.replace(con, "benchmark_scores", scope, rows.scores)
 
     def write_version(self, run_id: str, version: VersionRows) -> bool:
         """Store one model/evaluation version in one transaction; returns True if it was already stored unchanged.
@@ -342,6 +361,9 @@ class Store:
                 self.replace(con, "metrics", judged, version.metrics)
                 self.replace(con, "modes", judged, version.modes)
                 self.replace(con, "geneval_scores", judged, version.geneval_scores)
+                # the VQA-judged benchmarks evaluated with this version, each under its own evaluation hash
+                for rows in version.benchmarks:
+                    self._write_benchmark(con, {**key, "evaluator_hash": rows.evaluator_hash}, rows)
                 # run_id: the run whose computation these rows are (a later cached run does not replace it)
                 stamp = {"content_hash": version.content_hash, "stored_at": datetime.now(UTC), "run_id": run_id}
                 self.upsert(con, "model_versions", [{**judged, **stamp}])
@@ -352,6 +374,14 @@ class Store:
                     [{"evaluator_hash": version.evaluator_hash, **version.evaluator_settings}],
                 )
             self.upsert(con, "run_models", [{"run_id": run_id, **judged}])
+            # which benchmark evaluation this run made current for the model (none: the model has none now)
+            self.replace(
+                con,
+                "run_benchmarks",
+                {"run_id": run_id, "model": version.model},
+                [{"model_hash": version.model_hash, "benchmark": b.benchmark, "evaluator_hash": b.evaluator_hash}
+                 for b in version.benchmarks],
+            )  # fmt: skip
         return unchanged
 
     def claim(self, config: str, config_file: str) -> None:

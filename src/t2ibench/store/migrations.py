@@ -25,12 +25,15 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, where: str = "the store") -> N
     check_version(con, where)
     refuse_broken_schema(con, where)
     if not _schema_current(con):
+        before = stored_version(con)
         for statement in _ddl():
             con.execute(statement)
         _migrate_names(con)  # before the backfill, which reads verdicts.task
         _backfill_scores(con)
         _migrate_values(con)
         _migrate_sigma_sources(con)
+        if before is not None and before < 12:
+            _migrate_benchmark_protocols(con)
 
 
 def _ddl() -> list[str]:
@@ -46,6 +49,19 @@ def _ddl() -> list[str]:
         f"'{SCHEMA_VERSION}') ON CONFLICT (key) DO UPDATE SET value = excluded.value"
     )
     return statements
+
+
+def _migrate_benchmark_protocols(con: duckdb.DuckDBPyConnection) -> None:
+    """Schema 12 keeps a benchmark evaluation's protocol in benchmark_protocols; schema 11 wrote it as the
+    evaluators row of its own evaluator hash (``t2ibench evaluate geneval2 --store``): copied over, once."""
+    con.execute(
+        "INSERT INTO benchmark_protocols "
+        "SELECT DISTINCT s.model, s.model_hash, s.evaluator_hash, s.benchmark, e.settings "
+        "FROM benchmark_scores s JOIN evaluators e USING (evaluator_hash) "
+        "WHERE json_extract(e.settings, '$.judge') IS NOT NULL "
+        "AND NOT EXISTS (SELECT 1 FROM benchmark_protocols p WHERE p.model = s.model AND "
+        "p.model_hash = s.model_hash AND p.evaluator_hash = s.evaluator_hash AND p.benchmark = s.benchmark)"
+    )
 
 
 def _migrate_values(con: duckdb.DuckDBPyConnection) -> None:

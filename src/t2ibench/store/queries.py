@@ -211,8 +211,8 @@ Geneval2AnswerRow: TypeAlias = Row  # model, hashes, prompt_index, sample, kind,
 
 
 def geneval2_scores(store: Store) -> list[Geneval2ScoreRow]:
-    """Every stored GenEval 2 table cell with the protocol it was measured under (the geneval2_scores view)."""
-    return store.rows("SELECT * FROM geneval2_scores")
+    """GenEval 2 cells the report shows (every `evaluate --store` one, each model's current refresh one)."""
+    return store.rows("SELECT * FROM geneval2_scores WHERE source = 'stored' OR current")
 
 
 def geneval2_answers(store: Store) -> list[Geneval2AnswerRow]:

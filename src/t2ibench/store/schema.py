@@ -10,8 +10,11 @@ from typing import Any
 from t2ibench.errors import InputError
 from t2ibench.metrics.geneval import TASKS
 
-SCHEMA_VERSION = 11  # 11: benchmark results of VQA-judged benchmarks (GenEval 2): vqa_answers (every question asked of
-# every image, with the judge's probability and top answer), benchmark_scores (every cell of a benchmark's tables with
+SCHEMA_VERSION = 12  # 12: benchmark_protocols (the protocol each VQA-judged benchmark evaluation was measured
+# under, keyed by its version: a refresh stores GenEval 2 under the model version's own evaluator hash, whose
+# evaluators row is the whole refresh's protocol), GenEval 2 columns in the leaderboard view; 11: benchmark results of
+# VQA-judged benchmarks (GenEval 2): vqa_answers (every question asked of every image, with the judge's probability
+# and top answer), benchmark_scores (every cell of a benchmark's tables with
 # its interval), the geneval2_scores and geneval2_skill_rates views; 10: metrics.sigma_source (where σ came from:
 # fixed, a reference set, or per model), rows of
 # older stores marked from their evaluator settings; the diversity view's kernel key and the diversity_comparison
@@ -107,6 +110,18 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
         "question VARCHAR, answer VARCHAR, probability DOUBLE, top_answer VARCHAR, correct BOOLEAN, image VARCHAR",
         ("model", "model_hash", "evaluator_hash", "benchmark", "prompt_index", "sample", "question_index"),
     ),
+    # the protocol of one VQA-judged benchmark evaluation of one version: the judge as loaded (identity, dtype),
+    # the answer rule, the suite file's SHA-256, the prompts judged (prompt_set) and t2ibench's version
+    "benchmark_protocols": (
+        "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, benchmark VARCHAR, settings JSON",
+        ("model", "model_hash", "evaluator_hash", "benchmark"),
+    ),
+    # which benchmark evaluation (its own evaluator_hash) a run made current for each of its models: GenEval 2 is
+    # versioned apart from GenEval and diversity, so a judge change re-versions GenEval 2 only
+    "run_benchmarks": (
+        "run_id VARCHAR, model VARCHAR, model_hash VARCHAR, benchmark VARCHAR, evaluator_hash VARCHAR",
+        ("run_id", "model", "benchmark"),
+    ),
     # every cell of a benchmark's tables as its metrics module computed it (GenEval 2: t2ibench.metrics.soft_tifa):
     # table_name 'overall' (key: the method), 'skill', 'atom_count'; estimate in percent points with its interval
     "benchmark_scores": (
@@ -162,6 +177,11 @@ CONVERGENCE_COLUMNS = ",\n               ".join(
     for field, suffix in (("verdict", "convergence"), ("reason", "convergence_reason"))
 )
 TASK_COLUMNS = ",\n               ".join(f"max(CASE WHEN t.task = '{t}' THEN t.accuracy END) AS {t}" for t in TASKS)
+
+# what makes a GenEval 2 protocol (geneval2_scores.protocol_key): a missing field is '-', never skipped
+GENEVAL2_PROTOCOL = ("judge.model", "judge.commit", "judge.weights", "judge.loaded_dtype", "judge.batch_size",
+                     "judge.chat_template_sha256", "answer_rule", "suite_sha256", "prompt_set")  # fmt: skip
+PROTOCOL_PARTS = ", ".join(f"coalesce(json_extract_string(settings, '$.{k}'), '-')" for k in GENEVAL2_PROTOCOL)
 
 VIEWS = {
     # the model versions of each model's latest completed run
@@ -286,6 +306,66 @@ VIEWS = {
         WHERE m.metric = 'convergence'
         ORDER BY c.model, score, fraction
     """,
+    # GenEval 2's tables (from benchmark_scores) with the protocol each was measured under: two rows of one table
+    # compare only where judge, answer rule and suite are equal (protocol_key; the report flags the others)
+    "geneval2_scores": f"""
+        WITH p AS (
+            SELECT *,
+                   md5(concat_ws('|', {PROTOCOL_PARTS})) AS protocol_key
+            FROM benchmark_protocols
+        ), refreshed AS (
+            SELECT DISTINCT model, model_hash, evaluator_hash FROM run_benchmarks WHERE benchmark = 'geneval2'
+        ), shown AS (
+            SELECT rb.model, rb.model_hash, rb.evaluator_hash
+            FROM current_models c JOIN run_benchmarks rb USING (run_id, model, model_hash)
+            WHERE rb.benchmark = 'geneval2'
+        )
+        SELECT s.model, s.model_hash, s.evaluator_hash, s.table_name, s.key, s.estimate, s.ci_low, s.ci_high,
+               s.ci_level, s.ci_method, s.prompts, s.questions,
+               json_extract_string(p.settings, '$.judge.model') AS judge_model,
+               json_extract_string(p.settings, '$.judge.loaded_dtype') AS judge_dtype,
+               json_extract_string(p.settings, '$.answer_rule') AS answer_rule,
+               json_extract_string(p.settings, '$.suite_sha256') AS suite_sha256,
+               json_extract_string(p.settings, '$.prompt_set') AS prompt_set,
+               coalesce(p.protocol_key, 'unrecorded:' || s.model || ':' || s.evaluator_hash) AS protocol_key,
+               CASE WHEN r.model IS NULL THEN 'stored' ELSE 'refresh' END AS source,
+               h.model IS NOT NULL AS current
+        FROM benchmark_scores s
+        LEFT JOIN p USING (model, model_hash, evaluator_hash, benchmark)
+        LEFT JOIN refreshed r USING (model, model_hash, evaluator_hash)
+        LEFT JOIN shown h USING (model, model_hash, evaluator_hash)
+        WHERE s.benchmark = 'geneval2'
+        ORDER BY s.model, s.table_name, s.key
+    """,
+    # GenEval 2's per-skill Soft-TIFA AM and TIFA recomputed in SQL from the stored answers (pooled over every
+    # question of every image: equal to the stored skill table when each prompt has the same number of images)
+    "geneval2_skill_rates": """
+        SELECT model, model_hash, evaluator_hash, skill, 100 * avg(probability) AS soft_tifa_am,
+               100 * avg(CASE WHEN correct THEN 1.0 ELSE 0.0 END) AS tifa, count(*) AS answers,
+               count(DISTINCT prompt_index) AS prompts
+        FROM vqa_answers WHERE benchmark = 'geneval2' AND kind = 'atom'
+        GROUP BY ALL ORDER BY model, skill
+    """,
+    # GenEval 2's overall Soft-TIFA of each current model version (a refresh stores it under the version's own
+    # hashes): GM (prompt level, the paper's headline) and AM with intervals, the prompts judged, the judge, and the
+    # protocol key (judge, answer rule, suite, prompts): two rows compare only where it is equal
+    "geneval2_current": """
+        SELECT c.model, c.model_hash, c.evaluator_hash, rb.evaluator_hash AS geneval2_hash,
+               max(CASE WHEN s.key = 'soft_tifa_gm' THEN s.estimate END) AS geneval2_gm,
+               max(CASE WHEN s.key = 'soft_tifa_gm' THEN s.ci_low END) AS geneval2_gm_ci_low,
+               max(CASE WHEN s.key = 'soft_tifa_gm' THEN s.ci_high END) AS geneval2_gm_ci_high,
+               max(CASE WHEN s.key = 'soft_tifa_am' THEN s.estimate END) AS geneval2_am,
+               max(CASE WHEN s.key = 'soft_tifa_am' THEN s.ci_low END) AS geneval2_am_ci_low,
+               max(CASE WHEN s.key = 'soft_tifa_am' THEN s.ci_high END) AS geneval2_am_ci_high,
+               max(s.prompts) AS geneval2_prompts, any_value(s.judge_model) AS geneval2_judge,
+               any_value(s.protocol_key) AS geneval2_protocol
+        FROM current_models c
+        JOIN run_benchmarks rb USING (run_id, model, model_hash)
+        JOIN geneval2_scores s ON s.model = rb.model AND s.model_hash = rb.model_hash
+         AND s.evaluator_hash = rb.evaluator_hash
+        WHERE rb.benchmark = 'geneval2' AND s.table_name = 'overall'
+        GROUP BY ALL
+    """,
     # the current leaderboard: one row per model, its latest completed version (task columns from TASKS)
     "leaderboard": f"""
         SELECT c.model, m.label, m.smoke, o.overall, o.overall_ci_low, o.overall_ci_high, o.ci_level, o.images,
@@ -301,6 +381,12 @@ VIEWS = {
                any_value(d.fkea_radius) AS fkea_radius, any_value(d.sigma_source) AS sigma_source,
                any_value(x.diversity_rank) AS diversity_rank, any_value(x.diversity_note) AS diversity_note,
                any_value(x.diversity_kernel) AS diversity_kernel,
+               any_value(g.geneval2_gm) AS geneval2_gm, any_value(g.geneval2_gm_ci_low) AS geneval2_gm_ci_low,
+               any_value(g.geneval2_gm_ci_high) AS geneval2_gm_ci_high, any_value(g.geneval2_am) AS geneval2_am,
+               any_value(g.geneval2_am_ci_low) AS geneval2_am_ci_low,
+               any_value(g.geneval2_am_ci_high) AS geneval2_am_ci_high,
+               any_value(g.geneval2_prompts) AS geneval2_prompts,
+               any_value(g.geneval2_judge) AS geneval2_judge, any_value(g.geneval2_protocol) AS geneval2_protocol,
                c.model_hash, c.evaluator_hash, c.run_id, c.finished_at
         FROM current_models c
         JOIN models m USING (model, model_hash)
@@ -308,35 +394,8 @@ VIEWS = {
         LEFT JOIN geneval_tasks t USING (model, model_hash, evaluator_hash)
         LEFT JOIN diversity d USING (model, model_hash, evaluator_hash)
         LEFT JOIN diversity_comparison x USING (model, model_hash, evaluator_hash)
+        LEFT JOIN geneval2_current g USING (model, model_hash, evaluator_hash)  -- the version's own GenEval 2
         GROUP BY ALL ORDER BY o.overall DESC NULLS LAST, c.model
-    """,
-    # GenEval 2's tables (from benchmark_scores) with the protocol each was measured under: two rows of one table
-    # compare only where judge, answer rule and suite are equal (protocol_key; the report flags the others)
-    "geneval2_scores": """
-        SELECT s.model, s.model_hash, s.evaluator_hash, s.table_name, s.key, s.estimate, s.ci_low, s.ci_high,
-               s.ci_level, s.ci_method, s.prompts, s.questions,
-               json_extract_string(e.settings, '$.judge.model') AS judge_model,
-               json_extract_string(e.settings, '$.judge.loaded_dtype') AS judge_dtype,
-               json_extract_string(e.settings, '$.answer_rule') AS answer_rule,
-               json_extract_string(e.settings, '$.suite_sha256') AS suite_sha256,
-               md5(concat_ws('|', json_extract_string(e.settings, '$.judge.model'),
-                             json_extract_string(e.settings, '$.judge.commit'),
-                             json_extract_string(e.settings, '$.judge.weights'),
-                             json_extract_string(e.settings, '$.judge.loaded_dtype'),
-                             json_extract_string(e.settings, '$.answer_rule'),
-                             json_extract_string(e.settings, '$.suite_sha256'))) AS protocol_key
-        FROM benchmark_scores s LEFT JOIN evaluators e USING (evaluator_hash)
-        WHERE s.benchmark = 'geneval2'
-        ORDER BY s.model, s.table_name, s.key
-    """,
-    # GenEval 2's per-skill Soft-TIFA AM and TIFA recomputed in SQL from the stored answers (pooled over every
-    # question of every image: equal to the stored skill table when each prompt has the same number of images)
-    "geneval2_skill_rates": """
-        SELECT model, model_hash, evaluator_hash, skill, 100 * avg(probability) AS soft_tifa_am,
-               100 * avg(CASE WHEN correct THEN 1.0 ELSE 0.0 END) AS tifa, count(*) AS answers,
-               count(DISTINCT prompt_index) AS prompts
-        FROM vqa_answers WHERE benchmark = 'geneval2' AND kind = 'atom'
-        GROUP BY ALL ORDER BY model, skill
     """,
     # the protocol of each current model's scores: generation settings, evaluator settings, the run's environment
     "protocol": """

@@ -1,0 +1,153 @@
+"""A VQA-judged benchmark's rows in the store: written with their model version in one transaction, replaced whole,
+gone when the version no longer has them; their protocol in benchmark_protocols (schema 12, migrated from schema
+11); the leaderboard's GenEval 2 columns read the current version's own rows only."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import duckdb
+import pytest
+
+from t2ibench.store import BenchmarkRows, Store, VersionRows
+
+PROTOCOL = {"judge": {"model": "j", "commit": "c", "loaded_dtype": "float32"}, "answer_rule": "reference",
+            "suite_sha256": "s" * 64, "prompt_set": "p1"}  # fmt: skip
+
+
+def answer(prompt: int, q: int, p: float) -> dict[str, Any]:
+    return {"benchmark": "geneval2", "prompt_index": prompt, "sample": "00000", "question_index": q, "kind": "atom",
+            "prompt": f"prompt {prompt}", "atom_count": 3, "skill": "object", "question": f"q{q}", "answer": "Yes",
+            "probability": p, "top_answer": "Yes", "correct": p > 0.5, "image": f"img{prompt}.png"}  # fmt: skip
+
+
+def score(key: str, estimate: float, table: str = "overall") -> dict[str, Any]:
+    return {"benchmark": "geneval2", "table_name": table, "key": key, "estimate": estimate, "ci_low": estimate - 1,
+            "ci_high": estimate + 1, "ci_level": 0.95, "ci_method": "percentile bootstrap over prompts, B=10",
+            "prompts": 2, "questions": 4}  # fmt: skip
+
+
+def geneval2(gm: float, protocol: dict[str, Any] = PROTOCOL, judged: str = "g") -> BenchmarkRows:
+    """GenEval 2's rows of one evaluation, under its own evaluation hash ``judged``."""
+    answers = [answer(i, q, 0.9) for i in range(2) for q in range(2)]
+    scores = [score("soft_tifa_gm", gm), score("soft_tifa_am", gm + 5)]
+    return BenchmarkRows("geneval2", judged, protocol, answers, scores)
+
+
+def version(model: str, model_hash: str, evaluator_hash: str, content: str, *benchmarks: BenchmarkRows) -> VersionRows:
+    return VersionRows(
+        model=model,
+        model_hash=model_hash,
+        evaluator_hash=evaluator_hash,
+        suite="geneval",
+        content_hash=content,
+        model_row={"label": model, "backend": "diffusers", "smoke": False},
+        prompts=[],
+        images=[],
+        verdicts=[],
+        detections=[],
+        metrics=[],
+        modes=[],
+        geneval_scores=[],
+        evaluator_settings={"settings": {"geneval2": {"answer_rule": "reference"}}, "lite": []},
+        benchmarks=benchmarks,
+    )
+
+
+def complete(store: Store, run_id: str, when: datetime) -> None:
+    with store.write() as con:
+        store.upsert(con, "runs", [{"run_id": run_id, "status": "completed", "finished_at": when, "smoke": False}])
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(tmp_path / "t.duckdb", timeout=2)
+    s.initialise()
+    return s
+
+
+def count(store: Store, table: str) -> int:
+    return int(store.query(f"SELECT count(*) FROM {table}")[1][0][0])
+
+
+def test_a_versions_benchmark_rows_are_written_with_it_and_replaced_whole(store):
+    now = datetime.now(UTC)
+    assert not store.write_version("r1", version("m", "h", "e", "c1", geneval2(40.0)))
+    complete(store, "r1", now)
+    counts = [count(store, t) for t in ("vqa_answers", "benchmark_scores", "benchmark_protocols", "run_benchmarks")]
+    assert counts == [4, 2, 1, 1]
+    # under the model version and GenEval 2's own evaluation hash, not the GenEval/diversity one
+    assert {r["evaluator_hash"] for r in store.rows("SELECT evaluator_hash FROM vqa_answers")} == {"g"}
+    (row,) = store.rows("SELECT * FROM leaderboard")
+    assert (row["geneval2_gm"], row["geneval2_am"], row["geneval2_judge"]) == (40.0, 45.0, "j")
+    assert (row["geneval2_gm_ci_low"], row["geneval2_gm_ci_high"], row["geneval2_prompts"]) == (39.0, 41.0, 2)
+    # the evaluators row stays the GenEval/diversity protocol: GenEval 2's record is beside it, not over it
+    settings = json.loads(store.rows("SELECT settings FROM evaluators")[0]["settings"])
+    assert settings == {"geneval2": {"answer_rule": "reference"}}
+    # an identical write changes nothing; a changed evaluation under the same hash replaces its rows whole
+    assert store.write_version("r2", version("m", "h", "e", "c1", geneval2(40.0)))
+    fewer = BenchmarkRows("geneval2", "g", PROTOCOL, [answer(0, 0, 0.1)], [score("soft_tifa_gm", 10.0)])
+    assert not store.write_version("r2", version("m", "h", "e", "c2", fewer))
+    assert (count(store, "vqa_answers"), count(store, "benchmark_scores")) == (1, 1)
+    complete(store, "r2", now + timedelta(minutes=1))
+    # the model's next run without GenEval 2 (dropped from the config): the leaderboard shows none for it — the
+    # older evaluation stays stored under its own hashes, not current
+    store.write_version("r3", version("m", "h", "e", "c3"))
+    complete(store, "r3", now + timedelta(minutes=2))
+    (row,) = store.rows("SELECT * FROM leaderboard")
+    assert row["geneval2_gm"] is None
+    assert store.rows("SELECT count(*) AS n FROM geneval2_scores WHERE current") == [{"n": 0}]
+    assert count(store, "vqa_answers") == 1
+
+
+def test_the_leaderboard_shows_the_current_versions_geneval2_and_flags_other_protocols(store):
+    now = datetime.now(UTC)
+    other = {**PROTOCOL, "answer_rule": "unique"}
+    store.write_version("old", version("a", "h0", "e0", "c0", geneval2(99.0, judged="g0")))
+    complete(store, "old", now - timedelta(hours=2))
+    store.write_version("r", version("a", "h1", "e1", "c1", geneval2(30.0)))
+    store.write_version("r", version("b", "h2", "e2", "c2", geneval2(50.0, other, judged="g2")))
+    stored = {"model": "cli", "model_hash": "images", "evaluator_hash": "p"}
+    store.write_benchmark(stored, "geneval2", PROTOCOL, [], [score("soft_tifa_gm", 70.0)])
+    store.write_version("r", version("c", "h3", "e3", "c3"))
+    complete(store, "r", now)
+    rows = {r["model"]: r for r in store.rows("SELECT * FROM leaderboard")}
+    assert rows["a"]["geneval2_gm"] == 30.0  # the current version's, never the older version's 99
+    assert rows["c"]["geneval2_gm"] is None
+    assert rows["a"]["geneval2_protocol"] != rows["b"]["geneval2_protocol"]
+    from t2ibench.report.leaderboard import geneval2_protocols
+
+    assert geneval2_protocols(list(rows.values())) == {"a": "A", "b": "B"}
+    same = [{**rows["a"]}, {**rows["b"], "geneval2_protocol": rows["a"]["geneval2_protocol"]}]
+    assert geneval2_protocols(same) == {}  # one protocol: no letters
+    # the report's GenEval 2 section: each refreshed model's current evaluation once, and every CLI-stored one
+    from t2ibench.store import queries
+
+    shown = {(r["model"], r["estimate"]) for r in queries.geneval2_scores(store) if r["key"] == "soft_tifa_gm"}
+    assert shown == {("a", 30.0), ("b", 50.0), ("cli", 70.0)}
+
+
+def test_a_schema_11_store_keeps_its_geneval2_protocols(store):
+    """`evaluate geneval2 --store` put a schema-11 evaluation's protocol in evaluators (its own hash): the
+    migration copies it into benchmark_protocols, once, and geneval2_scores still shows the judge; an evaluators row
+    without a judge record (a refresh's) is never taken for a benchmark protocol."""
+    scores = [score("soft_tifa_gm", 20.0)]
+    store.write_benchmark({"model": "m", "model_hash": "h", "evaluator_hash": "e"}, "geneval2", PROTOCOL, [], scores)
+    store.write_benchmark({"model": "n", "model_hash": "h", "evaluator_hash": "x"}, "geneval2", PROTOCOL, [], scores)
+    con = duckdb.connect(str(store.path))
+    for view in ("leaderboard", "geneval2_current", "geneval2_scores"):
+        con.execute(f"DROP VIEW {view}")
+    con.execute("DROP TABLE benchmark_protocols")
+    con.execute("DROP TABLE run_benchmarks")
+    con.execute("INSERT INTO evaluators (evaluator_hash, settings) VALUES ('e', ?)", ['{"judge": {"model": "old-j"}}'])
+    con.execute("INSERT INTO evaluators (evaluator_hash, settings) VALUES ('x', ?)", ['{"geneval": {}}'])
+    con.execute("UPDATE store_meta SET value = '11' WHERE key = 'schema_version'")
+    con.close()
+    store.initialise()
+    store.initialise()
+    rows = store.rows("SELECT model, judge_model, estimate, protocol_key FROM geneval2_scores ORDER BY model")
+    assert [(r["model"], r["judge_model"], r["estimate"]) for r in rows] == [("m", "old-j", 20.0), ("n", None, 20.0)]
+    assert rows[1]["protocol_key"].startswith("unrecorded:")  # never one shared key for unknown protocols
+    assert store.rows("SELECT model FROM benchmark_protocols") == [{"model": "m"}]
