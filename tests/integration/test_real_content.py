@@ -183,6 +183,11 @@ def test_selftest_command_measures_and_calibrates_the_lite_evaluator(tmp_path, t
     for a in report["agreement"]:
         assert a["agree"] + a["false_pass"] + a["false_fail"] == a["images"]
         assert a["truth_wrong"] + a["truth_right"] == a["images"]
+        assert a["absent"] == a["images"]  # every image also asked about an absent object
+        assert 0 <= a["absent_pass"] <= a["absent"]
+    assert report["absent"] == sum(a["absent"] for a in report["agreement"])
+    assert sum(report["passed_absent"].values()) == report["absent_pass"]
+    assert "false pass, absent object" in proc.stdout
     assert report["classes"] == ["person", "motorcycle", "horse"]
     calibrated = yaml.safe_load((out / "calibrated.yaml").read_text())
     assert set(calibrated) == {"threshold", "counting_threshold"}

@@ -236,3 +236,66 @@ def test_calibration_finds_the_separating_threshold_and_reports_held_out_agreeme
     assert held_out[0].agreement == 1.0
     with pytest.raises(InputError, match="folds"):
         calibrate(items, None, base, folds=1)
+
+
+def test_absent_object_probes_replace_one_object_and_keep_the_rest():
+    """A probe is the prompt with one object replaced by a class it does not name: counting's exclusion follows the
+    replaced class, colour and relation stay, the text says so; a class the prompt names is refused."""
+    from t2ibench.selftest import absent_probe
+
+    counting = {"tag": "counting", "include": [{"class": "horse", "count": 3}],
+                "exclude": [{"class": "horse", "count": 4}], "prompt": "a photo of three horses"}  # fmt: skip
+    probe = absent_probe(counting, "umbrella", 0)
+    assert probe["include"] == [{"class": "umbrella", "count": 3}]
+    assert probe["exclude"] == [{"class": "umbrella", "count": 4}]
+    assert probe["prompt"] == "a photo of three umbrellas"
+    position = {"tag": "position", "include": [{"class": "cup", "count": 1},
+                {"class": "person", "count": 1, "position": ["right of", 0]}],
+                "prompt": "a photo of a person right of a cup"}  # fmt: skip
+    probe = absent_probe(position, "apple", 0)
+    assert probe["include"][0] == {"class": "apple", "count": 1}
+    assert probe["include"][1] == position["include"][1]
+    assert probe["prompt"] == "a photo of a person right of an apple"
+    assert "exclude" not in probe
+    colour = {
+        "tag": "colors",
+        "include": [{"class": "cat", "count": 1, "color": "red"}],
+        "prompt": "a photo of a red cat",
+    }
+    assert absent_probe(colour, "dog", 0)["include"] == [{"class": "dog", "count": 1, "color": "red"}]
+    with pytest.raises(InputError, match="'person' is named by the prompt"):
+        absent_probe(position, "person", 0)
+
+
+def test_calibration_punishes_a_threshold_that_sees_absent_objects():
+    """The failure the self-test used to miss: the detector finds the prompt's cat (0.6-0.9) on every image and also
+    'sees' an umbrella (0.15-0.35) that is not there. Construction agreement alone is perfect at any threshold up to
+    0.6, so it picked the lowest (0.1); the probes — weighted toward the umbrella, the detector's own confusion — pass
+    at such a threshold, and calibration that counts them lifts it above the hallucinations."""
+    from t2ibench.selftest import JudgedImage, add_probes, agreement, calibrate, judge, probe_verdicts
+
+    rng = np.random.default_rng(5)
+    meta = {"tag": "single_object", "include": [{"class": "cat", "count": 1}], "prompt": "a photo of a cat"}
+    items = []
+    for i in range(60):
+        dets = [Detection("cat", (0, 0, 10, 10), float(rng.uniform(0.6, 0.9)), ref=0),
+                Detection("umbrella", (20, 20, 30, 30), float(rng.uniform(0.15, 0.35)), ref=1)]  # fmt: skip
+        items.append(JudgedImage("m", i, 0, meta, True, None, FakeSet(dets), None))
+    counts = add_probes(items, seed=0)
+    assert counts == {"umbrella": 60}
+    asked = [i.probe["include"][0]["class"] for i in items if i.probe is not None]
+    assert len(asked) == 60
+    assert asked.count("umbrella") > 15
+    assert all(a != "cat" for a in asked)
+    low = GenEvalParams(threshold=0.1)
+    before = agreement(items, [judge(i, None, low) for i in items], probe_verdicts(items, None, low))[0]
+    assert before.agreement == 1.0
+    assert before.absent_pass == asked.count("umbrella")  # every umbrella probe passes at 0.1: a false pass
+    fitted, held_out = calibrate(items, None, low, folds=5, seed=0)
+    assert 0.35 <= fitted.threshold < 0.6  # every umbrella scores below 0.35
+    assert held_out[0].absent_pass == 0
+    assert held_out[0].agreement == 1.0
+    # the same images without the objective's probes: the old calibration's choice
+    for item in items:
+        item.probe = None
+    assert calibrate(items, None, low, folds=5, seed=0)[0].threshold == 0.1
