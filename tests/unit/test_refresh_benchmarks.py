@@ -205,3 +205,13 @@ def test_a_suite_file_changed_after_selection_is_refused(tmp_path):
     moved = type(stamp)(stamp.path, file_sha256(path))  # a stamp of the new bytes, with the old selection
     with pytest.raises(InputError, match=r"geneval2_data.jsonl:1: prompt 0 is not the one selected"):
         selected_geneval2(prompts, moved)
+
+
+def test_explicit_geneval2_indices_are_checked_against_the_suite_file_read(tmp_path):
+    """`prompts` is read for its syntax with the config and checked against the file when the run is planned (a
+    user's own suite may be longer than the release's 800 lines); a range beyond the file names the key."""
+    write_suite(tmp_path)
+    with pytest.raises(InputError, match=r"benchmarks\.geneval2\.prompts: index 900 is beyond the suite \(3 prompts"):
+        plans(tmp_path, raw_config(benchmarks={"geneval": SUITE, "geneval2": {"prompts": "0,900"}}))
+    with pytest.raises(InputError, match=r"benchmarks\.geneval2\.prompts: index 100000 is beyond the suite"):
+        parse_config(raw_config(benchmarks={"geneval": SUITE, "geneval2": {"prompts": "0-100000"}}))
