@@ -709,11 +709,7 @@ def step_store(
 
     benchmarks = []
     given = (geneval2, geneval2_images, geneval2_scores, geneval2_hash)
-    if all(g is not None for g in given):
-        assert geneval2 is not None
-        assert geneval2_images is not None
-        assert geneval2_scores is not None
-        assert geneval2_hash is not None
+    if geneval2 is not None and geneval2_images is not None and geneval2_scores is not None and geneval2_hash:
         from t2ibench.geneval2_eval import read_results as read_geneval2_results
 
         if not Path(geneval2.results).is_file() or file_digest(geneval2.results) != geneval2.sha256:

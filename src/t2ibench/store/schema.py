@@ -181,6 +181,12 @@ TASK_COLUMNS = ",\n               ".join(f"max(CASE WHEN t.task = '{t}' THEN t.a
 # what makes a GenEval 2 protocol (geneval2_scores.protocol_key): a missing field is '-', never skipped
 GENEVAL2_PROTOCOL = ("judge.model", "judge.commit", "judge.weights", "judge.loaded_dtype", "judge.batch_size",
                      "judge.chat_template_sha256", "answer_rule", "suite_sha256", "prompt_set")  # fmt: skip
+# the leaderboard's GenEval 2 columns: Soft-TIFA GM and AM (overall table) with their intervals
+GENEVAL2_COLUMNS = ",\n               ".join(
+    f"max(CASE WHEN s.key = 'soft_tifa_{m}' THEN s.{field} END) AS geneval2_{m}{suffix}"
+    for m in ("gm", "am")
+    for field, suffix in (("estimate", ""), ("ci_low", "_ci_low"), ("ci_high", "_ci_high"))
+)
 PROTOCOL_PARTS = ", ".join(f"coalesce(json_extract_string(settings, '$.{k}'), '-')" for k in GENEVAL2_PROTOCOL)
 
 VIEWS = {
@@ -349,14 +355,9 @@ VIEWS = {
     # GenEval 2's overall Soft-TIFA of each current model version (a refresh stores it under the version's own
     # hashes): GM (prompt level, the paper's headline) and AM with intervals, the prompts judged, the judge, and the
     # protocol key (judge, answer rule, suite, prompts): two rows compare only where it is equal
-    "geneval2_current": """
+    "geneval2_current": f"""
         SELECT c.model, c.model_hash, c.evaluator_hash, rb.evaluator_hash AS geneval2_hash,
-               max(CASE WHEN s.key = 'soft_tifa_gm' THEN s.estimate END) AS geneval2_gm,
-               max(CASE WHEN s.key = 'soft_tifa_gm' THEN s.ci_low END) AS geneval2_gm_ci_low,
-               max(CASE WHEN s.key = 'soft_tifa_gm' THEN s.ci_high END) AS geneval2_gm_ci_high,
-               max(CASE WHEN s.key = 'soft_tifa_am' THEN s.estimate END) AS geneval2_am,
-               max(CASE WHEN s.key = 'soft_tifa_am' THEN s.ci_low END) AS geneval2_am_ci_low,
-               max(CASE WHEN s.key = 'soft_tifa_am' THEN s.ci_high END) AS geneval2_am_ci_high,
+               {GENEVAL2_COLUMNS},
                max(s.prompts) AS geneval2_prompts, any_value(s.judge_model) AS geneval2_judge,
                any_value(s.protocol_key) AS geneval2_protocol
         FROM current_models c
