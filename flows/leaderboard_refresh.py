@@ -55,7 +55,9 @@ from t2ibench.store import run_lock
 from t2ibench.workspace import Workspace
 
 PROGRAM = "leaderboard_refresh"
-MODEL_WORK = ("generate", "geneval", "geneval2", "embed", "reference-bandwidth", "fkea-shard", "diversity", "scendi")
+MODEL_WORK = (
+    "generate", "geneval", "geneval2", "selftest", "embed", "reference-bandwidth", "fkea-shard", "diversity", "scendi"
+)  # fmt: skip
 """Steps that do model or metric work: retried on failure, and what a run's model-work seconds add up."""
 
 

@@ -1475,6 +1475,59 @@ def _(tmp: Path) -> Any:
 
 
 @case(
+    "photo-truth-contradicted",
+    "a photo truth set whose stated truth its own inventory contradicts ('a photo of a dog' true on a cat)",
+    "error naming the file, image, prompt and both truths",
+    r"t\.yaml: images\[0\]\.prompts\[0\] \('a photo of a dog'\): stated true, but the photos' inventories and the "
+    r"layout make it false",
+)
+def _(tmp: Path) -> Any:
+    from t2ibench.suites.photos import load_photo_truth
+
+    text = (
+        "name: t\nversion: 1\nphotos:\n  chelsea: {source: 'skimage:chelsea', sha256: x, present: {cat: 1}, "
+        "note: a cat}\nimages:\n  - rows: [[chelsea]]\n    prompts: [[a photo of a dog, true, wrong]]\n"
+    )
+    (tmp / "t.yaml").write_text(text)
+    return load_photo_truth(tmp / "t.yaml")
+
+
+@case(
+    "photo-truth-pixels-changed",
+    "a photo truth set whose photo's pixels are not the ones reviewed (another checksum)",
+    "error naming the photo; nothing judged",
+    r"photo 'skimage:chelsea': its pixels \(sha256 [0-9a-f]{12}…\) are not the ones reviewed",
+)
+def _(tmp: Path) -> Any:
+    from t2ibench.suites.photos import compose, load_photo_truth
+
+    text = (
+        "name: t\nversion: 1\nphotos:\n  chelsea: {source: 'skimage:chelsea', sha256: " + "0" * 64 + ", present: "
+        "{cat: 1}, note: a cat}\nimages:\n  - rows: [[chelsea]]\n    prompts: [[a photo of a cat, true, a cat]]\n"
+    )
+    (tmp / "t.yaml").write_text(text)
+    truth = load_photo_truth(tmp / "t.yaml")
+    return compose(truth.images[0], truth)
+
+
+@case(
+    "photo-truth-unsure-asked",
+    "a photo truth set asking about a class its photo lists as unsure",
+    "error naming the prompt and the class",
+    r"prompts\[0\] \('a photo of a bed'\): asks about \['bed'\], listed as unsure",
+)
+def _(tmp: Path) -> Any:
+    from t2ibench.suites.photos import load_photo_truth
+
+    text = (
+        "name: t\nversion: 1\nphotos:\n  chelsea: {source: 'skimage:chelsea', sha256: x, present: {cat: 1}, "
+        "unsure: [bed], note: a cat}\nimages:\n  - rows: [[chelsea]]\n    prompts: [[a photo of a bed, false, x]]\n"
+    )
+    (tmp / "t.yaml").write_text(text)
+    return load_photo_truth(tmp / "t.yaml")
+
+
+@case(
     "config-images-zero",
     "images_per_prompt: 0",
     "error naming the key",

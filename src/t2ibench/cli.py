@@ -407,11 +407,17 @@ def _cmd_selftest(args: argparse.Namespace) -> int:
     for v in variants:
         parse_variant(v)
     from t2ibench.paths import refuse_output
+    from t2ibench.suites.photos import load_photo_truth
 
-    written = {v.replace(":", "-") for v in variants} | {"selftest.json", "selftest.md", "calibrated.yaml"}
-    refuse_output(
-        args.out, flag="--out", inputs=_evaluator_inputs(args), tree=True, covers=lambda rel: rel.parts[0] in written
+    written = {v.replace(":", "-") for v in variants} | {"selftest.json", "selftest.md", "calibrated.yaml", "photos"}
+    from t2ibench.paths import place
+
+    truth_file = (
+        [place("--photo-truth", args.photo_truth)] if args.photo_truth and Path(args.photo_truth).exists() else []
     )
+    inputs = _evaluator_inputs(args) + truth_file
+    refuse_output(args.out, flag="--out", inputs=inputs, tree=True, covers=lambda rel: rel.parts[0] in written)
+    photos = None if args.no_photos else load_photo_truth(args.photo_truth)
     detector = DETECTORS.build(cfg.detector.backend, cfg.detector, device=args.device)
     colour = COLOUR_CLASSIFIERS.build(cfg.colour.backend, cfg.colour, device=args.device)
     report = run_selftest(
@@ -424,6 +430,7 @@ def _cmd_selftest(args: argparse.Namespace) -> int:
         variants=variants,
         seed=args.seed,
         calibrate_folds=args.calibrate,
+        photos=photos,
         show_progress=not args.quiet,
     )
     files = write_selftest(report, args.out)
@@ -1144,11 +1151,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     selftest = verbs.add_parser(
         "selftest",
-        help="measure a GenEval evaluator against construction truth (compositor images), optionally calibrate it",
+        help="measure a GenEval evaluator against construction truth and real photographs, optionally calibrate it",
         description="Compose a GenEval suite over the compositor's classes with a faithful and a sloppy model, judge "
         "every image with the evaluator given by the options, and report per task the agreement with the truth, "
-        "the false pass and false fail rates. --calibrate K also tunes the two score thresholds by K-fold "
-        "cross-validation over prompts and reports the held-out agreement.",
+        "the false pass and false fail rates and the false passes on absent objects; then the same on the bundled "
+        "real-photograph truth set (reviewed truth), scored separately. --calibrate K also tunes the two score "
+        "thresholds (correct verdicts on images and absent-object probes, each truth set weighing the same) and "
+        "reports the agreement held out by K-fold cross-validation over prompts and over images.",
     )
     selftest.add_argument("--out", required=True, help="folder for the images, selftest.json/.md, calibrated.yaml")
     selftest.add_argument("--per-task", type=_int_from(1, 1000), default=20, help="prompts per task (20)")
@@ -1158,6 +1167,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     selftest.add_argument("--seed", type=SEED, default=0, help="seed of the compositor and of the folds")
     selftest.add_argument("--calibrate", type=_int_from(2, 100), metavar="K", help="also calibrate, K folds")
+    photo_set = selftest.add_mutually_exclusive_group()
+    photo_set.add_argument(
+        "--photo-truth", metavar="FILE", help="a photo truth set of the built-in's shape (default: the built-in)"
+    )
+    photo_set.add_argument("--no-photos", action="store_true", help="judge the compositor set only")
     _evaluator_options(selftest)
     selftest.add_argument("--quiet", action="store_true")
     selftest.set_defaults(func=_cmd_selftest)

@@ -355,6 +355,36 @@ class Geneval2Config:
 
 
 @dataclass(frozen=True)
+class SelftestConfig:
+    """The evaluator self-test a refresh runs for its GenEval evaluator (``t2ibench.selftest``), so the leaderboard
+    states the evaluator's measured trust beside its scores: compositor prompts per task and images per prompt, the
+    compositor variants, the seed of the compositor and of the absent-object probes, and whether the bundled
+    real-photograph truth set is judged too."""
+
+    per_task: int = 8
+    images_per_prompt: int = 1
+    variants: tuple[str, ...] = ("faithful", "sloppy:0.5")
+    seed: int = 0
+    photos: bool = True
+
+    def __post_init__(self) -> None:
+        from t2ibench.specs import parse_variant
+
+        for name, value, top in (("per_task", self.per_task, 1000), ("images_per_prompt", self.images_per_prompt, 100)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+                raise FieldError(name, f"must be an integer in [1, {top}]; got {value!r}")
+        if not self.variants:
+            raise FieldError("variants", "must name at least one compositor variant")
+        for v in self.variants:
+            try:
+                parse_variant(v)
+            except InputError as exc:
+                raise FieldError("variants", str(exc)) from None
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise FieldError("seed", f"must be an integer ≥ 0; got {self.seed!r}")
+
+
+@dataclass(frozen=True)
 class Evaluators:
     """All evaluators of a run."""
 
@@ -368,6 +398,8 @@ class Evaluators:
     )
     diversity: DiversityConfig = field(default_factory=DiversityConfig)
     scendi: ScendiConfig = field(default_factory=ScendiConfig)
+    # the GenEval evaluator's self-test (None: not measured; the leaderboard says so)
+    selftest: SelftestConfig | None = None
     # confidence level of every bootstrap interval a run stores (GenEval task/overall scores, diversity scores)
     ci_level: float = 0.95
 

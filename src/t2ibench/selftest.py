@@ -22,6 +22,12 @@ absence decides the verdict; its truth is "wrong", and a pass is a false pass on
 task beside the construction agreement. Calibration counts these probes: it maximises correct verdicts on the
 construction images and on the probes together (one probe per image, so refusing an absent object weighs as much as
 judging the image itself), which punishes a threshold low enough to see objects that are not there.
+
+**Real photographs.** Construction truth says nothing about photos, the images an evaluator meets in use. The
+photo truth set (``t2ibench.suites.photos``: bundled photographs and composites of them, each prompt's truth stated
+with its reason in a reviewed data file and checked against the photos' inventories) is judged beside the compositor
+set and scored separately, so a number that holds on construction truth but not on photos shows as such. Its absent
+probes draw only from classes its inventories rule out (never an ``unsure`` one).
 """
 
 from __future__ import annotations
@@ -30,8 +36,9 @@ import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,14 +46,20 @@ from t2ibench.errors import InputError
 from t2ibench.io import output_dir, write_text_atomic
 from t2ibench.metrics.geneval import TASKS, GenEvalParams, evaluate_detections
 
+if TYPE_CHECKING:
+    from t2ibench.suites.photos import PhotoTruth
+
 THRESHOLD_GRID = tuple(round(0.05 * i, 2) for i in range(2, 19))  # 0.10 … 0.90
 CONFUSION_FLOOR = THRESHOLD_GRID[0]  # a detection counts as the detector's confusion from the grid's lowest threshold
 COUNTING_GRID = tuple(round(0.05 * i, 2) for i in range(4, 20))  # 0.20 … 0.95
+TRUTH_SETS = ("compositor", "photos")  # construction truth; the reviewed real-photograph set
 
 
 @dataclass
 class JudgedImage:
-    """One compositor image with everything needed to re-judge it under other thresholds."""
+    """One judged (image, prompt) with everything needed to re-judge it under other thresholds: a compositor image
+    (``model`` its variant) or a photo-set image with one of its prompts (``model`` "photos", ``prompt_index`` the
+    image's position in the set, ``sample`` the prompt's)."""
 
     model: str
     prompt_index: int
@@ -58,6 +71,14 @@ class JudgedImage:
     image: Any  # PIL image (colours are classified lazily, once per detection)
     colours: dict[int, str] = field(default_factory=dict)
     probe: Mapping[str, Any] | None = None  # the prompt with one object replaced by an absent class (truth: wrong)
+    truth_set: str = "compositor"  # one of TRUTH_SETS
+    not_absent: frozenset[str] = frozenset()  # classes the image may show besides the prompt's (never probed)
+    group: str = ""  # the photo image's id (its prompts share it)
+
+    @property
+    def image_key(self) -> tuple[Any, ...]:
+        """Which picture was judged: items with one key share one image (a photo's prompts)."""
+        return (self.group,) if self.truth_set == "photos" else (self.model, self.prompt_index, self.sample)
 
 
 @dataclass(frozen=True)
@@ -123,12 +144,18 @@ def prompt_classes(record: Mapping[str, Any]) -> set[str]:
 
 
 def confusions(items: Sequence[JudgedImage], floor: float = CONFUSION_FLOOR) -> Counter[str]:
-    """Class → the number of images on which the detector reports it (score ≥ ``floor``) though the prompt does not
-    name it: on compositor images, objects that are not there."""
+    """Class → the number of images on which the detector reports it (score ≥ ``floor``) though the image cannot
+    show it: objects that are not there. A compositor image shows only its prompt's classes; a photo image the
+    classes its inventory allows (``not_absent``: a prompt naming a class does not put it there). An image asked
+    several prompts counts once."""
     found: Counter[str] = Counter()
+    seen: set[tuple[Any, ...]] = set()
     for item in items:
-        named = prompt_classes(item.metadata)
-        found.update({d.label for d in item.detections.detections if d.score >= floor and d.label not in named})
+        if item.image_key in seen:
+            continue
+        seen.add(item.image_key)
+        skip = item.not_absent if item.truth_set == "photos" else prompt_classes(item.metadata)
+        found.update({d.label for d in item.detections.detections if d.score >= floor and d.label not in skip})
     return found
 
 
@@ -150,17 +177,18 @@ def absent_probe(record: Mapping[str, Any], absent: str, clause: int) -> dict[st
     return probe
 
 
-def add_probes(items: Sequence[JudgedImage], *, seed: int) -> Counter[str]:
+def add_probes(items: Sequence[JudgedImage], *, seed: int | Sequence[int]) -> Counter[str]:
     """Give every image an absent-object probe (``JudgedImage.probe``): one of its prompt's objects replaced by a
-    class the prompt does not name, drawn from the 80 GenEval classes with weight 1 + the detector's confusions of
-    that class on these images (seeded, in item order). Returns the confusion counts."""
+    class the prompt does not name and the image cannot show (``not_absent``), drawn from the 80 GenEval classes
+    with weight 1 + the detector's confusions of that class on these images (seeded, in item order). Returns the
+    confusion counts."""
     from t2ibench.suites.geneval import vocabulary
 
     counts = confusions(items)
     classes = vocabulary().classes
     rng = np.random.default_rng(seed)
     for item in items:
-        named = prompt_classes(item.metadata)
+        named = prompt_classes(item.metadata) | item.not_absent
         pool = [c for c in classes if c not in named]
         weights = np.array([1.0 + counts[c] for c in pool])
         absent = pool[int(rng.choice(len(pool), p=weights / weights.sum()))]
@@ -218,33 +246,57 @@ def agreement(
     return tuple(rows)
 
 
+FOLD_SCHEMES = ("prompt", "image")
+
+
+def fold_key(item: JudgedImage, by: str) -> tuple[Any, ...]:
+    """The cross-validation group of ``item``: by ``prompt`` (a compositor prompt across its variants and samples;
+    a photo prompt's text across the images it is asked about) or by ``image`` (one compositor image; one photo
+    image with all its prompts)."""
+    if by == "prompt":
+        key = item.prompt_index if item.truth_set == "compositor" else item.metadata["prompt"]
+        return (item.truth_set, key)
+    if by == "image":
+        return (item.truth_set, *item.image_key)
+    raise InputError(f"fold_key: by must be one of {FOLD_SCHEMES}; got {by!r}")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Thresholds fitted on every image, and held-out agreement per truth set under each cross-validation."""
+
+    params: GenEvalParams
+    by_prompt: Mapping[str, tuple[Agreement, ...]]  # truth set → held-out agreement, folds over prompts
+    by_image: Mapping[str, tuple[Agreement, ...]]  # ... folds over images
+    transfer_params: GenEvalParams | None = None  # fitted on the compositor set alone (None: no photos)
+    transfer: tuple[Agreement, ...] = ()  # the photos judged with those: construction-fitted, photo-tested
+
+
 def calibrate(
     items: Sequence[JudgedImage], colour: Any, base: GenEvalParams, *, folds: int = 5, seed: int = 0
-) -> tuple[GenEvalParams, tuple[Agreement, ...]]:
-    """(thresholds fitted on all images, held-out agreement per task from k-fold cross-validation over prompts).
+) -> Calibration:
+    """Fit GenEval's two thresholds on ``items`` and measure them held out (k-fold, over prompts and over images).
 
-    The objective is the number of correct verdicts on the construction images *and* on their absent-object probes
-    (``add_probes``; a probe is correct when it fails): a threshold that passes objects that are not there loses a
-    point per probe it passes, as one that misses objects loses a point per image it fails. Ties go to the lowest
-    value."""
+    The objective counts correct verdicts on the images *and* on their absent-object probes (``add_probes``; a probe
+    is correct when it fails): a threshold that passes objects that are not there loses a point per probe it passes,
+    as one that misses objects loses a point per image it fails. Each truth set present (compositor, photos) weighs
+    the same — its points divided by the points it could score — so a few dozen reviewed photos are not outvoted by
+    hundreds of construction images. Ties go to the lowest value. With photos, ``transfer`` also fits on the
+    compositor set alone and judges the photos with that: what construction truth alone would have chosen."""
     if folds < 2:
         raise InputError(f"folds must be ≥ 2; got {folds}")
-    keys = sorted({(i.model, i.prompt_index) for i in items})
-    rng = np.random.default_rng(seed)
-    fold_of = {k: int(f) for k, f in zip(keys, rng.permutation(len(keys)) % folds, strict=True)}
+    counting = [i for i, item in enumerate(items) if item.metadata["tag"] == "counting"]
+    other = [i for i, item in enumerate(items) if item.metadata["tag"] != "counting"]
 
-    def verdicts_under(params: GenEvalParams, members: list[int]) -> list[tuple[bool, bool | None]]:
-        """(verdict, probe verdict or None) of each member image under ``params``."""
-        out = []
+    def verdicts_under(params: GenEvalParams, members: list[int]) -> dict[int, tuple[bool, bool | None]]:
+        out = {}
         for i in members:
             item = items[i]
             probe = None if item.probe is None else judge(item, colour, params, item.probe)
-            out.append((judge(item, colour, params), probe))
+            out[i] = (judge(item, colour, params), probe)
         return out
 
-    # verdict of every image under every candidate (each parameter only matters to its own tasks)
-    counting = [i for i, item in enumerate(items) if item.metadata["tag"] == "counting"]
-    other = [i for i, item in enumerate(items) if item.metadata["tag"] != "counting"]
+    # every image's verdict under every candidate, computed once (each parameter only matters to its own tasks)
     grid_t = {t: verdicts_under(replace(base, threshold=t), other) for t in THRESHOLD_GRID}
     grid_c = {c: verdicts_under(replace(base, counting_threshold=c), counting) for c in COUNTING_GRID}
 
@@ -252,70 +304,194 @@ def calibrate(
         ok, probe = verdict
         return int(ok == truth) + (0 if probe is None else int(not probe))
 
-    def best(grid: Mapping[float, list[tuple[bool, bool | None]]], members: list[int], train: set[int]) -> float:
-        scores = {
-            v: sum(points(x, items[i].truth) for x, i in zip(verdicts, members, strict=True) if i in train)
-            for v, verdicts in grid.items()
-        }
+    def best(
+        grid: Mapping[float, Mapping[int, tuple[bool, bool | None]]], members: list[int], train: set[int]
+    ) -> float:
+        used = [i for i in members if i in train]
+        if not used:
+            return min(grid)
+        possible: Counter[str] = Counter()
+        for i in used:
+            possible[items[i].truth_set] += 1 + (items[i].probe is not None)
+        scores = {}
+        for v, verdicts in grid.items():
+            got: Counter[str] = Counter()
+            for i in used:
+                got[items[i].truth_set] += points(verdicts[i], items[i].truth)
+            scores[v] = sum((Fraction(got[s], n) for s, n in possible.items()), Fraction(0))
         top = max(scores.values())
         return min(v for v, s in scores.items() if s == top)  # ties: the lowest value (fewest assumptions)
 
-    held_out: dict[int, tuple[bool, bool | None]] = {}
-    for f in range(folds):
-        train = {i for i, item in enumerate(items) if fold_of[(item.model, item.prompt_index)] != f}
-        t, c = best(grid_t, other, train), best(grid_c, counting, train)
-        for pos, i in enumerate(other):
-            if i not in train:
-                held_out[i] = grid_t[t][pos]
-        for pos, i in enumerate(counting):
-            if i not in train:
-                held_out[i] = grid_c[c][pos]
+    def fitted_on(train: set[int]) -> tuple[float, float]:
+        return best(grid_t, other, train), best(grid_c, counting, train)
+
+    def verdict_at(i: int, t: float, c: float) -> tuple[bool, bool | None]:
+        return grid_c[c][i] if items[i].metadata["tag"] == "counting" else grid_t[t][i]
+
+    def per_set(
+        verdicts: Mapping[int, tuple[bool, bool | None]], members: Sequence[int]
+    ) -> dict[str, tuple[Agreement, ...]]:
+        out = {}
+        for name in TRUTH_SETS:
+            mine = [i for i in members if items[i].truth_set == name]
+            if mine:
+                out[name] = agreement([items[i] for i in mine], [verdicts[i][0] for i in mine],
+                                      [verdicts[i][1] for i in mine])  # fmt: skip
+        return out
+
     everything = set(range(len(items)))
-    fitted = replace(
-        base, threshold=best(grid_t, other, everything), counting_threshold=best(grid_c, counting, everything)
+    held: dict[str, dict[str, tuple[Agreement, ...]]] = {}
+    for by in FOLD_SCHEMES:
+        keys = sorted({fold_key(item, by) for item in items}, key=repr)
+        if len(keys) < folds:
+            raise InputError(f"calibrate: {len(keys)} {by} groups cannot make {folds} folds")
+        rng = np.random.default_rng(seed)
+        fold_of = {k: int(f) for k, f in zip(keys, rng.permutation(len(keys)) % folds, strict=True)}
+        out: dict[int, tuple[bool, bool | None]] = {}
+        for f in range(folds):
+            test = {i for i, item in enumerate(items) if fold_of[fold_key(item, by)] == f}
+            t, c = fitted_on(everything - test)
+            out.update({i: verdict_at(i, t, c) for i in test})
+        held[by] = per_set(out, range(len(items)))
+    t, c = fitted_on(everything)
+    photos = [i for i, item in enumerate(items) if item.truth_set == "photos"]
+    transfer_params: GenEvalParams | None = None
+    transfer: tuple[Agreement, ...] = ()
+    if photos and len(photos) < len(items):
+        tt, tc = fitted_on(everything - set(photos))
+        transfer_params = replace(base, threshold=tt, counting_threshold=tc)
+        transfer = per_set({i: verdict_at(i, tt, tc) for i in photos}, photos)["photos"]
+    return Calibration(
+        params=replace(base, threshold=t, counting_threshold=c),
+        by_prompt=held["prompt"],
+        by_image=held["image"],
+        transfer_params=transfer_params,
+        transfer=transfer,
     )
-    order = range(len(items))
-    return fitted, agreement(items, [held_out[i][0] for i in order], [held_out[i][1] for i in order])
+
+
+@dataclass(frozen=True)
+class SetResult:
+    """One truth set's verdicts with the given thresholds: per-task agreement, the detector's confusions there and
+    the absent classes whose probes passed."""
+
+    name: str  # "compositor" or "photos"
+    images: int  # distinct images judged
+    judged: int  # (image, prompt) pairs judged (the compositor asks one prompt per image)
+    agreement: tuple[Agreement, ...]
+    confusions: Mapping[str, int] = field(default_factory=dict)  # the detector's most frequent absent classes
+    passed_absent: Mapping[str, int] = field(default_factory=dict)  # absent class → probes passed
+
+    def totals(self) -> dict[str, Any]:
+        """Counts and rates over every task: agreement, false pass, false fail and false pass on absent objects."""
+        return totals(self.agreement)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {
+            "images": self.images,
+            "judged": self.judged,
+            "totals": self.totals(),
+            "confusions": dict(self.confusions),
+            "passed_absent": dict(self.passed_absent),
+            "agreement": [a.to_dict() for a in self.agreement],
+        }
+
+
+def totals(rows: Sequence[Agreement]) -> dict[str, Any]:
+    """Counts summed over ``rows`` and the rates they give (None where undefined), JSON-ready."""
+    summed = Agreement(
+        "all",
+        *(sum(getattr(a, f) for a in rows) for f in
+          ("images", "agree", "truth_wrong", "false_pass", "truth_right", "false_fail", "absent", "absent_pass")),
+    )  # fmt: skip
+    out = summed.to_dict()
+    del out["task"]
+    return out
 
 
 @dataclass(frozen=True)
 class SelfTestReport:
-    """What a self-test measured: the evaluator, the suite, agreement with the given and the calibrated thresholds."""
+    """What a self-test measured: the evaluator, each truth set's verdicts with the given thresholds, and (with
+    ``--calibrate``) the fitted thresholds with their held-out agreement."""
 
     evaluator: dict[str, Any]
     classes: tuple[str, ...]
     variants: tuple[str, ...]
-    images: int
     params: GenEvalParams
-    agreement: tuple[Agreement, ...]
-    calibrated: GenEvalParams | None = None
-    held_out: tuple[Agreement, ...] = ()
-    confusions: Mapping[str, int] = field(default_factory=dict)  # the detector's most frequent absent classes
-    passed_absent: Mapping[str, int] = field(default_factory=dict)  # absent class → probes passed (given thresholds)
+    sets: Mapping[str, SetResult]
+    calibration: Calibration | None = None
+    photo_truth: Mapping[str, Any] | None = None  # name, version, sha256, images, prompts of the photo set judged
+    seed: int = 0
 
-    @staticmethod
-    def absent_pass(rows: Sequence[Agreement]) -> tuple[int, int]:
-        """(false passes on absent objects, probes) over every task of ``rows``."""
-        return sum(a.absent_pass for a in rows), sum(a.absent for a in rows)
+    @property
+    def calibrated(self) -> GenEvalParams | None:
+        """The fitted thresholds (None without calibration)."""
+        return self.calibration.params if self.calibration else None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
-        passed, asked = self.absent_pass(self.agreement)
+        cal = self.calibration
         return {
-            "absent_pass": passed,
-            "absent": asked,
-            "absent_pass_rate": round(passed / asked, 4) if asked else None,
-            "confusions": dict(self.confusions),
-            "passed_absent": dict(self.passed_absent),
             "evaluator": self.evaluator,
+            "params": vars(self.params),
+            "seed": self.seed,
             "classes": list(self.classes),
             "variants": list(self.variants),
-            "images": self.images,
-            "params": vars(self.params),
-            "agreement": [a.to_dict() for a in self.agreement],
-            "calibrated": vars(self.calibrated) if self.calibrated else None,
-            "held_out": [a.to_dict() for a in self.held_out],
+            "photo_truth": dict(self.photo_truth) if self.photo_truth else None,
+            "sets": {name: result.to_dict() for name, result in self.sets.items()},
+            "calibrated": vars(cal.params) if cal else None,
+            "held_out": None
+            if cal is None
+            else {
+                "by_prompt": {k: [a.to_dict() for a in v] for k, v in cal.by_prompt.items()},
+                "by_image": {k: [a.to_dict() for a in v] for k, v in cal.by_image.items()},
+                "transfer": None
+                if cal.transfer_params is None
+                else {"params": vars(cal.transfer_params), "photos": [a.to_dict() for a in cal.transfer]},
+            },
         }
+
+
+def _set_result(name: str, items: Sequence[JudgedImage], colour: Any, params: GenEvalParams,
+                confused: Counter[str]) -> SetResult:  # fmt: skip
+    verdicts = [judge(i, colour, params) for i in items]
+    probes = probe_verdicts(items, colour, params)
+    passed = Counter(_replaced(i.metadata, i.probe) for i, ok in zip(items, probes, strict=True) if ok and i.probe)
+    return SetResult(
+        name=name,
+        images=len({i.image_key for i in items}),
+        judged=len(items),
+        agreement=agreement(items, verdicts, probes),
+        confusions=dict(confused.most_common(10)),
+        passed_absent=dict(passed.most_common()),
+    )
+
+
+def judge_photos(
+    detector: Any, truth: PhotoTruth, out: Path | None = None, *, show_progress: bool = False
+) -> list[JudgedImage]:
+    """Every (image, prompt) of the photo truth set, detected once per image (composites saved under ``out``)."""
+    from t2ibench.progress import progress
+    from t2ibench.suites.photos import compose
+
+    items: list[JudgedImage] = []
+    with progress(len(truth.images), "photos", enabled=show_progress, unit="img") as bar:
+        for n, image in enumerate(truth.images):
+            picture = compose(image, truth)
+            if out is not None:
+                picture.save(output_dir(out) / f"{n:03d}-{image.id.replace('/', '_')}.png")
+            (found,) = detector.detect([picture])
+            memo: dict[int, str] = {}  # colours per detection, shared by the image's prompts
+            for k, prompt in enumerate(image.prompts):
+                items.append(
+                    JudgedImage(
+                        "photos", n, k, prompt.record, prompt.truth, prompt.reason, found, picture, memo,
+                        truth_set="photos", not_absent=truth.not_absent(image), group=image.id,
+                    )
+                )  # fmt: skip
+            bar.update(1)
+    return items
 
 
 def run_selftest(
@@ -330,10 +506,12 @@ def run_selftest(
     seed: int = 0,
     suite_seed: int = 43,
     calibrate_folds: int | None = None,
+    photos: PhotoTruth | None = None,
     show_progress: bool = False,
 ) -> SelfTestReport:
     """Compose a suite over the compositor's classes with each variant into ``out``, judge every image with
-    ``detector`` and ``colour``, compare with construction truth; with ``calibrate_folds``, also tune the thresholds."""
+    ``detector`` and ``colour``, compare with construction truth; judge the photo truth set ``photos`` (None: skip)
+    likewise; with ``calibrate_folds``, also tune the thresholds."""
     from t2ibench.config import GeneratorConfig
     from t2ibench.images import load_rgb
     from t2ibench.models.compositor import CompositorGenerator, compositor_classes, read_truth
@@ -359,28 +537,34 @@ def run_selftest(
                     t["error"], found, image,
                 )
             )  # fmt: skip
-    confused = add_probes(items, seed=seed)
-    verdicts = [judge(i, colour, params) for i in items]
-    probes = probe_verdicts(items, colour, params)
-    calibrated: GenEvalParams | None = None
-    held_out: tuple[Agreement, ...] = ()
-    if calibrate_folds:
-        calibrated, held_out = calibrate(items, colour, params, folds=calibrate_folds, seed=seed)
+    photo_items = (
+        [] if photos is None else judge_photos(detector, photos, folder / "photos", show_progress=show_progress)
+    )
+    confused = {"compositor": add_probes(items, seed=seed)}
+    if photo_items:
+        confused["photos"] = add_probes(photo_items, seed=[seed, 1])
+    everything = items + photo_items
+    calibration = calibrate(everything, colour, params, folds=calibrate_folds, seed=seed) if calibrate_folds else None
+    sets = {"compositor": _set_result("compositor", items, colour, params, confused["compositor"])}
+    if photo_items:
+        sets["photos"] = _set_result("photos", photo_items, colour, params, confused["photos"])
     return SelfTestReport(
         evaluator={"detector": detector.describe(), "colour": colour.describe()},
         classes=classes,
         variants=tuple(variants),
-        images=len(items),
         params=params,
-        agreement=agreement(items, verdicts, probes),
-        calibrated=calibrated,
-        held_out=held_out,
-        confusions=dict(confused.most_common(10)),
-        passed_absent=dict(
-            Counter(
-                _replaced(i.metadata, i.probe) for i, ok in zip(items, probes, strict=True) if ok and i.probe
-            ).most_common()
-        ),
+        sets=sets,
+        calibration=calibration,
+        photo_truth=None
+        if photos is None
+        else {
+            "name": photos.name,
+            "version": photos.version,
+            "sha256": photos.sha256,
+            "images": len(photos.images),
+            "prompts": photos.prompts,
+        },
+        seed=seed,
     )
 
 
@@ -390,29 +574,33 @@ def _replaced(record: Mapping[str, Any], probe: Mapping[str, Any]) -> str:
     return str(next(c["class"] for c in probe["include"] if c["class"] not in named))
 
 
+SET_TITLES = {"compositor": "Compositor images (construction truth)", "photos": "Real photographs (reviewed truth)"}
+
+
 def render_selftest(report: SelfTestReport) -> str:
-    """Markdown: the evaluator, per-task agreement with counts, and the calibrated thresholds if any."""
+    """Markdown: the evaluator, per truth set the per-task agreement with counts, and the calibration if any."""
 
     def pct(x: float | None) -> str:
         return "—" if x is None else f"{100 * x:.1f}%"
 
     def table(rows: Sequence[Agreement]) -> list[str]:
         lines = [
-            "| task | images | agreement | false pass | false fail | false pass, absent object |",
+            "| task | judged | agreement | false pass | false fail | false pass, absent object |",
             "|---|---:|---:|---:|---:|---:|",
         ]
-        for a in rows:
+        for a in (*rows, Agreement("all", **{k: v for k, v in totals(rows).items() if isinstance(v, int)})):
             d = a.to_dict()
+            name = "**all**" if a.task == "all" else a.task
             lines.append(
-                f"| {a.task} | {a.images} | {pct(d['agreement'])} ({a.agree}/{a.images}) "
+                f"| {name} | {a.images} | {pct(d['agreement'])} ({a.agree}/{a.images}) "
                 f"| {pct(d['false_pass_rate'])} ({a.false_pass}/{a.truth_wrong}) "
                 f"| {pct(d['false_fail_rate'])} ({a.false_fail}/{a.truth_right}) "
                 f"| {pct(d['absent_pass_rate'])} ({a.absent_pass}/{a.absent}) |"
             )
-        passed, asked = SelfTestReport.absent_pass(rows)
-        lines += ["", f"False passes on absent objects, all tasks: {pct(passed / asked if asked else None)} "
-                  f"({passed}/{asked} probes)."]  # fmt: skip
         return lines
+
+    def listing(counts: Mapping[str, int]) -> str:
+        return ", ".join(f"{k} {v}" for k, v in counts.items()) or "none"
 
     det, col = report.evaluator["detector"], report.evaluator["colour"]
     lite = "lite" in (det.get("evaluator"), col.get("evaluator"))
@@ -422,35 +610,54 @@ def render_selftest(report: SelfTestReport) -> str:
         "",
         f"Detector `{det.get('backend')}`, colour `{col.get('backend')}`"
         + (" — **lite evaluator, not comparable with published GenEval**" if lite else "")
-        + f". {report.images} compositor images ({', '.join(report.variants)}) over "
-        f"{', '.join(report.classes)}; truth by construction. Each image is also asked about an absent object: its "
-        "prompt with one object replaced by a class it does not name (weighted toward the detector's own "
-        "confusions: " + (", ".join(f"{k} {v}" for k, v in report.confusions.items()) or "none") + " images); "
-        "a pass there is a false pass on an absent object"
-        + (
-            " (passed with the given thresholds: "
-            + ", ".join(f"{k} {v}" for k, v in report.passed_absent.items())
-            + ")"
-            if report.passed_absent
-            else ""
-        )
-        + ".",
+        + ". Every judged image is also asked about an absent object: its prompt with one object replaced by a "
+        "class the image cannot show (weighted toward the detector's own confusions on that set); a pass there is "
+        "a false pass on an absent object.",
         "",
         f"## With threshold {p.threshold:g}, counting threshold {p.counting_threshold:g}",
-        "",
-        *table(report.agreement),
     ]
-    if report.calibrated is not None:
-        c = report.calibrated
+    for name, result in report.sets.items():
+        if name == "compositor":
+            about = (f"{result.images} compositor images ({', '.join(report.variants)}) over "
+                     f"{', '.join(report.classes)}; truth by construction.")  # fmt: skip
+        else:
+            pt = report.photo_truth or {}
+            about = (
+                f"{result.images} images of bundled photographs and composites, {result.judged} prompts; truth "
+                f"reviewed ({pt.get('name')} v{pt.get('version')}, sha256 {str(pt.get('sha256'))[:12]}…)."
+            )
+        md += [
+            "",
+            f"### {SET_TITLES.get(name, name)}",
+            "",
+            about + f" Detector confusions (images): {listing(result.confusions)}. "
+            f"Absent classes passed: {listing(result.passed_absent)}.",
+            "",
+            *table(result.agreement),
+        ]
+    cal = report.calibration
+    if cal is not None:
+        c = cal.params
         md += [
             "",
             f"## Calibrated: threshold {c.threshold:g}, counting threshold {c.counting_threshold:g}",
             "",
-            "Held-out agreement (cross-validated over prompts; the thresholds were fitted on the other folds, "
-            "maximising correct verdicts on the images and on their absent-object probes together):",
-            "",
-            *table(report.held_out),
+            "Fitted on every image, maximising correct verdicts on the images and on their absent-object probes "
+            "together, each truth set weighing the same. Held-out agreement: the thresholds fitted on the other "
+            "folds judge each fold.",
         ]
+        for title, held in (("folds over prompts", cal.by_prompt), ("folds over images", cal.by_image)):
+            for name, rows in held.items():
+                md += ["", f"### {SET_TITLES.get(name, name)}, held out ({title})", "", *table(rows)]
+        if cal.transfer_params is not None:
+            t = cal.transfer_params
+            md += [
+                "",
+                f"### Real photographs judged with thresholds fitted on the compositor set alone "
+                f"({t.threshold:g} / {t.counting_threshold:g})",
+                "",
+                *table(cal.transfer),
+            ]
     return "\n".join(md) + "\n"
 
 
@@ -462,12 +669,13 @@ def write_selftest(report: SelfTestReport, out: str | Path) -> list[Path]:
         write_text_atomic(folder / "selftest.json", json.dumps(report.to_dict(), indent=2) + "\n"),
         write_text_atomic(folder / "selftest.md", render_selftest(report)),
     ]
-    if report.calibrated is not None:
+    if report.calibration is not None:
         det, col = report.evaluator["detector"]["backend"], report.evaluator["colour"]["backend"]
-        c = report.calibrated
+        c = report.calibration.params
+        judged = " + ".join(f"{r.judged} {name}" for name, r in report.sets.items())
         text = (
             f"# GenEval thresholds calibrated by `t2ibench selftest --calibrate` for detector {det} + colour {col}\n"
-            f"# against compositor construction truth ({report.images} images); see selftest.md for held-out "
+            f"# against construction and reviewed truth ({judged} judged); see selftest.md for held-out "
             "agreement.\n"
             f"threshold: {c.threshold}\ncounting_threshold: {c.counting_threshold}\n"
         )

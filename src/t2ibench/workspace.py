@@ -109,6 +109,10 @@ class Workspace:
         folder = self.embeddings_dir(model, model_hash, embed) / f"fkea-{_version(fkea)}"
         return folder / f"diversity_state_{shard}of{shards}.npz"
 
+    def selftest_dir(self, key: str) -> Path:
+        """data/selftest/<hash of the self-test step's settings>: the evaluator self-test's images."""
+        return self.data / "selftest" / _version(key)
+
     def version_roots(self) -> tuple[Path, ...]:
         """The folders holding every version folder (what ``t2ibench gc`` prunes)."""
         return (self.data / "images", self.data / "results", self.data / "embeddings")

@@ -22,8 +22,10 @@ pytest.importorskip("cv2", reason="the real detector needs opencv-python-headles
 from t2ibench.geneval_eval import ImageItem, judge_image
 from t2ibench.models.colour import LabColourClassifier
 from t2ibench.models.ssd import SSDMobileNetDetector, model_files
+from t2ibench.selftest import THRESHOLD_GRID
 from t2ibench.specs import DetectorConfig
 from t2ibench.store import Store
+from t2ibench.suites.photos import load_photo_truth
 from tests.integration._workspace import (
     STEP_COLUMNS,
     make_workspace,
@@ -177,16 +179,27 @@ def test_selftest_command_measures_and_calibrates_the_lite_evaluator(tmp_path, t
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads((out / "selftest.json").read_text())
-    assert [a["task"] for a in report["agreement"]] == [
+    compositor, photos = report["sets"]["compositor"], report["sets"]["photos"]
+    assert [a["task"] for a in compositor["agreement"]] == [
         "single_object", "two_object", "counting", "colors", "position", "color_attr",
     ]  # fmt: skip
-    for a in report["agreement"]:
-        assert a["agree"] + a["false_pass"] + a["false_fail"] == a["images"]
-        assert a["truth_wrong"] + a["truth_right"] == a["images"]
-        assert a["absent"] == a["images"]  # every image also asked about an absent object
-        assert 0 <= a["absent_pass"] <= a["absent"]
-    assert report["absent"] == sum(a["absent"] for a in report["agreement"])
-    assert sum(report["passed_absent"].values()) == report["absent_pass"]
+    for result in (compositor, photos):
+        for a in result["agreement"]:
+            assert a["agree"] + a["false_pass"] + a["false_fail"] == a["images"]
+            assert a["truth_wrong"] + a["truth_right"] == a["images"]
+            assert a["absent"] == a["images"]  # every judged image also asked about an absent object
+            assert 0 <= a["absent_pass"] <= a["absent"]
+        assert result["totals"]["absent"] == sum(a["absent"] for a in result["agreement"])
+        assert sum(result["passed_absent"].values()) == result["totals"]["absent_pass"]
+    truth = load_photo_truth()
+    assert photos["judged"] == truth.prompts
+    assert photos["images"] == len(truth.images)
+    assert report["photo_truth"]["sha256"] == truth.sha256
+    assert len(list((out / "photos").glob("*.png"))) == len(truth.images)
+    held = report["held_out"]
+    assert set(held["by_prompt"]) == set(held["by_image"]) == {"compositor", "photos"}
+    assert held["transfer"]["params"]["threshold"] in THRESHOLD_GRID
+    assert "Real photographs (reviewed truth)" in proc.stdout
     assert "false pass, absent object" in proc.stdout
     assert report["classes"] == ["person", "motorcycle", "horse"]
     calibrated = yaml.safe_load((out / "calibrated.yaml").read_text())
@@ -204,6 +217,7 @@ def offline(tmp_path_factory, model_cache):
 
     def fewer(config: dict) -> None:
         config["benchmarks"]["geneval"]["per_task"] = 3
+        config["evaluators"]["selftest"]["per_task"] = 2
 
     config, env = make_workspace(root, model_cache, models=None, source="offline", edit=fewer)
     code, log = run(config, env)
@@ -316,6 +330,13 @@ def test_the_leaderboard_ranks_the_models_as_their_construction_says(offline):
     report = (root / "reports" / "leaderboard.md").read_text()
     assert "LITE EVALUATOR, not comparable with published GenEval scores" in report
     assert "SMOKE RUN" not in report  # one smoke model does not make the compositor rows smoke
+    # the evaluator's measured trust beside its scores: the self-test of exactly this evaluator, both truth sets
+    card = report[report.index("## Evaluator self-test") :].split("\n## ")[0]
+    shipped = yaml.safe_load((REPO / "configs" / "offline.yaml").read_text())["evaluators"]["geneval"]
+    assert f"threshold {shipped['threshold']}, counting threshold {shipped['counting_threshold']}" in card
+    assert "| compositor images (construction truth) |" in card
+    assert "| real photographs (reviewed truth) |" in card
+    assert "not measured" not in card
     for row in board.values():  # every overall score with its bootstrap interval and counts
         assert row["overall_ci_low"] <= row["overall"] <= row["overall_ci_high"], row
         assert row["images"] > row["prompts"] > 0

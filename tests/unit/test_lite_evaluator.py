@@ -231,9 +231,11 @@ def test_calibration_finds_the_separating_threshold_and_reports_held_out_agreeme
     before = agreement(items, [judge(i, None, base) for i in items])[0]
     assert before.agreement == pytest.approx(40 / 60)
     assert before.false_pass == 20
-    fitted, held_out = calibrate(items, None, base, folds=5, seed=0)
-    assert 0.4 <= fitted.threshold < 0.6
-    assert held_out[0].agreement == 1.0
+    cal = calibrate(items, None, base, folds=5, seed=0)
+    assert 0.4 <= cal.params.threshold < 0.6
+    assert cal.by_prompt["compositor"][0].agreement == 1.0
+    assert cal.by_image["compositor"][0].agreement == 1.0
+    assert cal.transfer_params is None  # no photos: nothing to transfer to
     with pytest.raises(InputError, match="folds"):
         calibrate(items, None, base, folds=1)
 
@@ -291,11 +293,11 @@ def test_calibration_punishes_a_threshold_that_sees_absent_objects():
     before = agreement(items, [judge(i, None, low) for i in items], probe_verdicts(items, None, low))[0]
     assert before.agreement == 1.0
     assert before.absent_pass == asked.count("umbrella")  # every umbrella probe passes at 0.1: a false pass
-    fitted, held_out = calibrate(items, None, low, folds=5, seed=0)
-    assert 0.35 <= fitted.threshold < 0.6  # every umbrella scores below 0.35
-    assert held_out[0].absent_pass == 0
-    assert held_out[0].agreement == 1.0
+    cal = calibrate(items, None, low, folds=5, seed=0)
+    assert 0.35 <= cal.params.threshold < 0.6  # every umbrella scores below 0.35
+    assert cal.by_prompt["compositor"][0].absent_pass == 0
+    assert cal.by_prompt["compositor"][0].agreement == 1.0
     # the same images without the objective's probes: the old calibration's choice
     for item in items:
         item.probe = None
-    assert calibrate(items, None, low, folds=5, seed=0)[0].threshold == 0.1
+    assert calibrate(items, None, low, folds=5, seed=0).params.threshold == 0.1

@@ -112,6 +112,11 @@ class _Network:
                 raise InputError(
                     f"the opencv-ssd backend needs opencv-python-headless (the 'models' extra) ({exc})"
                 ) from None
+            if not hasattr(cv2.dnn, "readNetFromTensorflow"):
+                raise InputError(
+                    f"opencv-python-headless {cv2.__version__} has no cv2.dnn.readNetFromTensorflow (removed in 5.1), "
+                    "which reads the SSD graph: pip install 'opencv-python-headless>=4.8,<5.1'"
+                )
             graph, text = model_files(self.model)
             self.digests = {GRAPH: _verified(graph)[:16], TEXT_GRAPH: _verified(text)[:16]}
             kwargs: dict[str, Any] = {}

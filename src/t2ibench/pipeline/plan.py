@@ -68,6 +68,7 @@ STEPS: dict[str, StepSpec] = {
     "scores": StepSpec(steps.step_scores, cheap=True),
     "geneval2": StepSpec(steps.step_geneval2),
     "geneval2-scores": StepSpec(steps.step_geneval2_scores, cheap=True),
+    "selftest": StepSpec(steps.step_selftest),
     "embed": StepSpec(steps.step_embed),
     "reference-bandwidth": StepSpec(steps.step_reference_bandwidth),
     "median-bandwidth": StepSpec(steps.step_median_bandwidth, cheap=True),
@@ -241,6 +242,26 @@ class _Builder:
     def __init__(self, device: str) -> None:
         self.shared: dict[str, Call] = {}
         self.device = device  # placement of the shared calls (the runtime's device)
+
+    def selftest(self, config: Config, ws: Workspace) -> Ref:
+        """A ``Ref`` to the one self-test call of the run's GenEval evaluator (``evaluators.selftest``), shared by
+        every model's store call; its folder is named by its key."""
+        ev = config.evaluators
+        with building("selftest"):
+            params = {
+                "geneval": ev.geneval,
+                "selftest": ev.selftest,
+                "photo_truth": steps.photo_truth_digest() if ev.selftest and ev.selftest.photos else None,
+                "weights": evaluator_weights(ev.geneval),
+            }
+        key = version_hash(settings(steps.step_selftest, params))
+        call_id = f"selftest/{key}"
+        if call_id not in self.shared:
+            out = ws.selftest_dir(key)
+            self.shared[call_id] = Call(
+                call_id, "selftest", {**params, "out": out, "device": self.device}, None, "selftest"
+            )
+        return Ref(call_id)
 
     def bandwidth(
         self,
@@ -497,6 +518,7 @@ def plan_model(
             "diversity": Ref(diversity),
             "scendi": Ref(scendi),
             **benchmark_refs,
+            **({"selftest": builder.selftest(config, ws)} if ev.selftest is not None else {}),
         }
     calls.append(Call(store_id, "store", store, name, "store"))
     folders = (images, results.parent, folder, *benchmark_folders)

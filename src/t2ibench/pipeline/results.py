@@ -153,6 +153,19 @@ class BenchmarkScores(Content):
 
 
 @dataclass(frozen=True)
+class SelfTest(Content):
+    """The GenEval evaluator's self-test (``t2ibench.selftest.SelfTestReport.to_dict()``): per truth set
+    (compositor, photos) the per-task agreement, false passes, false fails and false passes on absent objects."""
+
+    report: dict[str, Any]
+    elapsed_s: float = 0.0
+
+    def digest(self) -> str:
+        """The whole report."""
+        return content_hash(self.report)
+
+
+@dataclass(frozen=True)
 class EmbeddingFiles:
     """The three feature matrices of one model version (paths as strings, so results serialise as JSON)."""
 

@@ -79,6 +79,7 @@ def version_rows(
     protocol: Mapping[str, Any],
     lite: Sequence[str] = (),
     benchmarks: Sequence[BenchmarkRows] = (),
+    selftest: Mapping[str, Any] | None = None,
 ) -> VersionRows:
     """Every row of one model/evaluation version, and the content hash that says whether it changed (every row
     written, the model's label and settings included; ``benchmarks``: the VQA-judged benchmarks' rows)."""
@@ -131,7 +132,16 @@ def version_rows(
         geneval_scores=[dict(r) for r in table2],
         evaluator_settings={"settings": to_plain(protocol), "lite": list(lite)},
         benchmarks=tuple(benchmarks),
+        selftest=selftest,
     )
+
+
+def selftest_rows(selftest: Any) -> dict[str, Any]:
+    """The ``evaluator_selftests`` row of a ``SelfTest`` result: its content digest, the evaluator it measured
+    (detector and colour identities, thresholds) and the whole report."""
+    report = to_plain(selftest.report)
+    evaluator = {**report.get("evaluator", {}), "params": report.get("params")}
+    return {"selftest_hash": selftest.digest(), "evaluator": evaluator, "report": report}
 
 
 def geneval2_rows(results: Sequence[Any], scores: Any, evaluator_hash: str) -> BenchmarkRows:

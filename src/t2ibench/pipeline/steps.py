@@ -28,6 +28,7 @@ from t2ibench.config import (
     GenEvalSuite,
     ModelConfig,
     ScendiConfig,
+    SelftestConfig,
     select_indices,
 )
 from t2ibench.errors import InputError
@@ -46,6 +47,7 @@ from t2ibench.pipeline.results import (
     PromptSet,
     ReferenceStamp,
     Scores,
+    SelfTest,
     ShardState,
     Stored,
     SuiteFile,
@@ -322,6 +324,52 @@ def step_geneval2_scores(judged: Judged, prompts: PromptSet, ci_level: float) ->
     protocol = {**check_one_protocol(results), "prompt_set": prompt_set_digest(list(prompts))}
     rows = tuple(benchmark_score_rows(tables, "geneval2"))
     return BenchmarkScores(model=judged.model, benchmark="geneval2", rows=rows, protocol=protocol, level=ci_level)
+
+
+# -- the evaluator self-test -------------------------------------------------------------------------------------
+
+
+def photo_truth_digest() -> str:
+    """SHA-256 of the built-in photo truth set's bytes (what the self-test's photo verdicts were measured against)."""
+    from t2ibench.suites.photos import load_photo_truth
+
+    return load_photo_truth().sha256
+
+
+def step_selftest(
+    geneval: GenEvalConfig,
+    selftest: SelftestConfig,
+    photo_truth: str | None,
+    weights: LocalFiles,
+    out: Out,
+    device: Device = "auto",
+    show_progress: Progress = False,
+) -> SelfTest:
+    """The GenEval evaluator ``geneval`` measured by ``t2ibench.selftest`` (compositor images into ``out``, and the
+    built-in photo truth set whose bytes have SHA-256 ``photo_truth``; None: compositor only), at its own thresholds."""
+    from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS
+    from t2ibench.selftest import run_selftest
+    from t2ibench.suites.photos import load_photo_truth
+
+    check_stamp(weights)
+    photos = None
+    if photo_truth is not None:
+        photos = load_photo_truth()
+        if photos.sha256 != photo_truth:
+            raise InputError(f"{photos.path}: changed while this refresh ran (its SHA-256 is part of the key)")
+    report = run_selftest(
+        DETECTORS.build(geneval.detector.backend, geneval.detector, device=device),
+        COLOUR_CLASSIFIERS.build(geneval.colour.backend, geneval.colour, device=device),
+        geneval.params,
+        out,
+        per_task=selftest.per_task,
+        images_per_prompt=selftest.images_per_prompt,
+        variants=selftest.variants,
+        seed=selftest.seed,
+        photos=photos,
+        show_progress=show_progress,
+    )
+    return SelfTest(report=report.to_dict())
 
 
 # -- embeddings ------------------------------------------------------------------------------------------------
@@ -697,14 +745,16 @@ def step_store(
     geneval2: Judged | None = None,
     geneval2_scores: BenchmarkScores | None = None,
     geneval2_hash: str | None = None,
+    selftest: SelfTest | None = None,
 ) -> Stored:
     """Write one model version's rows into ``store`` in one transaction (idempotent: an unchanged version is not
     rewritten); ``protocol`` is the evaluator settings by step, as the evaluator hash was derived from them, and
     ``lite`` names the offline stand-ins among the evaluators (empty for the reference ones). With GenEval 2, its
     protocol, answers and tables are written in the same transaction, under the model version and GenEval 2's own
-    evaluation hash ``geneval2_hash``, and linked to ``run_id``."""
+    evaluation hash ``geneval2_hash``, and linked to ``run_id``; with ``selftest``, the GenEval evaluator's self-test
+    is stored (once per content) and linked to ``run_id`` and the model."""
     from t2ibench.geneval_eval import read_results
-    from t2ibench.pipeline.rows import geneval2_rows, version_rows
+    from t2ibench.pipeline.rows import geneval2_rows, selftest_rows, version_rows
     from t2ibench.store import Store
 
     benchmarks = []
@@ -749,6 +799,7 @@ def step_store(
         protocol=protocol,
         lite=lite,
         benchmarks=benchmarks,
+        selftest=None if selftest is None else selftest_rows(selftest),
     )
     unchanged = Store(store).write_version(run_id, version)
     return Stored(

@@ -27,7 +27,7 @@ from t2ibench.errors import InputError
 from t2ibench.hashing import code_version
 from t2ibench.io import remove_stale_tmp, write_text_atomic
 from t2ibench.metrics.geneval import TASKS
-from t2ibench.report import failures, geneval2
+from t2ibench.report import failures, geneval2, selftest
 from t2ibench.report.geneval import TASK_TITLES
 from t2ibench.report.markdown import markdown_table
 from t2ibench.report.pages import write_model_pages
@@ -73,6 +73,7 @@ def collect(store: Store) -> dict[str, Any]:
         "agreement": agreement,
         "geneval2_scores": queries.geneval2_scores(store),
         "geneval2_answers": queries.geneval2_answers(store),
+        "selftests": queries.evaluator_selftests(store),
     }
 
 
@@ -571,6 +572,9 @@ def _markdown(
     if flags:
         md += ["", "Diversity is ranked only between models measured under one kernel (the same σ from a shared "
                "source, kernel, rff_dim and embedders):", "", *(f"* {f}" for f in flags)]  # fmt: skip
+    card = selftest.markdown_section(data["selftests"])
+    if card:
+        md += ["", *card]
     for t in published:
         md += [
             "",
@@ -716,6 +720,7 @@ def render_reports(
         "stayed in its band), ↗ one that is 'not yet' — still moving with the sample size, so it describes this "
         "many images rather than the model; hover for the reason, the model page has the curve.</p>"
         + (_leaderboard_table(data, groups, pages) if data["board"] else "<p>No completed model yet.</p>")
+        + selftest.html_section(data["selftests"])
         + _published_table(tables)
         + figures
         + '<p><a href="agreement.html">Human agreement</a> (per source and task, with intervals).</p>'

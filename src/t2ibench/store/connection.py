@@ -56,6 +56,7 @@ class VersionRows:
     geneval_scores: Sequence[Mapping[str, Any]]
     evaluator_settings: Mapping[str, Any] = field(default_factory=dict)  # an ``evaluators`` row (settings, lite)
     benchmarks: Sequence[BenchmarkRows] = ()  # the VQA-judged benchmarks evaluated with this version (GenEval 2)
+    selftest: Mapping[str, Any] | None = None  # an ``evaluator_selftests`` row: the run's GenEval evaluator measured
 
 
 @dataclass(frozen=True)
@@ -382,6 +383,15 @@ class Store:
                 [{"model_hash": version.model_hash, "benchmark": b.benchmark, "evaluator_hash": b.evaluator_hash}
                  for b in version.benchmarks],
             )  # fmt: skip
+            # the self-test of the GenEval evaluator this run judged the model with (none: not measured)
+            if version.selftest is not None:
+                self.upsert(con, "evaluator_selftests", [dict(version.selftest)])
+            self.replace(
+                con,
+                "run_selftests",
+                {"run_id": run_id, "model": version.model},
+                [] if version.selftest is None else [{"selftest_hash": version.selftest["selftest_hash"]}],
+            )
         return unchanged
 
     def claim(self, config: str, config_file: str) -> None:

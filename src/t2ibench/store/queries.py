@@ -223,3 +223,16 @@ def geneval2_answers(store: Store) -> list[Geneval2AnswerRow]:
         "WHERE benchmark = 'geneval2' "
         "ORDER BY model, model_hash, evaluator_hash, prompt_index, sample, kind = 'vqascore', question_index"
     )
+
+
+# -- the GenEval evaluator's self-test (evaluator_selftests, run_selftests) -----------------------------------------
+SelftestRow: TypeAlias = Row  # model, selftest_hash, evaluator, report (JSON; NULL when its run measured none)
+
+
+def evaluator_selftests(store: Store) -> list[SelftestRow]:
+    """Each current model with the self-test of the GenEval evaluator its run judged it with (NULLs: none)."""
+    return store.rows(
+        "SELECT c.model, s.selftest_hash, s.evaluator, s.report FROM current_models c "
+        "LEFT JOIN run_selftests r USING (run_id, model) LEFT JOIN evaluator_selftests s USING (selftest_hash) "
+        "ORDER BY c.model"
+    )

@@ -10,8 +10,10 @@ from typing import Any
 from t2ibench.errors import InputError
 from t2ibench.metrics.geneval import TASKS
 
-SCHEMA_VERSION = 12  # 12: benchmark_protocols (the protocol each VQA-judged benchmark evaluation was measured
-# under, keyed by its version: a refresh stores GenEval 2 under the model version's own evaluator hash, whose
+SCHEMA_VERSION = 13  # 13: evaluator_selftests (the GenEval evaluator's self-test: agreement, false passes and
+# false passes on absent objects on compositor images and on real photographs) and run_selftests (which one a run
+# judged each model's images with); 12: benchmark_protocols (the protocol each VQA-judged benchmark evaluation was
+# measured under, keyed by its version: a refresh stores GenEval 2 under the model version's own evaluator hash, whose
 # evaluators row is the whole refresh's protocol), GenEval 2 columns in the leaderboard view; 11: benchmark results of
 # VQA-judged benchmarks (GenEval 2): vqa_answers (every question asked of every image, with the judge's probability
 # and top answer), benchmark_scores (every cell of a benchmark's tables with
@@ -122,6 +124,12 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
         "run_id VARCHAR, model VARCHAR, model_hash VARCHAR, benchmark VARCHAR, evaluator_hash VARCHAR",
         ("run_id", "model", "benchmark"),
     ),
+    # the self-test of a GenEval evaluator (t2ibench.selftest), once per content: the evaluator it measured and its
+    # whole report (per truth set — compositor, photos — and task: agreement, false pass / fail, false pass on
+    # absent objects, with counts)
+    "evaluator_selftests": ("selftest_hash VARCHAR, evaluator JSON, report JSON", ("selftest_hash",)),
+    # which self-test measured the GenEval evaluator a run judged each of its models with
+    "run_selftests": ("run_id VARCHAR, model VARCHAR, selftest_hash VARCHAR", ("run_id", "model")),
     # every cell of a benchmark's tables as its metrics module computed it (GenEval 2: t2ibench.metrics.soft_tifa):
     # table_name 'overall' (key: the method), 'skill', 'atom_count'; estimate in percent points with its interval
     "benchmark_scores": (
