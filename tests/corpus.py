@@ -1474,6 +1474,16 @@ def _(tmp: Path) -> Any:
     return read_truth(tmp)
 
 
+def _photo_truth(tmp: Path, photo: str, prompt: str) -> Path:
+    """A one-photo truth set (chelsea, with ``photo``'s extra fields) asking ``prompt`` ('[text, truth, reason]')."""
+    text = (
+        f"name: t\nversion: 1\nphotos:\n  chelsea: {{source: 'skimage:chelsea', present: {{cat: 1}}, note: a cat, "
+        f"{photo}}}\nimages:\n  - rows: [[chelsea]]\n    prompts: [{prompt}]\n"
+    )
+    (tmp / "t.yaml").write_text(text)
+    return tmp / "t.yaml"
+
+
 @case(
     "photo-truth-contradicted",
     "a photo truth set whose stated truth its own inventory contradicts ('a photo of a dog' true on a cat)",
@@ -1484,12 +1494,7 @@ def _(tmp: Path) -> Any:
 def _(tmp: Path) -> Any:
     from t2ibench.suites.photos import load_photo_truth
 
-    text = (
-        "name: t\nversion: 1\nphotos:\n  chelsea: {source: 'skimage:chelsea', sha256: x, present: {cat: 1}, "
-        "note: a cat}\nimages:\n  - rows: [[chelsea]]\n    prompts: [[a photo of a dog, true, wrong]]\n"
-    )
-    (tmp / "t.yaml").write_text(text)
-    return load_photo_truth(tmp / "t.yaml")
+    return load_photo_truth(_photo_truth(tmp, "sha256: x", "[a photo of a dog, true, wrong]"))
 
 
 @case(
@@ -1501,12 +1506,7 @@ def _(tmp: Path) -> Any:
 def _(tmp: Path) -> Any:
     from t2ibench.suites.photos import compose, load_photo_truth
 
-    text = (
-        "name: t\nversion: 1\nphotos:\n  chelsea: {source: 'skimage:chelsea', sha256: " + "0" * 64 + ", present: "
-        "{cat: 1}, note: a cat}\nimages:\n  - rows: [[chelsea]]\n    prompts: [[a photo of a cat, true, a cat]]\n"
-    )
-    (tmp / "t.yaml").write_text(text)
-    truth = load_photo_truth(tmp / "t.yaml")
+    truth = load_photo_truth(_photo_truth(tmp, "sha256: " + "0" * 64, "[a photo of a cat, true, a cat]"))
     return compose(truth.images[0], truth)
 
 
@@ -1519,12 +1519,7 @@ def _(tmp: Path) -> Any:
 def _(tmp: Path) -> Any:
     from t2ibench.suites.photos import load_photo_truth
 
-    text = (
-        "name: t\nversion: 1\nphotos:\n  chelsea: {source: 'skimage:chelsea', sha256: x, present: {cat: 1}, "
-        "unsure: [bed], note: a cat}\nimages:\n  - rows: [[chelsea]]\n    prompts: [[a photo of a bed, false, x]]\n"
-    )
-    (tmp / "t.yaml").write_text(text)
-    return load_photo_truth(tmp / "t.yaml")
+    return load_photo_truth(_photo_truth(tmp, "sha256: x, unsure: [bed]", "[a photo of a bed, false, x]"))
 
 
 @case(

@@ -6,6 +6,7 @@ construction truth alone would have chosen; the self-test is stored once per con
 from __future__ import annotations
 
 import copy
+import re
 from collections import Counter
 from datetime import UTC, datetime
 
@@ -96,6 +97,11 @@ def test_positions_hold_only_between_one_row_or_one_column():
         (lambda d: d["images"].append(copy.deepcopy(d["images"][0])), "appears twice"),
         (lambda d: d["images"][0]["prompts"].append(["a photo of a unicorn", False, "x"]), "not one of GenEval"),
         (lambda d: d["images"][0]["prompts"].append(["a photo of a dog", "no", "x"]), r"\[prompt, true\|false"),
+        (lambda d: d["photos"]["chelsea"].update(unsure="bed"), r"unsure: expected a list of class names"),
+        (lambda d: d["photos"]["chelsea"].update(unsure=5), r"unsure: expected a list of class names"),
+        (lambda d: d["images"][0].update(rows=[[["astronaut"]]]), "unknown photo"),
+        (lambda d: d.update(version="abc"), "version: expected an integer"),
+        (lambda d: d["photos"].update({"a+b": d["photos"]["coffee"]}), "id 'a\\+b' must be letters"),
     ],
 )
 def test_hostile_entries_get_one_line_errors_naming_them(edit, message):
@@ -105,6 +111,25 @@ def test_hostile_entries_get_one_line_errors_naming_them(edit, message):
         parse(data)
     assert "\n" not in str(info.value)
     assert str(info.value).startswith("t.yaml")
+
+
+def test_an_object_in_several_colours_leaves_its_colour_prompt_undecided():
+    """GenEval asks the colour of the objects it keeps, whichever they are: with a red and a blue cup, "a red cup"
+    is neither true nor false by inventory alone, and the loader refuses to state it."""
+    data = raw()
+    data["photos"]["blue_cup"] = {**data["photos"]["coffee"], "colours": {"cup": "blue"}}
+    data["images"].append({"rows": [["coffee", "blue_cup"]], "prompts": [["a photo of a red cup", True, "x"]]})
+    with pytest.raises(InputError, match="several colours"):
+        parse(data)
+    data["images"][-1]["prompts"] = [["a photo of a green cup", False, "neither cup is green"]]
+    assert parse(data).images[-1].prompts[0].truth is False
+
+
+@pytest.mark.parametrize("source", ["sklearn:../__init__.py", "skimage:__name__", "matplotlib:msft.csv"])
+def test_photo_sources_name_bundled_images_only(source):
+    photo_module.photo_pixels.cache_clear()
+    with pytest.raises(InputError, match=f"photo source {re.escape(repr(source))}"):
+        photo_module.photo_pixels(source, "0" * 64)
 
 
 def test_pixels_other_than_the_reviewed_ones_are_refused(monkeypatch):

@@ -64,9 +64,11 @@ def _cells(report: Mapping[str, Any]) -> list[list[str]]:
 def _title(card: Mapping[str, Any]) -> str:
     ev, params = card["evaluator"], card["evaluator"].get("params") or {}
     det, col = ev.get("detector", {}), ev.get("colour", {})
+    lite = "lite" in (det.get("evaluator"), col.get("evaluator"))
     return (
         f"detector {det.get('backend')}, colour {col.get('backend')}, threshold {params.get('threshold')}, "
         f"counting threshold {params.get('counting_threshold')}"
+        + (" (lite evaluator, not comparable with published GenEval)" if lite else "")
     )
 
 

@@ -16,6 +16,7 @@ two disagree, so the reviewed statement and the inventory check each other.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from t2ibench.errors import InputError
+from t2ibench.errors import InputError, unknown_choice
 from t2ibench.io import load_yaml, read_text_file
 
 BUILTIN = "photo_truth.yaml"
@@ -37,6 +38,7 @@ FILE_KEYS = ("name", "version", "photos", "images")
 PHOTO_KEYS = ("source", "sha256", "present", "unsure", "colours", "note")
 IMAGE_KEYS = ("rows", "prompts")
 MAX_IMAGES = 10_000
+PHOTO_ID = re.compile(r"[A-Za-z0-9_-]+")  # ids name an image's layout ('a+b/c'): no '+' or '/'
 
 
 @dataclass(frozen=True)
@@ -110,12 +112,9 @@ def _mapping(value: Any, where: str) -> Mapping[str, Any]:
 
 
 def _keys(raw: Mapping[str, Any], known: tuple[str, ...], where: str, required: tuple[str, ...]) -> None:
-    import difflib
-
     for key in raw:
         if key not in known:
-            hint = difflib.get_close_matches(str(key), known, n=1)
-            raise InputError(f"{where}: unknown key {key!r}" + (f"; did you mean {hint[0]!r}?" if hint else ""))
+            raise InputError(f"{where}: {unknown_choice('key', key, known)}")
     for key in required:
         if key not in raw:
             raise InputError(f"{where}: missing {key!r}")
@@ -129,6 +128,8 @@ def _photo(pid: str, raw: Any, where: str) -> Photo:
     _keys(raw, PHOTO_KEYS, where, ("source", "sha256", "present", "note"))
     present = _mapping(raw["present"] or {}, f"{where}.present")
     unsure = raw.get("unsure") or []
+    if not (isinstance(unsure, list) and all(isinstance(c, str) for c in unsure)):
+        raise InputError(f"{where}.unsure: expected a list of class names, got {unsure!r}")
     colours = _mapping(raw.get("colours") or {}, f"{where}.colours")
     for name in [*present, *unsure, *colours]:
         if name not in vocab.classes:
@@ -189,7 +190,12 @@ def derived_truth(record: Mapping[str, Any], image: PhotoImage, truth: PhotoTrut
                     if name not in photo.colours:
                         raise InputError(f"asks the colour of {name!r}, not reviewed for photo {p!r}")
                     colours += [photo.colours[name]] * photo.present[name]
-            ok &= colours.count(clause["color"]) >= need
+            # GenEval asks the colour of the top-`count` objects it keeps, whichever they are: decided only when
+            # every instance has the colour (true) or too few do (false)
+            matching = colours.count(clause["color"])
+            if need <= matching < len(colours):
+                raise InputError(f"{name!r} comes in several colours here: which {need} GenEval keeps decides")
+            ok &= matching >= need
         else:
             ok &= counts[name] >= need
     for clause in record.get("exclude", []):
@@ -216,14 +222,20 @@ def parse_photo_truth(raw: Any, *, source: str, sha256: str) -> PhotoTruth:
 
     raw = _mapping(raw, source)
     _keys(raw, FILE_KEYS, source, FILE_KEYS)
-    photos = {str(k): _photo(str(k), v, f"{source}: photos.{k}") for k, v in _mapping(raw["photos"], source).items()}
+    for photo_id in _mapping(raw["photos"], f"{source}: photos"):
+        if not (isinstance(photo_id, str) and PHOTO_ID.fullmatch(photo_id)):
+            raise InputError(f"{source}: photos: id {photo_id!r} must be letters, digits, '_' or '-'")
+    photos = {k: _photo(k, v, f"{source}: photos.{k}") for k, v in raw["photos"].items()}
+    version = raw["version"]
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise InputError(f"{source}: version: expected an integer, got {version!r}")
     if not isinstance(raw["images"], list) or not raw["images"]:
         raise InputError(f"{source}: images: expected a non-empty list")
     if len(raw["images"]) > MAX_IMAGES:
         raise InputError(f"{source}: images: {len(raw['images'])} entries, at most {MAX_IMAGES}")
     images: list[PhotoImage] = []
     seen: set[str] = set()
-    partial = PhotoTruth(str(raw["name"]), int(raw["version"]), photos, (), sha256, source)
+    partial = PhotoTruth(str(raw["name"]), version, photos, (), sha256, source)
     for n, entry in enumerate(raw["images"]):
         where = f"{source}: images[{n}]"
         entry = _mapping(entry, where)
@@ -232,7 +244,7 @@ def parse_photo_truth(raw: Any, *, source: str, sha256: str) -> PhotoTruth:
         if not isinstance(rows, list) or not rows or not all(isinstance(r, list) and r for r in rows):
             raise InputError(f"{where}.rows: expected a non-empty list of non-empty lists of photo ids")
         for pid in (p for r in rows for p in r):
-            if pid not in photos:
+            if not isinstance(pid, str) or pid not in photos:
                 raise InputError(f"{where}.rows: unknown photo {pid!r}")
         image_id = "/".join("+".join(r) for r in rows)
         if image_id in seen:
@@ -278,11 +290,13 @@ def _decode(source: str) -> NDArray[np.uint8]:
     from PIL import Image
 
     package, _, name = source.partition(":")
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", name):
+        raise InputError(f"photo source {source!r}: expected a bare name (no path)")
     if package == "skimage":
         import skimage.data as data
 
-        if not hasattr(data, name):
-            raise InputError(f"photo source {source!r}: skimage.data has no {name!r}")
+        if name not in getattr(data, "__all__", ()) or not callable(getattr(data, name, None)):
+            raise InputError(f"photo source {source!r}: skimage.data has no image {name!r}")
         loaded = getattr(data, name)()
         array = np.asarray(loaded[0] if name == "stereo_motorcycle" else loaded)  # the stereo pair's left view
     elif package in ("matplotlib", "sklearn"):
@@ -296,8 +310,11 @@ def _decode(source: str) -> NDArray[np.uint8]:
             file = Path(sklearn.datasets.__file__).parent / "images" / name
         if not file.is_file():
             raise InputError(f"photo source {source!r}: {file} is not installed")
-        with Image.open(file) as im:
-            array = np.asarray(im.convert("RGB"))
+        try:
+            with Image.open(file) as im:
+                array = np.asarray(im.convert("RGB"))
+        except (OSError, ValueError) as exc:
+            raise InputError(f"photo source {source!r}: {file} is not an image ({exc})") from None
     else:
         raise InputError(f"photo source {source!r}: unknown package {package!r} (skimage, matplotlib, sklearn)")
     if array.dtype == bool:
