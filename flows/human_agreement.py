@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import tasks  # noqa: F401  (project Prefect settings first)
@@ -91,15 +92,19 @@ def run(request: AgreementRequest) -> int:
     """What ``t2ibench agreement --flow`` asks for: run the flow, print the headline numbers as JSON; returns the
     exit status."""
     from t2ibench.errors import InputError
+    from t2ibench.logs import route_to_log
 
+    log = Path(request.out) / "logs" / f"{PROGRAM}.log"
+    out = route_to_log(log, program=PROGRAM)
+    print(f"{PROGRAM}: started; Prefect's log and the libraries' output go to {log}", file=out.err, flush=True)
     fields = dataclasses.asdict(request)
     fields |= {"annotations": list(request.annotations), "auto": list(request.auto)}
     try:
         result = human_agreement(**fields)
     except InputError as exc:
-        print(f"{PROGRAM}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"{PROGRAM}: error: {' '.join(str(exc).split())}", file=out.err, flush=True)
         return 2
-    print(json.dumps(result["headline"], indent=2))
+    print(json.dumps(result["headline"], indent=2), file=out.out, flush=True)
     return 0
 
 

@@ -36,7 +36,7 @@ from t2ibench.config import Config, load_config
 from t2ibench.datasets import acquire_suites
 from t2ibench.logs import console, route_to_log
 from t2ibench.pipeline import Call, ModelPlan, answer, failure_cause, finish_run, plan_refresh, start_run
-from t2ibench.pipeline.runs import log_file
+from t2ibench.pipeline.runs import log_file, record_folders
 from t2ibench.pipeline.summary import (
     STEPS,
     ModelSummary,
@@ -84,6 +84,7 @@ def run_summary(
     report: dict[str, Any],
     since: float,
     plan: Any = None,
+    shared: tuple[tuple[str, float], ...] = (),
 ) -> RunSummary:
     """The console summary of a finished refresh (``since``: its start, a ``time.perf_counter()`` reading;
     ``plan``: the refresh's plan, for the GenEval 2 prompt count)."""
@@ -99,6 +100,7 @@ def run_summary(
         seconds=round(time.perf_counter() - since, 3),
         report_rendered=bool(report.get("rendered", True)),
         geneval2_prompts=geneval2_prompts(plan),
+        shared=shared,
     )
 
 
@@ -106,6 +108,12 @@ def geneval2_prompts(plan: Any) -> int:
     """GenEval 2's prompts per model in ``plan`` (0 when no model runs it, or no plan)."""
     calls = [c for m in (plan.models if plan is not None else ()) for c in m.calls]
     return max((len(c.params["prompts"]) for c in calls if c.id.endswith("/generate-geneval2")), default=0)
+
+
+def work_of(futures: list[Any]) -> float:
+    """Seconds of work the finished calls did (their results' ``elapsed_s``; a cache hit or a failed call: 0)."""
+    done = [f for f in futures if f.state.is_completed() and f.state.name != "Cached"]
+    return float(sum(getattr(f.result(), "elapsed_s", 0.0) for f in done))
 
 
 def _cached(future: Any) -> bool:
@@ -122,6 +130,7 @@ class ModelGraph:
     on_disk: dict[str, Any]
     vectors: frozenset[str]
     done_s: float = 0.0
+    work_s: float = 0.0
     finished: set[str] = field(default_factory=set)
 
     @property
@@ -187,15 +196,23 @@ def summarise_model(ws: Workspace, graph: ModelGraph) -> ModelSummary:
             store_outcome(graph.of("store")[0].result().unchanged),
         ),
         seconds=graph.done_s,
+        work=round(graph.work_s, 3),
     )
 
 
+def since(begun: float | None) -> float:
+    """A ``time.perf_counter()`` reading for the moment ``begun`` (Unix seconds; None: now): where a run's times
+    count from."""
+    return time.perf_counter() - (max(0.0, time.time() - begun) if begun is not None else 0.0)
+
+
 @flow(name="leaderboard_refresh", task_runner=ThreadPoolTaskRunner(max_workers=2), log_prints=True)
-def leaderboard_refresh(config: str, wait: float = 0.0) -> Refresh:
-    """Refresh the leaderboard of one config; returns what it did (states per task, computed/cached per step)."""
+def leaderboard_refresh(config: str, wait: float = 0.0, begun: float | None = None) -> Refresh:
+    """Refresh the leaderboard of one config; returns what it did (states per task, computed/cached per step).
+    ``begun``: when the command asking for it started (Unix seconds), which the run's times count from."""
     take_over_signals(PROGRAM)  # the engine's SIGTERM handler reports to an API the same signal may have stopped
     logger = get_run_logger()
-    started = time.perf_counter()
+    started = since(begun)
     context = FlowRunContext.get()
     runner = context.task_runner if context is not None else None
     if isinstance(runner, ThreadPoolTaskRunner) and getattr(runner, "_max_workers", 1) > 1:
@@ -207,7 +224,7 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> Refresh:
     cfg = load_config(config)
     ws = Workspace.for_config(cfg, config)
     run_id = uuid.uuid4().hex[:12]
-    progress = RunProgress(len(cfg.models), len(STEPS), label=f"refresh {cfg.name}")
+    progress = RunProgress(len(cfg.models), len(STEPS), label=f"refresh {cfg.name}", started=started)
     holder = f"leaderboard_refresh {run_id} ({cfg.name})"
     with run_lock(ws.store, wait=wait, holder=holder), contextlib.closing(progress) as display:
         start_run(ws, cfg, config, run_id, "leaderboard_refresh")
@@ -215,6 +232,7 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> Refresh:
             acquire_suites(cfg, ws.root)  # released suite files a benchmark reads, fetched where missing
             prompts = prompts_task(cfg.geneval)
             plan = plan_refresh(cfg, ws, prompts, run_id)
+            record_folders(ws, run_id, {m.model.name: m.folders for m in plan.models})  # before any is written
             display.total(sum(len(m.by_column()) for m in plan.models))
             # GenEval's generation shards (GenEval 2's generation is one call of its own)
             shards = max(sum(c.id.split("/")[1] == "generate" for c in m.calls) for m in plan.models)
@@ -240,23 +258,30 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> Refresh:
                     futures[call.id] = submit_call(call, futures, cfg, submit, stale)
                 graphs.append(graph)
             shared = {c.id: futures[c.id] for c in plan.shared}
+            shared_ids = {id(f): cid for cid, f in shared.items()}
             owner = {id(f): (g, step) for g in graphs for step, fs in g.steps().items() for f in fs}
             left = {(g.name, step): len(fs) for g in graphs for step, fs in g.steps().items()}
             every = [*shared.values(), *(f for g in graphs for fs in g.steps().values() for f in fs)]
-            display.at(graphs[0].name, "generate")
+            pending_shared = set(shared)
+            display.at(*(("shared", ", ".join(sorted(pending_shared))) if shared else (graphs[0].name, "generate")))
             ran_here = [f for f in every if isinstance(f, Done)]
             # followed as they finish: a chain, never a list (unpacking as_completed would wait for all of them)
             for future in itertools.chain(ran_here, as_completed([f for f in every if not isinstance(f, Done)])):
                 future.wait()  # its final state, as the engine returned it (the API's copy may lag behind)
-                if id(future) not in owner:
-                    continue  # a shared call (reference bandwidth): counted by the models that use it
+                if id(future) not in owner:  # a shared call (self-test, reference bandwidth): said when long
+                    call_id = shared_ids.get(id(future), "")
+                    pending_shared.discard(call_id)
+                    display.step_done("shared", call_id, time.perf_counter() - started, work_of([future]))
+                    if pending_shared:
+                        display.at("shared", ", ".join(sorted(pending_shared)))
+                    continue
                 graph, step = owner[id(future)]
                 left[(graph.name, step)] -= 1
                 if left[(graph.name, step)] == 0:
                     graph.finished.add(step)
                     display.advance()
-                    done = [f for f in graph.steps()[step] if f.state.is_completed() and f.state.name != "Cached"]
-                    work = sum(getattr(f.result(), "elapsed_s", 0.0) for f in done)
+                    work = work_of(graph.steps()[step])
+                    graph.work_s += work
                     display.step_done(graph.name, step, time.perf_counter() - started, work)
                     if len(graph.finished) == len(graph.steps()):
                         graph.done_s = round(time.perf_counter() - started, 3)
@@ -288,7 +313,8 @@ def leaderboard_refresh(config: str, wait: float = 0.0) -> Refresh:
         finish_run(ws, run_id, "completed", {"states": states, "task_runner": describe(runner)})
         display.at("all models", "report")
         report = report_task(ws.store, ws.reports, cfg.name, list(cfg.report.published_paths(ws.root)))
-    summary = run_summary(cfg, ws, run_id, len(prompts), outcomes, report, started, plan)
+    shared_work = tuple((call_id, round(work_of([f]), 3)) for call_id, f in shared.items())
+    summary = run_summary(cfg, ws, run_id, len(prompts), outcomes, report, started, plan, shared_work)
     logger.info("reports: %s\n%s", report.get("markdown"), summary.render())
     return Refresh(
         run_id=run_id,
@@ -336,14 +362,14 @@ def local_result_store() -> Any:
     return ResultStore(result_storage=storage, serializer=JSONSerializer())
 
 
-def refresh_without_prefect(config: str, cfg: Config, wait: float = 0.0) -> Refresh | None:
+def refresh_without_prefect(config: str, cfg: Config, wait: float = 0.0, begun: float | None = None) -> Refresh | None:
     """The refresh when there is nothing to compute: if every step's result is in the task cache (its content key
     unchanged, its files there), the store writes run here and the report is re-rendered only if its rows changed —
     without starting Prefect, whose API server alone costs seconds. None when any step must run (the caller then
     runs the flow, which takes the store's run lock itself)."""
     from t2ibench.pipeline import PromptSet, select_prompts, step_key
 
-    started = time.perf_counter()
+    started = since(begun)
     ws = Workspace.for_config(cfg, config)
     key = step_key("prompts", select_prompts, {"suite": cfg.geneval})
     store = local_result_store()
@@ -369,6 +395,7 @@ def refresh_without_prefect(config: str, cfg: Config, wait: float = 0.0) -> Refr
         )
         start_run(ws, cfg, config, run_id, "leaderboard_refresh")
         try:
+            record_folders(ws, run_id, {m.model.name: m.folders for m in plan.models})
             outcomes, states = [], {}
             for model in plan.models:
                 for call in model.calls:
@@ -408,12 +435,14 @@ def refresh_without_prefect(config: str, cfg: Config, wait: float = 0.0) -> Refr
     return Refresh(run_id=run_id, states=states, shared=shared, report=report, model_work_s=0.0, summary=summary)
 
 
-def refresh(config: str, wait: float = 0.0, loaded: Config | None = None) -> Refresh:
+def refresh(config: str, wait: float = 0.0, loaded: Config | None = None, begun: float | None = None) -> Refresh:
     """Run ``leaderboard_refresh`` on the task runner the config's ``runtime`` names (the CLI's and a deployment's
     one way in: the task runner is chosen per run, from the config, never fixed by the flow's decorator);
-    ``loaded`` is the config already loaded (and possibly overridden, as by ``--dask``)."""
+    ``loaded`` is the config already loaded (and possibly overridden, as by ``--dask``); ``begun``: when the
+    command started (Unix seconds; None: when the flow starts)."""
     cfg = loaded or load_config(config)
-    return leaderboard_refresh.with_options(task_runner=task_runner(cfg.runtime))(config=config, wait=wait)
+    runner = task_runner(cfg.runtime)
+    return leaderboard_refresh.with_options(task_runner=runner)(config=config, wait=wait, begun=begun)
 
 
 @flow(name="scheduled_refresh", log_prints=True)
@@ -446,6 +475,7 @@ def run(request: RefreshRequest) -> int:
         print(f"{PROGRAM}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     out = route_to_log(log, program=PROGRAM)  # from here on, only t2ibench's own lines reach the console
+    print(f"refresh {cfg.name}: started; Prefect's log and the libraries' output go to {log}", file=out.err, flush=True)
     # in the log, the verdict comes at exit, after Prefect's own shutdown lines (atexit runs handlers registered
     # earlier later), so a failed run's real cause is the last line there too
     verdict: list[str] = []
@@ -461,9 +491,10 @@ def run(request: RefreshRequest) -> int:
     try:
         with stop_on_signals(PROGRAM):  # SIGTERM/SIGHUP as Ctrl-C, each bounded to the grace period
             fast = not (request.flow or request.dask)
-            result = refresh_without_prefect(request.config, cfg, request.wait) if fast else None
+            begun = request.begun if request.begun is not None else time.time()
+            result = refresh_without_prefect(request.config, cfg, request.wait, begun) if fast else None
             if result is None:
-                result = refresh(request.config, wait=request.wait, loaded=cfg)
+                result = refresh(request.config, wait=request.wait, loaded=cfg, begun=begun)
     except InputError as exc:
         return failed(f"{PROGRAM}: error: {' '.join(str(exc).split())}", 2)
     except BaseException as exc:

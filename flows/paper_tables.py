@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import tasks  # noqa: F401  (project Prefect settings first)
@@ -63,9 +64,13 @@ def paper_tables(
 
 def run(request: PaperTablesRequest | DigitsRequest) -> int:
     """What ``t2ibench paper tables`` / ``t2ibench paper digits`` ask for: run the flow, print what it wrote as JSON;
-    returns the exit status."""
+    returns the exit status. Prefect's log lines and the libraries' output go to ``<out>/logs/paper_tables.log``."""
     from t2ibench.errors import InputError
+    from t2ibench.logs import route_to_log
 
+    log = Path(request.out) / "logs" / f"{PROGRAM}.log"
+    out = route_to_log(log, program=PROGRAM)
+    print(f"{PROGRAM}: started; Prefect's log and the libraries' output go to {log}", file=out.err, flush=True)
     try:
         if isinstance(request, PaperTablesRequest):
             result = paper_tables("tables", request.out, config=request.config)
@@ -73,9 +78,9 @@ def run(request: PaperTablesRequest | DigitsRequest) -> int:
             options = {k: v for k, v in dataclasses.asdict(request).items() if k != "out"}
             result = paper_tables("digits", request.out, options=options)
     except InputError as exc:
-        print(f"{PROGRAM}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"{PROGRAM}: error: {' '.join(str(exc).split())}", file=out.err, flush=True)
         return 2
-    print(json.dumps(result, indent=2, default=str))
+    print(json.dumps(result, indent=2, default=str), file=out.out, flush=True)
     return 0
 
 

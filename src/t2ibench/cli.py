@@ -466,6 +466,10 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             *inputs_of(args),
         ],
     )
+    if store:  # a store this evaluation may not be written into is refused before any judging
+        from t2ibench.store import Store
+
+        Store(store).check_evaluation_target()
     suite = suite_of(args)
     scan = bench.scan(images, suite, images_per_prompt=args.images_per_prompt)
     print(scan.report(), file=sys.stderr)
@@ -531,12 +535,13 @@ def _geneval_inputs(args: argparse.Namespace) -> list[Any]:
     return [place("--metadata", args.metadata), *_evaluator_inputs(args)]
 
 
-GENEVAL2_SUITE = "data/external/geneval2/geneval2_data.jsonl"  # where `t2ibench data fetch geneval2` puts it
-
-
 def _geneval2_suite(args: argparse.Namespace) -> Any:
+    from t2ibench.config import GENEVAL2_DATA
+    from t2ibench.datasets import check_release_copy
     from t2ibench.suites.geneval2 import read_geneval2
 
+    if args.suite_file == GENEVAL2_DATA and Path(args.suite_file).exists():
+        check_release_copy("geneval2", args.suite_file, where="--suite")  # the release's place holds the release
     if not Path(args.suite_file).exists():
         raise InputError(
             f"--suite {args.suite_file}: no such file; fetch GenEval 2's file with `t2ibench data fetch geneval2 "
@@ -643,6 +648,10 @@ def _cmd_agreement(args: argparse.Namespace) -> int:
         inputs += [place("--metadata", args.metadata), place("--scores", args.scores)]
         names = ("agreement.json", "agreement.md", "metrics.json")
         refuse_outputs([place("--out", Path(args.out) / name) for name in names], inputs)
+    if args.store:  # a damaged store is refused before the analysis (in-process or as the flow), not after it
+        from t2ibench.store import Store
+
+        Store(args.store).verify()
     if args.flow:
         return _agreement_flow(args)
     run = run_agreement(
@@ -769,7 +778,9 @@ def _generation_suite(args: argparse.Namespace) -> list[dict[str, Any]]:
                 "--import-from: a folder made elsewhere is judged as it is: `t2ibench evaluate geneval2 DIR`"
             )
         return [p.record() for p in _geneval2_suite(args).prompts]
-    if args.suite_file != GENEVAL2_SUITE or args.subset:
+    from t2ibench.config import GENEVAL2_DATA
+
+    if args.suite_file != GENEVAL2_DATA or args.subset:
         raise InputError(
             "--suite/--subset: GenEval 2's options; GenEval's prompts come from --seed/--per-task/--metadata"
         )
@@ -833,12 +844,31 @@ def _check_data(args: argparse.Namespace, cfg: Any) -> Any:
     return ws
 
 
+def _check_outputs(ws: Any, name: str, config: Path) -> None:
+    """Before a refresh starts: its data folder and store must be this config's and the store whole (the refresh
+    checks again under its lock; this only makes the refusal come in a second, not after Prefect's start-up)."""
+    from t2ibench.pipeline.ownership import check_data_folder
+    from t2ibench.pipeline.runs import config_file
+    from t2ibench.store import Store
+
+    file = config_file(ws, config)
+    check_data_folder(ws, name, file)
+    if ws.store.exists():
+        Store(ws.store).verify()
+        Store(ws.store).check_claim(name, file)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
+    import time
+
     from t2ibench.config import load_config
+
+    begun = time.time()
 
     cfg = load_config(args.config)  # validate before starting Prefect (clear errors, no 20 s start-up first)
     ws = _check_data(args, cfg)
     root, config = _workspace(args.config)
+    _check_outputs(ws, cfg.name, config)
     from t2ibench.requests import RefreshRequest
 
     request = RefreshRequest(
@@ -847,6 +877,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         dask=args.dask,
         summary=str(Path(args.summary).resolve()) if args.summary else None,
         flow=args.flow,
+        begun=begun,
     )
 
     def stopped(signum: int) -> None:  # after a forwarded signal: a run the refresh could not record is recorded
@@ -886,12 +917,13 @@ def _cmd_paper_digits(args: argparse.Namespace) -> int:
 def _cmd_gc(args: argparse.Namespace) -> int:
     from t2ibench.config import load_config
     from t2ibench.pipeline.gc import find_garbage, remove
+    from t2ibench.pipeline.runs import config_file
     from t2ibench.store import run_lock
 
     cfg = load_config(args.config)
     ws = _check_data(args, cfg)
     with run_lock(ws.store, holder=f"t2ibench gc ({cfg.name})"):
-        garbage = find_garbage(cfg, ws)
+        garbage = find_garbage(cfg, ws, config_file(ws, args.config))
         for path, size in garbage.stale:
             print(f"{'would remove' if args.dry_run else 'remove'} {path} ({size / 1e6:.1f} MB)")
         freed = garbage.size if args.dry_run else remove(garbage, ws)
@@ -899,6 +931,19 @@ def _cmd_gc(args: argparse.Namespace) -> int:
         print(f"left alone: {path} (not a model of config {cfg.name!r})", file=sys.stderr)
     for model, why in garbage.held:
         print(f"left alone: model {model}: {why}", file=sys.stderr)
+    if not garbage.has_store:
+        print(
+            f"config {cfg.name!r} has no store yet ({ws.store}): nothing in {ws.data} is attributable to it; "
+            "gc removes nothing",
+            file=sys.stderr,
+        )
+    elif garbage.unattributed:
+        print(
+            f"left alone: {len(garbage.unattributed)} version folders or files that config {cfg.name!r}'s store does "
+            f"not record as its own (made by another config, or before t2ibench recorded its folders), e.g. "
+            f"{garbage.unattributed[0]}",
+            file=sys.stderr,
+        )
     verb = "would free" if args.dry_run else "freed"
     print(
         f"{ws.data}: {len(garbage.stale)} stale versions or files, {verb} {freed / 1e6:.1f} MB; "
@@ -1007,7 +1052,7 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every verb (defaults come from the config classes: one place for each)."""
-    from t2ibench.config import GeneratorConfig
+    from t2ibench.config import GENEVAL2_DATA, GeneratorConfig
     from t2ibench.requests import AgreementRequest, DigitsRequest, PaperTablesRequest, RefreshRequest, ScheduleRequest
 
     parser = argparse.ArgumentParser(prog="t2ibench", description="Benchmark system for text-to-image models.")
@@ -1238,8 +1283,8 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument(
         "--suite",
         dest="suite_file",
-        default=GENEVAL2_SUITE,
-        help=f"geneval2: GenEval 2's geneval2_data.jsonl (default {GENEVAL2_SUITE}: `t2ibench data fetch geneval2`)",
+        default=GENEVAL2_DATA,
+        help=f"geneval2: GenEval 2's geneval2_data.jsonl (default {GENEVAL2_DATA}: `t2ibench data fetch geneval2`)",
     )
     gen.add_argument("--subset", action="store_true", help="geneval2: the --suite file is a subset of GenEval 2")
     gen.add_argument("--out", required=True, help="output folder (<NNNNN>/samples/*.png, manifest.json)")
@@ -1432,6 +1477,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _geneval2_parser(benchmarks: Any) -> None:
     """``t2ibench evaluate geneval2``: its options (the judge's from ``VQAJudgeConfig``, the answer rule's from
     ``t2ibench.metrics.soft_tifa``)."""
+    from t2ibench.config import GENEVAL2_DATA
     from t2ibench.metrics.soft_tifa import ANSWER_RULES, DEFAULT_ANSWER_RULE
     from t2ibench.models.registry import VQA_JUDGES
     from t2ibench.specs import VQAJudgeConfig
@@ -1447,7 +1493,7 @@ def _geneval2_parser(benchmarks: Any) -> None:
     g2.add_argument(
         "--suite",
         dest="suite_file",
-        default=GENEVAL2_SUITE,
+        default=GENEVAL2_DATA,
         help="GenEval 2's geneval2_data.jsonl (default: where `t2ibench data fetch geneval2 --out "
         "data/external/geneval2` puts it)",
     )

@@ -187,11 +187,33 @@ def fetch_geneval2(
     return fetch_release("geneval2", out, source=source, revision=revision, timeout=timeout)
 
 
+def check_release_copy(name: str, path: str | Path, *, where: str) -> Path:
+    """``path``, a copy of release ``name``'s data file kept where the release is fetched to, refused in one line
+    unless its bytes are the release's (SHA-256): an edited or damaged copy at the release's own place is never read
+    as the release. ``where`` names the setting or option that chose the path."""
+    spec = release(name)
+    target = Path(path)
+    item = spec.file(target.name) if target.name in {f.name for f in spec.files} else None
+    if item is None or item.sha256 is None:
+        return target
+    found = file_sha256(target)
+    if found != item.sha256:
+        raise InputError(
+            f"{where} {path}: SHA-256 {found[:16]}… is not {spec.title}'s released file's ({item.sha256[:16]}…): "
+            f"the copy at the release's place was edited or damaged — fetch it again (`t2ibench data fetch {name}`, "
+            "which replaces it), or name your own suite file elsewhere (its numbers are then labelled as not the "
+            "released file's)"
+        )
+    return target
+
+
 def acquire_suites(config: Any, root: Path) -> list[Path]:
     """The released suite files a refresh of ``config`` (a ``Config``; workspace ``root``) reads, fetched where they
     are missing: GenEval 2's at its default place (``benchmarks.geneval2.data`` left as is) comes from
-    ``$T2IBENCH_GENEVAL2_DATA`` or its pinned release, as ``t2ibench data fetch geneval2`` would. A suite file named
-    elsewhere is the user's own and is never fetched over (a missing one is refused when the run is planned)."""
+    ``$T2IBENCH_GENEVAL2_DATA`` or its pinned release, as ``t2ibench data fetch geneval2`` would, and verified
+    against the release's SHA-256 every time (``check_release_copy``). A suite file named elsewhere is the user's own
+    and is never fetched over (a missing one is refused when the run is planned; its numbers are labelled as not the
+    released file's)."""
     from t2ibench.config import GENEVAL2_DATA
 
     selection = config.benchmarks.geneval2
@@ -199,7 +221,7 @@ def acquire_suites(config: Any, root: Path) -> list[Path]:
         return []
     target = root / selection.data
     if target.is_file():
-        return [target]
+        return [check_release_copy("geneval2", target, where="benchmarks.geneval2.data")]
     note(f"{selection.data}: fetching GenEval 2's suite (as `t2ibench data fetch geneval2`)")
     fetched = fetch_release("geneval2", target.parent)
     return [p for p in fetched if p.name == target.name]

@@ -568,5 +568,14 @@ def store_results(
     version = {"model": model, "model_hash": images_identity(scan, suite), "evaluator_hash": content_hash(settings)}
     answers = vqa_answer_rows(results, "geneval2")
     scores = benchmark_score_rows(tables, "geneval2")
-    Store(store_path).write_benchmark(version, "geneval2", settings, answers, scores)
+    source = {
+        "writer": "t2ibench evaluate",
+        "images": str(scan.source),
+        "images_identity": version["model_hash"],
+        "prompts_judged": len(judged),
+        "suite": str(suite.path),
+        "suite_prompts": len(suite.prompts),
+        "suite_released": suite.released,
+    }
+    Store(store_path).write_evaluation(version, "geneval2", settings, answers, scores, source)
     return StoredEvaluation(model, version["model_hash"], version["evaluator_hash"], len(answers), len(scores))

@@ -432,7 +432,5 @@ def store_agreement(run: AgreementRun, store_path: str | Path) -> int:
             }
         )
     stats = agreement_rows(report)
-    store = Store(store_path)
-    store.upsert_rows("annotations", ann_rows)
-    store.upsert_rows("agreement", stats)
+    Store(store_path).write_agreement(ann_rows, stats)
     return len(ann_rows)

@@ -208,6 +208,9 @@ class RefreshRequest(Request):
     """Also write the run summary as JSON to this file."""
     flow: bool = False
     """Run the Prefect flow even when every step is cached."""
+    begun: float | None = None
+    """When the command that asked for the refresh started (Unix seconds): the run's times count from it, so its
+    wall time includes starting Prefect (None: from when the flow starts)."""
 
     def check(self) -> None:
         """A wait of 0 s or more; at least one Dask worker."""

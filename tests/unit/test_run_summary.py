@@ -22,12 +22,14 @@ from t2ibench.pipeline.summary import (
 from t2ibench.progress import RunProgress
 
 
-def model(name: str, generate: StepOutcome, status: Status, seconds: float) -> ModelSummary:
+def model(name: str, generate: StepOutcome, status: Status, seconds: float, work: float = 0.0) -> ModelSummary:
     rest = tuple(StepOutcome(step, status) for step in STEPS[1:])
-    return ModelSummary(model=name, steps=(generate, *rest), seconds=seconds)
+    return ModelSummary(model=name, steps=(generate, *rest), seconds=seconds, work=work)
 
 
-def summary(*models: ModelSummary, log: str | None = "/w/data/logs/refresh.log") -> RunSummary:
+def summary(
+    *models: ModelSummary, log: str | None = "/w/data/logs/refresh.log", seconds: float = 42.0, shared=()
+) -> RunSummary:
     return RunSummary(
         config="smoke",
         run_id="abc123",
@@ -36,34 +38,42 @@ def summary(*models: ModelSummary, log: str | None = "/w/data/logs/refresh.log")
         report_html="/w/reports/leaderboard.html",
         store="/w/data/t2ibench.duckdb",
         log=log,
-        seconds=42.0,
+        seconds=seconds,
+        shared=shared,
     )
 
 
 def test_the_table_has_a_row_per_model_and_a_column_per_step():
     text = summary(
-        model("tiny-a", StepOutcome("generate", "computed", made=20, reused=4), "computed", 3.25),
-        model("a-much-longer-name", StepOutcome("generate", "cached", made=0, reused=24), "cached", 125.0),
+        model("tiny-a", StepOutcome("generate", "computed", made=20, reused=4), "computed", 3.25, work=2.5),
+        model("a-much-longer-name", StepOutcome("generate", "cached", made=0, reused=24), "cached", 125.0, work=0.0),
+        seconds=130.0,
+        shared=(("selftest", 61.0),),
     ).render()
     lines = text.splitlines()
     assert lines[0] == "refresh smoke (run abc123): 2 models × 12 prompts"
     header, first, second = lines[1:4]
-    assert header.split() == ["model", *STEPS, "time"]
+    assert header.split() == ["model", *STEPS, "work", "done", "at"]
     assert first.split()[0] == "tiny-a"
     assert "computed (20 new, 4 reused)" in first
     assert first.count("computed") == len(STEPS)
-    assert first.endswith("3.2 s")
+    assert first.endswith("2.5 s  3.2 s")  # its own work, then when it was done (since the start)
     assert second.split()[0] == "a-much-longer-name"
     assert second.split()[1 : 1 + len(STEPS)] == ["cached"] * len(STEPS)
-    assert second.endswith("2 min 05 s")
+    assert second.endswith("0.0 s  2 min 05 s")
     # columns line up: every cell starts where its header does
-    for step in ("embed", "store", "time"):
+    for step in ("embed", "store", "work", "done at"):
         column = header.index(step)
         assert first[column - 2 : column] == "  "
         assert first[column] != " "
         assert second[column] != " "
     assert lines[4] == LEGEND
-    assert lines[5:] == [
+    # the wall time, and where it went: it adds up (2.5 + 61 + 66.5 = 130 s)
+    assert lines[5] == (
+        "time: 2 min 10 s wall; work: models 2.5 s, shared steps 1 min 01 s; the rest 1 min 06 s (start-up, "
+        "planning, cache look-ups, the report)"
+    )
+    assert lines[6:] == [
         "report: /w/reports/leaderboard.html",
         "store:  /w/data/t2ibench.duckdb",
         "log:    /w/data/logs/refresh.log",
@@ -73,11 +83,16 @@ def test_the_table_has_a_row_per_model_and_a_column_per_step():
     assert "prefect" not in text.lower()
 
 
+def test_work_on_several_workers_is_named_as_side_by_side():
+    text = summary(model("a", StepOutcome("generate", "computed", made=1), "computed", 30.0, work=50.0), seconds=40.0)
+    assert "work adds up to more than the wall time" in text.render()
+
+
 def test_without_a_log_file_the_log_line_is_left_out_and_a_missing_step_shows_a_dash():
     partial = ModelSummary("m", (StepOutcome("generate", "computed", made=3, reused=0),), seconds=0.5)
     text = summary(partial, log=None).render()
     row = text.splitlines()[2]
-    assert row.split() == ["m", "computed", "(3", "new)", "-", "-", "-", "-", "-", "0.5", "s"]
+    assert row.split() == ["m", "computed", "(3", "new)", "-", "-", "-", "-", "-", "0.0", "s", "0.5", "s"]
     assert "log:" not in text
 
 
@@ -131,6 +146,8 @@ def test_steps_of_several_tasks_and_the_store():
 def test_run_progress_prints_one_line_per_model_away_from_a_terminal():
     stream = io.StringIO()
     display = RunProgress(2, len(STEPS), label="refresh smoke", stream=stream)
+    display.step_done("shared", "selftest", 40.2, 38.0)  # a shared step with 10 s or more of work: said
+    display.step_done("shared", "reference-bandwidth/mobilenet", 41.0, 0.8)  # a short one: not
     for name in ("tiny-a", "tiny-b"):
         for step in STEPS:
             display.at(name, step)
@@ -138,6 +155,20 @@ def test_run_progress_prints_one_line_per_model_away_from_a_terminal():
         display.model_done(name, 12.4)
     display.close()
     assert stream.getvalue().splitlines() == [
-        "refresh smoke: tiny-a done in 12 s (1/2 models)",
-        "refresh smoke: tiny-b done in 12 s (2/2 models)",
+        "refresh smoke: shared selftest done at 40 s (38 s of work)",
+        "refresh smoke: tiny-a done at 12 s (1/2 models)",
+        "refresh smoke: tiny-b done at 12 s (2/2 models)",
     ]
+
+
+def test_run_progress_says_what_it_waits_for_when_a_minute_passes_without_a_line():
+    """Off a terminal a long step still shows life: a line naming what the run waits for (here every 0.2 s)."""
+    import time
+
+    stream = io.StringIO()
+    display = RunProgress(1, len(STEPS), label="refresh smoke", stream=stream, heartbeat=0.2)
+    display.at("tiny-a", "generate")
+    time.sleep(0.7)  # the heartbeat looks every min(heartbeat, 5 s)
+    display.close()
+    lines = stream.getvalue().splitlines()
+    assert lines and all(line.startswith("refresh smoke: working on tiny-a generate (") for line in lines)

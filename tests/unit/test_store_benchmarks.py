@@ -15,6 +15,17 @@ from t2ibench.store import BenchmarkRows, Store, VersionRows
 
 PROTOCOL = {"judge": {"model": "j", "commit": "c", "loaded_dtype": "float32"}, "answer_rule": "reference",
             "suite_sha256": "s" * 64, "prompt_set": "p1"}  # fmt: skip
+SOURCE = {"writer": "t2ibench evaluate", "images": "/x/imgs", "images_identity": "images", "prompts_judged": 3,
+          "suite": "/x/g2.jsonl", "suite_prompts": 800, "suite_released": True}  # fmt: skip
+
+
+def stored_evaluation(store: Store, version: dict[str, str], scores: list[dict[str, Any]]) -> None:
+    """An evaluation `t2ibench evaluate --store` put into a refresh's store before schema 14 refused that."""
+    from t2ibench.store import BenchmarkRows
+
+    with store.write() as con:
+        rows = BenchmarkRows("geneval2", version["evaluator_hash"], PROTOCOL, [], scores)
+        store._write_benchmark(con, version, rows, source=SOURCE)
 
 
 def answer(prompt: int, q: int, p: float) -> dict[str, Any]:
@@ -110,7 +121,7 @@ def test_the_leaderboard_shows_the_current_versions_geneval2_and_flags_other_pro
     store.write_version("r", version("a", "h1", "e1", "c1", geneval2(30.0)))
     store.write_version("r", version("b", "h2", "e2", "c2", geneval2(50.0, other, judged="g2")))
     stored = {"model": "cli", "model_hash": "images", "evaluator_hash": "p"}
-    store.write_benchmark(stored, "geneval2", PROTOCOL, [], [score("soft_tifa_gm", 70.0)])
+    stored_evaluation(store, stored, [score("soft_tifa_gm", 70.0)])
     store.write_version("r", version("c", "h3", "e3", "c3"))
     complete(store, "r", now)
     rows = {r["model"]: r for r in store.rows("SELECT * FROM leaderboard")}
@@ -134,8 +145,9 @@ def test_a_schema_11_store_keeps_its_geneval2_protocols(store):
     migration copies it into benchmark_protocols, once, and geneval2_scores still shows the judge; an evaluators row
     without a judge record (a refresh's) is never taken for a benchmark protocol."""
     scores = [score("soft_tifa_gm", 20.0)]
-    store.write_benchmark({"model": "m", "model_hash": "h", "evaluator_hash": "e"}, "geneval2", PROTOCOL, [], scores)
-    store.write_benchmark({"model": "n", "model_hash": "h", "evaluator_hash": "x"}, "geneval2", PROTOCOL, [], scores)
+    for model, evaluator in (("m", "e"), ("n", "x")):  # as schema 11's `evaluate --store` wrote them
+        version = {"model": model, "model_hash": "h", "evaluator_hash": evaluator}
+        stored_evaluation(store, version, scores)
     con = duckdb.connect(str(store.path))
     for view in ("leaderboard", "geneval2_current", "geneval2_scores"):
         con.execute(f"DROP VIEW {view}")

@@ -1,14 +1,20 @@
 """``t2ibench gc``: remove the files of versions a config no longer makes, so its data folder holds what its
 leaderboard shows (and what DVC tracks: the current versions only).
 
+gc removes only what it can attribute to the config: the data folder must be the config's
+(``pipeline/ownership.py``: another config's folder, or a copy of it, is refused in one line), and a version folder
+is removed only when the config's own store records it — a folder a refresh of the config planned
+(``output_folders``), or the images folder of a version it stored before folders were recorded. A config with no
+store removes nothing; a folder the store does not record is left alone and listed, whoever made it.
+
 The versions to keep are the ones the config's plan writes now (``Plan.outputs``: each model's images, GenEval
 results and embeddings folders, named by their version hashes) and, inside them, the current FKEA states and GenEval
-shard files. Everything else under ``<data>/images|results|embeddings/<model>/`` of the config's own models is
-stale: an older model or evaluator version. Folders of models the config does not name are left alone (another
-config may share the data folder), and so is anything that is not a plain folder or file inside the data folder (a
-version folder that is a symlink is removed as a link, never followed; a symlinked version root or model folder is
-refused). A model whose version on the leaderboard is not yet the one the config makes keeps all its folders.
-Stored rows are never touched: the store keeps the history, the report shows the current versions.
+shard files. Everything else attributable under ``<data>/images|results|embeddings/<model>/`` of the config's own
+models is stale: an older model or evaluator version. Folders of models the config does not name are left alone, and
+so is anything that is not a plain folder or file inside the data folder (a version folder that is a symlink is
+removed as a link, never followed; a symlinked version root or model folder is refused). A model whose version on
+the leaderboard is not yet the one the config makes keeps all its folders. Stored rows are never touched: the store
+keeps the history, the report shows the current versions.
 """
 
 from __future__ import annotations
@@ -23,19 +29,23 @@ from t2ibench.config import Config
 from t2ibench.errors import InputError
 from t2ibench.pipeline.plan import Plan, plan_refresh
 from t2ibench.pipeline.steps import select_prompts
+from t2ibench.store import describe_owner as describe
 from t2ibench.workspace import Workspace
 
 
 @dataclass(frozen=True)
 class Garbage:
     """What ``gc`` found: stale paths with their sizes in bytes, the kept version folders, model folders left
-    alone because the config does not name their model, and the config's models left alone (with why) because the
-    leaderboard shows another version of them than the config makes now (a refresh has not made it yet)."""
+    alone because the config does not name their model, the config's models left alone (with why) because the
+    leaderboard shows another version of them than the config makes now (a refresh has not made it yet), paths left
+    alone because the config's store does not record them as its own, and whether the config has a store at all."""
 
     stale: tuple[tuple[Path, int], ...]
     kept: tuple[Path, ...]
     foreign: tuple[Path, ...]
     held: tuple[tuple[str, str], ...] = ()
+    unattributed: tuple[Path, ...] = ()
+    has_store: bool = True
 
     @property
     def size(self) -> int:
@@ -86,11 +96,37 @@ def _refuse_links(ws: Workspace) -> None:
                     raise InputError(f"{model_dir}: is a symlink; t2ibench gc does not follow links (prune it by hand)")
 
 
-def find_garbage(config: Config, ws: Workspace) -> Garbage:
-    """The stale version folders and files of ``config``'s models in ``ws`` (nothing is removed). A model whose
-    version on the leaderboard is not the one the config makes now keeps every folder (the shown one among them)."""
+def attributed_folders(ws: Workspace) -> set[Path]:
+    """The version folders the config's store records as its own (absolute, under the data folder): those its
+    refreshes planned, and the images folders of versions stored before folders were recorded."""
+    from t2ibench.store import Store
+
+    store = Store(ws.store)
+    data = ws.data.resolve()
+    found = {data / folder for folder in store.recorded_folders()}
+    for model, model_hash, image in store.stored_image_paths():
+        folder = Path(image).parents[2] if len(Path(image).parents) > 2 else None  # <version>/<prompt>/samples/<img>
+        if folder is not None and folder.name == model_hash and folder.parent.name == model:
+            with contextlib.suppress(OSError, ValueError):
+                resolved = folder.parent.resolve() / folder.name
+                if resolved.parent.parent == data / "images":
+                    found.add(resolved)
+    return found
+
+
+def find_garbage(config: Config, ws: Workspace, config_file: str) -> Garbage:
+    """The stale version folders and files of ``config``'s models in ``ws`` that its store records as its own
+    (nothing is removed). A model whose version on the leaderboard is not the one the config makes now keeps every
+    folder (the shown one among them); a data folder of another config is refused."""
+    from t2ibench.pipeline.ownership import check_data_folder
+
     _refuse_links(ws)
+    check_data_folder(ws, config.name, config_file)
     plan = plan_refresh(config, ws, select_prompts(config.geneval), "gc")
+    if not ws.store.is_file():
+        every = tuple(p for root in ws.version_roots() if root.is_dir() for p in sorted(root.iterdir()))
+        return Garbage(stale=(), kept=tuple(sorted(plan.outputs)), foreign=(), unattributed=every, has_store=False)
+    _refuse_other_store(ws, config.name, config_file)
     shown = shown_versions(ws)
     held = tuple(
         (m.model.name, "the leaderboard shows another version (run the refresh first)")
@@ -99,9 +135,12 @@ def find_garbage(config: Config, ws: Workspace) -> Garbage:
     )
     kept = set(plan.outputs)
     current = _current_files(plan)
+    ours = attributed_folders(ws)
+    data = ws.data.resolve()
     names = {m.name for m in config.models} - {name for name, _ in held}
     stale: list[tuple[Path, int]] = []
     foreign: list[Path] = []
+    unattributed: list[Path] = []
     for root in ws.version_roots():
         if not root.is_dir():
             continue
@@ -111,9 +150,13 @@ def find_garbage(config: Config, ws: Workspace) -> Garbage:
                     foreign.append(model_dir)
                 continue
             if not model_dir.is_dir():
-                stale.append((model_dir, _size(model_dir)))
+                unattributed.append(model_dir)
                 continue
             for version in sorted(model_dir.iterdir()):
+                own = data / root.name / model_dir.name / version.name in ours
+                if not own:
+                    unattributed.append(version)
+                    continue
                 if version not in kept:
                     stale.append((version, _size(version)))
                     continue
@@ -124,7 +167,27 @@ def find_garbage(config: Config, ws: Workspace) -> Garbage:
                         stale.append((inner, _size(inner)))  # a whole folder of another version's files
                         continue
                     stale += [(item, _size(item)) for item in sorted(inner.iterdir()) if item not in current]
-    return Garbage(stale=tuple(stale), kept=tuple(sorted(kept)), foreign=tuple(foreign), held=held)
+    return Garbage(
+        stale=tuple(stale),
+        kept=tuple(sorted(kept)),
+        foreign=tuple(foreign),
+        held=held,
+        unattributed=tuple(unattributed),
+    )
+
+
+def _refuse_other_store(ws: Workspace, config: str, config_file: str) -> None:
+    """gc prunes by what the store records: a store that is not this config's is refused."""
+    from t2ibench.pipeline.ownership import store_belongs
+    from t2ibench.store import Store
+
+    if not store_belongs(ws, config, config_file):
+        owner = Store(ws.store).owner()
+        whose = "" if owner is None else f" (it {describe(owner)})"
+        raise InputError(
+            f"{ws.store}: not config {config!r}'s store{whose}; t2ibench gc removes only what the config's own "
+            "store records"
+        )
 
 
 def remove(garbage: Garbage, ws: Workspace) -> int:

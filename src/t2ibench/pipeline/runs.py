@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +10,7 @@ from t2ibench.config import Config
 from t2ibench.errors import InputError
 from t2ibench.hashing import code_version, section_hash
 from t2ibench.models.registry import device_name
+from t2ibench.pipeline.ownership import check_data_folder, claim_data_folder
 from t2ibench.store import Store
 from t2ibench.workspace import Workspace
 
@@ -36,7 +37,25 @@ def start_run(ws: Workspace, config: Config, config_path: str | Path, run_id: st
             },
         },
     }
-    return Store(ws.store).start_run(run, owner=(config.name, config_file(ws, config_path)))
+    file = config_file(ws, config_path)
+    check_data_folder(ws, config.name, file)  # another config's data folder is refused before the store is touched
+    stale = Store(ws.store).start_run(run, owner=(config.name, file))
+    claim_data_folder(ws, config.name, file)
+    return stale
+
+
+def record_folders(ws: Workspace, run_id: str, folders: Mapping[str, Sequence[Path]]) -> None:
+    """Record in the store every version folder a run planned (model → folders; kept relative to the data folder),
+    before any is written: what ``t2ibench gc`` may later attribute to this config."""
+    data = ws.data.resolve()
+    rows = []
+    for model, paths in folders.items():
+        for path in paths:
+            try:
+                rows.append(((path.parent.resolve() / path.name).relative_to(data).as_posix(), model))
+            except ValueError:
+                continue  # not under the data folder: gc never prunes it
+    Store(ws.store).record_folders(run_id, rows)
 
 
 def config_file(ws: Workspace, config_path: str | Path) -> str:

@@ -31,7 +31,7 @@ from t2ibench.config import (
     SelftestConfig,
     select_indices,
 )
-from t2ibench.errors import InputError
+from t2ibench.errors import InputError, note
 from t2ibench.hashing import file_digest
 from t2ibench.pipeline.estimators import kernel_choice
 from t2ibench.pipeline.identity import OUTPUT, PLACEMENT
@@ -235,6 +235,8 @@ def step_scores(judged: Judged, ci_level: float) -> TaskScores:
 def select_geneval2(selection: Geneval2Prompts, path: Path) -> tuple[PromptSet, SuiteFile]:
     """GenEval 2's prompts chosen by ``selection`` from the suite file ``path`` (each record the publisher's line,
     keyed by its 0-based index; the release's shape checked unless a subset is chosen) and the file's stamp."""
+    from t2ibench.config import GENEVAL2_DATA
+    from t2ibench.datasets import check_release_copy
     from t2ibench.suites.geneval2 import first_per_atom_count, read_geneval2
 
     if not path.is_file():
@@ -243,7 +245,14 @@ def select_geneval2(selection: Geneval2Prompts, path: Path) -> tuple[PromptSet, 
             "`t2ibench data fetch geneval2` (offline: --from DIR, or $T2IBENCH_GENEVAL2_DATA=DIR), or "
             "`dvc repro geneval2_data`"
         )
+    if selection.data == GENEVAL2_DATA:  # the release's own place holds the release, checked at every read
+        check_release_copy("geneval2", path, where="benchmarks.geneval2.data")
     suite = read_geneval2(path, full=selection.per_atom_count is None and selection.prompts is None)
+    if not suite.released:
+        note(
+            f"benchmarks.geneval2.data {selection.data}: not GenEval 2's released file (SHA-256 {suite.sha256[:16]}…); "
+            "its GenEval 2 numbers are stored and shown as measured on another suite"
+        )
     chosen = list(range(len(suite.prompts)))
     if selection.prompts is not None:
         chosen = [i for i, _ in select_indices(suite.prompts, selection.prompts, where="benchmarks.geneval2.prompts")]

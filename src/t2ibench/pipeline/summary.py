@@ -45,12 +45,14 @@ class StepOutcome:
 
 @dataclass(frozen=True)
 class ModelSummary:
-    """The outcomes of one model's steps (in ``STEPS`` order) and when it was done: seconds (wall clock) from the
-    start of the refresh until its last step finished (models run side by side, so these overlap)."""
+    """The outcomes of one model's steps (in ``STEPS`` order), when it was done — ``seconds`` (wall clock) from the
+    start of the refresh until its last step finished (models run side by side, so these overlap) — and ``work``,
+    the seconds of work its own steps did (cache hits: none)."""
 
     model: str
     steps: tuple[StepOutcome, ...]
     seconds: float
+    work: float = 0.0
 
     def outcome(self, step: str) -> StepOutcome | None:
         """The outcome of ``step`` (None when the model has no such step)."""
@@ -71,19 +73,22 @@ class RunSummary:
     seconds: float
     report_rendered: bool = True  # False: the report's rows had not changed, its files were kept
     geneval2_prompts: int = 0  # GenEval 2's prompts per model that runs it (0: none does)
+    shared: tuple[tuple[str, float], ...] = ()  # the calls every model shares (self-test, bandwidths): their work
 
     def render(self) -> str:
-        """The console summary: a header line, one row per model with a column per step, the legend, the paths."""
+        """The console summary: a header line, one row per model with a column per step, its own work and when it
+        was done, the legend, where the run's wall time went, the paths."""
         shown = [
             step
             for step in STEPS
             if step not in OPTIONAL_STEPS or any(m.outcome(step) is not None for m in self.models)
         ]
-        header = ["model", *shown, "time"]
+        header = ["model", *shown, "work", "done at"]
         rows = [
             [
                 m.model,
                 *((o.cell() if (o := m.outcome(step)) is not None else "-") for step in shown),
+                _seconds(m.work),
                 _seconds(m.seconds),
             ]
             for m in self.models
@@ -95,10 +100,22 @@ class RunSummary:
         ]
         lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]
         lines.append(LEGEND)
+        lines.append(self.time_line())
         report = self.report_html + ("" if self.report_rendered else "  (unchanged: its rows are the same)")
         paths = [("report", report), ("store", self.store)] + ([("log", self.log)] if self.log else [])
         lines += [f"{name + ':':<8}{path}" for name, path in paths]
         return "\n".join(lines) + "\n"
+
+    def time_line(self) -> str:
+        """Where the wall time went: 'work' is each model's own steps, 'done at' the time since the run started."""
+        models = sum(m.work for m in self.models)
+        shared = sum(w for _, w in self.shared)
+        parts = [f"models {_seconds(models)}"] + ([f"shared steps {_seconds(shared)}"] if shared else [])
+        head = f"time: {_seconds(self.seconds)} wall; work: {', '.join(parts)}"
+        rest = self.seconds - models - shared
+        if rest >= 0:
+            return f"{head}; the rest {_seconds(rest)} (start-up, planning, cache look-ups, the report)"
+        return f"{head} (steps ran side by side: work adds up to more than the wall time)"
 
 
 def _seconds(seconds: float) -> str:

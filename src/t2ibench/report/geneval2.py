@@ -86,6 +86,8 @@ def versions(scores: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "judge_dtype": row["judge_dtype"],
                 "answer_rule": row["answer_rule"],
                 "suite_sha256": row["suite_sha256"],
+                "source": row.get("source", "refresh"),
+                "provenance": _json(row.get("provenance")),
                 "cells": {},
             },
         )
@@ -100,6 +102,51 @@ def versions(scores: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         return -float(cell["estimate"]) if cell is not None else float("inf")
 
     return sorted(found.values(), key=lambda v: (v["protocol"], gm(v), v["model"]))
+
+
+def _json(value: Any) -> dict[str, Any]:
+    """A stored JSON object as a dict ({} for none or anything else)."""
+    import json
+
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def prompts_judged(version: Mapping[str, Any]) -> int | None:
+    """How many prompts an evaluation judged: its overall table's count (every overall cell has the same)."""
+    overall = [c for (table_name, _), c in version["cells"].items() if table_name == "overall"]
+    return int(overall[0]["prompts"]) if overall and overall[0]["prompts"] is not None else None
+
+
+def coverage_labels(suite_sha256: str | None, prompts: int | None) -> list[str]:
+    """What a GenEval 2 number was measured on, when it is not the whole released suite: 'not the released suite'
+    (another file, or none recorded) or 'N of 800 prompts'."""
+    from t2ibench.suites.geneval2 import RELEASE_PROMPTS, RELEASE_SHA256
+
+    if suite_sha256 != RELEASE_SHA256:
+        return ["not the released suite" if suite_sha256 else "suite not recorded"]
+    if prompts is not None and prompts < RELEASE_PROMPTS:
+        return [f"{prompts} of {RELEASE_PROMPTS} prompts"]
+    return []
+
+
+def origin(version: Mapping[str, Any]) -> str:
+    """Where an evaluation's images came from and how much of the suite it covers: 'refresh' for a refresh's own,
+    else who stored it, from which images (their identity), and the prompts judged."""
+    labels = coverage_labels(version.get("suite_sha256"), prompts_judged(version))
+    if version.get("source") != "stored":
+        return "; ".join(["refresh", *labels])
+    record = version.get("provenance") or {}
+    images = record.get("images")
+    who = "stored by `t2ibench evaluate` " + (f"from {images}" if images else "(origin not recorded)")
+    parts = [who, f"images {str(version['model_hash'])[:12]}"]
+    if record.get("prompts_judged") is not None and record.get("suite_prompts") is not None:
+        parts.append(f"{record['prompts_judged']} of {record['suite_prompts']} prompts of its suite")
+    return "; ".join(parts + [label for label in labels if "prompts" not in label])
 
 
 def page_name(version: Mapping[str, Any]) -> str:
@@ -138,18 +185,23 @@ def html_section(scores: Sequence[Mapping[str, Any]]) -> str:
             cells.append(
                 Cell.number(None) if c is None else Cell.number(c["estimate"], low=c["ci_low"], high=c["ci_high"])
             )
-        first = next(iter(v["cells"].values()))
-        cells += [Cell.text(v["judge_model"]), Cell.text(v["answer_rule"]), Cell.number(first["prompts"], digits=0)]
+        cells += [
+            Cell.text(v["judge_model"]),
+            Cell.text(v["answer_rule"]),
+            Cell.number(prompts_judged(v), digits=0),
+            Cell.text(origin(v)),
+        ]
         rows.append(cells)
     flag = protocol_flag(found)
-    headers = ["model", "protocol", *(METHOD_TITLES[m] for m in OVERALL), "judge", "answer rule", "prompts"]
+    headers = ["model", "protocol", *(METHOD_TITLES[m] for m in OVERALL), "judge", "answer rule", "prompts",
+               "measured on"]  # fmt: skip
     return (
         '<h2 id="geneval2">GenEval 2</h2>'
         + (f'<p class="flag" id="geneval2-protocol-flag">{esc(flag)}</p>' if flag else "")
         + "<p>Soft-TIFA GM (prompt level), Soft-TIFA AM (atom level), TIFA and VQAScore in percent points, each "
         "with its percentile-bootstrap interval over prompts; a model's page has the skill and atom-count tables "
         "and every image's questions with the judge's probabilities.</p>"
-        + table("geneval2-table", headers, rows, text_columns=(0, 1, 6, 7))
+        + table("geneval2-table", headers, rows, text_columns=(0, 1, 6, 7, 9))
     )
 
 
@@ -158,14 +210,17 @@ def markdown_section(scores: Sequence[Mapping[str, Any]]) -> str:
     found = versions(scores)
     if not found:
         return ""
-    headers = ["model", "protocol", *(METHOD_TITLES[m] for m in OVERALL), "judge", "answer rule"]
+    headers = ["model", "protocol", *(METHOD_TITLES[m] for m in OVERALL), "judge", "answer rule", "prompts",
+               "measured on"]  # fmt: skip
     rows = []
     for v in found:
         values = []
         for method in OVERALL:
             c = v["cells"].get(("overall", method))
             values.append("—" if c is None else score_cell(_cell(c)))
-        rows.append([v["model"], v["protocol"], *values, v["judge_model"], v["answer_rule"]])
+        judged = prompts_judged(v)
+        rows.append([v["model"], v["protocol"], *values, v["judge_model"], v["answer_rule"],
+                     "—" if judged is None else str(judged), origin(v)])  # fmt: skip
     flag = protocol_flag(found)
     return "\n".join(["## GenEval 2", "", *([flag, ""] if flag else []), markdown_table(headers, rows), ""])
 

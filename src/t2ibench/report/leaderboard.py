@@ -355,12 +355,15 @@ def geneval2_protocols(board: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def _geneval2_text(row: dict[str, Any], letters: dict[str, str]) -> str:
-    """'12.34 [10.1, 14.5]' (GenEval 2 Soft-TIFA GM, percent points) with its protocol letter when they differ."""
+    """'12.34 [10.1, 14.5]' (GenEval 2 Soft-TIFA GM, percent points) with its protocol letter when they differ, and
+    what it was measured on when that is not the whole released suite ('8 of 800 prompts', 'not the released
+    suite')."""
     if row.get("geneval2_gm") is None:
         return "—"
     text = f"{row['geneval2_gm']:.2f} {_interval(row.get('geneval2_gm_ci_low'), row.get('geneval2_gm_ci_high'))}"
-    letter = letters.get(row["model"])
-    return text + (f" (protocol {letter})" if letter else "")
+    labels = [f"protocol {letters[row['model']]}"] if row["model"] in letters else []
+    labels += geneval2.coverage_labels(row.get("geneval2_suite"), row.get("geneval2_prompts"))
+    return text + (f" ({'; '.join(labels)})" if labels else "")
 
 
 def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict[str, str]) -> str:

@@ -19,7 +19,7 @@ error types) and ``queries`` (the named reads the report uses). This module re-e
 """
 
 from t2ibench.metrics.geneval import table2_rows  # the store's home before metrics/geneval.py; kept importable
-from t2ibench.store.connection import BenchmarkRows, Store, VersionRows
+from t2ibench.store.connection import EVALUATE_WRITER, BenchmarkRows, Store, VersionRows, describe_owner
 from t2ibench.store.errors import (
     DAMAGE_MARKERS,
     StoreBusyError,
@@ -70,6 +70,7 @@ __all__ = [
     "DEPRECATED_COPIES",
     "DIVERSITY_COLUMNS",
     "DIVERSITY_SCORES",
+    "EVALUATE_WRITER",
     "EXPORT_BATCH",
     "NEVER_STATEMENTS",
     "READ_STATEMENTS",
@@ -93,6 +94,7 @@ __all__ = [
     "StoreVersionError",
     "VersionRows",
     "check_user_sql",
+    "describe_owner",
     "ensure_schema",
     "lock_path",
     "run_lock",

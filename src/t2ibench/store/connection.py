@@ -31,6 +31,7 @@ from t2ibench.store.errors import (
     _lock_holder,
     found_damaged,
 )
+from t2ibench.store.integrity import block_problem, header_problem
 from t2ibench.store.lock import run_lock
 from t2ibench.store.migrations import check_version, ensure_schema
 from t2ibench.store.sandbox import DEFAULT_QUERY_TIMEOUT, SANDBOX_CONFIG, QueryRows
@@ -72,17 +73,54 @@ class BenchmarkRows:
     scores: Sequence[Mapping[str, Any]]
 
 
+# store files this process has checked whole before writing into them, by identity (device, inode, size, mtime):
+# the process's own writes keep a file verified (``_still_verified``); a change made elsewhere is checked again
+_VERIFIED: set[tuple[int, int, int, int]] = set()
+_VERIFIED_LOCK = threading.Lock()
+
+
+def _file_identity(path: Path) -> tuple[int, int, int, int] | None:
+    """(device, inode, size, mtime) of an existing non-empty file, None otherwise (nothing to verify yet)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) if st.st_size else None
+
+
+def _still_verified(path: Path) -> None:
+    """After this process wrote ``path`` (verified before the write), its new identity is verified too."""
+    identity = _file_identity(path)
+    if identity is not None:
+        with _VERIFIED_LOCK:
+            _VERIFIED.add(identity)
+
+
+EVALUATE_WRITER = "t2ibench evaluate"  # the owner of a store that `t2ibench evaluate --store` started
+
+
 def _owner(path: Path, value: Any) -> dict[str, str]:
-    """The store's recorded owner ({'config', 'file'}); a damaged record is refused, never guessed."""
+    """The store's recorded owner: a config ({'config', 'file'}) or ``t2ibench evaluate`` ({'writer'}); a damaged
+    record is refused, never guessed."""
     try:
         owner = json.loads(value)
     except (TypeError, ValueError):
         owner = None
+    if isinstance(owner, dict) and owner.get("writer") == EVALUATE_WRITER and len(owner) == 1:
+        return {"writer": EVALUATE_WRITER}
     if not (isinstance(owner, dict) and all(isinstance(owner.get(k), str) for k in ("config", "file"))):
         raise InputError(
             f"{path}: store_meta's owner record is damaged ({str(value)[:80]!r}); t2ibench will not write into it"
         )
     return {"config": owner["config"], "file": owner["file"]}
+
+
+def describe_owner(owner: Mapping[str, str]) -> str:
+    """Whose a store is, as 'this store …' goes on: "belongs to config 'smoke' (configs/smoke.yaml)", or "holds
+    evaluations stored by `t2ibench evaluate --store` (no config)"."""
+    if owner.get("writer") == EVALUATE_WRITER:
+        return f"holds evaluations stored by `{EVALUATE_WRITER} --store` (no config)"
+    return f"belongs to config {owner.get('config')!r} ({owner.get('file')})"
 
 
 class Store:
@@ -117,6 +155,8 @@ class Store:
             raise InputError(f"{self.path}: no results store yet (run a benchmark first)")
         if st is not None and not stat.S_ISREG(st.st_mode):
             raise StoreRefusedError(f"{self.path}: not a regular file (a pipe, socket or device), not a results store")
+        if st is not None and (problem := header_problem(target)) is not None:
+            raise _damaged(self.path, problem)
         for suffix in WAL_SUFFIXES:
             sibling = Path(f"{target}{suffix}")
             try:
@@ -148,8 +188,33 @@ class Store:
 
     def _connect(self, *, read_only: bool) -> duckdb.DuckDBPyConnection:
         """A sealed connection (SANDBOX_CONFIG, settings locked; a read-only one reads no file at all but the store it
-        opened); waits while another process holds the file."""
+        opened); waits while another process holds the file. Before a process first opens a file for writing, every
+        table of it is read through a read-only connection (``verify``): a damaged store is never opened for writing."""
         target = self._checked_file(read_only=read_only)
+        if not read_only:
+            self.verify()
+        return self._open(target, read_only=read_only)
+
+    def verify(self) -> None:
+        """Refuse (``StoreDamagedError``) a store whose headers, size or any block fail DuckDB's own checksums
+        (``integrity.block_problem``), read under a read-only connection so that no writer changes the file
+        meanwhile; done once per process and file (a new store passes at once)."""
+        target = self._checked_file(read_only=False)
+        identity = _file_identity(target)
+        if identity is None or identity in _VERIFIED:
+            return
+        con = self._open(target, read_only=True)
+        try:
+            problem = block_problem(target)
+        finally:
+            con.close()
+        if problem is not None:
+            raise _damaged(self.path, problem)
+        with _VERIFIED_LOCK:
+            _VERIFIED.add(identity)
+
+    def _open(self, target: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
+        """``duckdb.connect`` to the checked file ``target``, sealed, retrying while another process holds it."""
         deadline = time.monotonic() + self.timeout
         delay = 0.05
         while True:
@@ -188,6 +253,7 @@ class Store:
         back; the caller then checks the result before it commits (``sandbox._protect_schema``)."""
         self.file.parent.mkdir(parents=True, exist_ok=True)
         con = self._connect(read_only=False)
+        committed = False
         try:
             con.execute("BEGIN TRANSACTION")
             if repair:
@@ -198,6 +264,7 @@ class Store:
                 ensure_schema(con, str(self.path))
             yield con
             con.execute("COMMIT")
+            committed = True
         except BaseException as exc:
             with contextlib.suppress(duckdb.Error):
                 con.execute("ROLLBACK")
@@ -206,6 +273,8 @@ class Store:
             raise
         finally:
             con.close()
+            if committed:
+                _still_verified(self.file)  # this process's own write: the file stays verified as it now is
 
     @contextlib.contextmanager
     def read(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -317,25 +386,26 @@ class Store:
         with self.write() as con:
             return self.upsert(con, table, rows)
 
-    def write_benchmark(
-        self,
-        version: Mapping[str, str],
-        benchmark: str,
-        settings: Mapping[str, Any],
-        answers: Sequence[Mapping[str, Any]],
-        scores: Sequence[Mapping[str, Any]],
+    def write_agreement(
+        self, annotations: Sequence[Mapping[str, Any]], statistics: Sequence[Mapping[str, Any]]
     ) -> None:
-        """Store one evaluation of a VQA-judged benchmark in one transaction: the protocol record
-        (``benchmark_protocols``), the answers (``vqa_answers``) and the tables' cells (``benchmark_scores``) of
-        ``version`` (model, model_hash, evaluator_hash), replacing what that version stored before: no stale answer
-        survives."""
-        rows = BenchmarkRows(benchmark, version["evaluator_hash"], settings, answers, scores)
+        """Upsert human annotations (with their verdicts) and the agreement statistics computed from them, in one
+        transaction: never the annotations without their statistics."""
         with self.write() as con:
-            self._write_benchmark(con, version, rows)
+            self.upsert(con, "annotations", annotations)
+            self.upsert(con, "agreement", statistics)
 
-    def _write_benchmark(self, con: duckdb.DuckDBPyConnection, version: Mapping[str, str], rows: BenchmarkRows) -> None:
+    def _write_benchmark(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        version: Mapping[str, str],
+        rows: BenchmarkRows,
+        *,
+        source: Mapping[str, Any] | None = None,
+    ) -> None:
         scope = {**version, "benchmark": rows.benchmark}
-        self.replace(con, "benchmark_protocols", scope, [{"settings": dict(rows.settings)}])
+        protocol = {"settings": dict(rows.settings), "source": None if source is None else dict(source)}
+        self.replace(con, "benchmark_protocols", scope, [protocol])
         self.replace(con, "vqa_answers", scope, rows.answers)
         self.replace(con, "benchmark_scores", scope, rows.scores)
 
@@ -404,27 +474,116 @@ class Store:
 
     def _claim(self, con: duckdb.DuckDBPyConnection, config: str, config_file: str) -> None:
         """``claim`` inside the caller's transaction."""
-        row = con.execute("SELECT value FROM store_meta WHERE key = 'owner'").fetchone()
+        if self._refuse_claim(con, config, config_file):
+            con.execute(
+                "INSERT INTO store_meta VALUES ('owner', ?)", [json.dumps({"config": config, "file": config_file})]
+            )
+
+    def check_claim(self, config: str, config_file: str) -> None:
+        """Refuse (one line), reading only, a store that config ``config`` could not claim (see ``claim``); a store
+        not there yet passes."""
+        if self.file.exists():
+            with self.read() as con:
+                self._refuse_claim(con, config, config_file)
+
+    def _refuse_claim(self, con: duckdb.DuckDBPyConnection, config: str, config_file: str) -> bool:
+        """Refuse a store owned by another config or by ``t2ibench evaluate``, or holding other configs' runs;
+        True when the store has no owner record yet (the claim writes one)."""
+        tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        owner_sql = "SELECT value FROM store_meta WHERE key = 'owner'"
+        row = con.execute(owner_sql).fetchone() if "store_meta" in tables else None
         if row is not None:
             owner = _owner(self.path, row[0])
             if (owner.get("config"), owner.get("file")) != (config, config_file):
                 raise InputError(
-                    f"{self.path}: this store belongs to config {owner.get('config')!r} ({owner.get('file')}); "
-                    f"config {config!r} ({config_file}) cannot write into it — give it its own outputs.store"
+                    f"{self.path}: this store {describe_owner(owner)}; config {config!r} ({config_file}) "
+                    "cannot write into it — give it its own outputs.store"
                 )
-            return
-        others = [
-            r[0]
-            for r in con.execute(
-                "SELECT DISTINCT config_name FROM runs WHERE config_name IS DISTINCT FROM ? ORDER BY 1", [config]
-            ).fetchall()
-        ]
+            return False
+        sql = "SELECT DISTINCT config_name FROM runs WHERE config_name IS DISTINCT FROM ? ORDER BY 1"
+        others = [r[0] for r in con.execute(sql, [config]).fetchall()] if "runs" in tables else []
         if others:
             raise InputError(
                 f"{self.path}: this store holds runs of config(s) {', '.join(map(repr, others))}; config "
                 f"{config!r} cannot write into it — give it its own outputs.store"
             )
-        con.execute("INSERT INTO store_meta VALUES ('owner', ?)", [json.dumps({"config": config, "file": config_file})])
+        return True
+
+    def check_evaluation_target(self) -> None:
+        """Before any judging: refuse (one line) a store that ``t2ibench evaluate --store`` may not write — damaged
+        (every block checked), or belonging to a config (only that config's refresh writes there: images stored from
+        elsewhere would show as its models' results)."""
+        if not self.file.exists():
+            self._checked_file(read_only=False)  # a special file or a bad name is refused now, not after judging
+            return
+        self.verify()
+        with self.read() as con:
+            self._refuse_for_evaluation(con)
+
+    def _refuse_for_evaluation(self, con: duckdb.DuckDBPyConnection) -> bool:
+        """Refuse a store belonging to a config (or holding a refresh's runs); True when it is already
+        ``t2ibench evaluate``'s own, False when it is unclaimed."""
+        tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        if "store_meta" not in tables:
+            return False
+        row = con.execute("SELECT value FROM store_meta WHERE key = 'owner'").fetchone()
+        owner = None if row is None else _owner(self.path, row[0])
+        if owner is not None and owner.get("writer") == EVALUATE_WRITER:
+            return True
+        sql = "SELECT DISTINCT config_name FROM runs ORDER BY 1"
+        configs = [r[0] for r in con.execute(sql).fetchall()] if "runs" in tables else []
+        if owner is not None or configs:
+            whose = (
+                describe_owner(owner)
+                if owner is not None
+                else f"holds runs of config(s) {', '.join(map(repr, configs))}"
+            )
+            raise InputError(
+                f"{self.path}: this store {whose}; only that config's refresh writes there — store this "
+                "evaluation in a store of its own (--store OTHER.duckdb), or put the images on that leaderboard as a "
+                "model of the config (generator backend 'folder')"
+            )
+        return False
+
+    def write_evaluation(
+        self,
+        version: Mapping[str, str],
+        benchmark: str,
+        settings: Mapping[str, Any],
+        answers: Sequence[Mapping[str, Any]],
+        scores: Sequence[Mapping[str, Any]],
+        source: Mapping[str, Any],
+    ) -> None:
+        """Store an evaluation made outside a refresh (``t2ibench evaluate --store``) in one transaction, as
+        a refresh's version does, with its ``source`` (who stored it, the images, the prompts judged); the store
+        is claimed for ``t2ibench evaluate`` in the same transaction, and one belonging to a config is refused."""
+        rows = BenchmarkRows(benchmark, version["evaluator_hash"], settings, answers, scores)
+        with self.write() as con:
+            if not self._refuse_for_evaluation(con):
+                con.execute("INSERT INTO store_meta VALUES ('owner', ?)", [json.dumps({"writer": EVALUATE_WRITER})])
+            self._write_benchmark(con, version, rows, source=source)
+
+    def record_folders(self, run_id: str, folders: Sequence[tuple[str, str]]) -> None:
+        """Record version folders (folder relative to the data folder, model) a run of this store's config planned;
+        a folder already recorded keeps the run that first planned it."""
+        with self.write() as con:
+            if folders:
+                con.executemany(
+                    "INSERT INTO output_folders VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                    [[folder, model, run_id] for folder, model in folders],
+                )
+
+    def recorded_folders(self) -> set[str]:
+        """Every version folder this store's refreshes planned, relative to their config's data folder."""
+        with self.read() as con:
+            return {r[0] for r in con.execute("SELECT folder FROM output_folders").fetchall()}
+
+    def stored_image_paths(self) -> list[tuple[str, str, str]]:
+        """(model, model_hash, the path of one of its images) per stored images version: where a version stored
+        before folders were recorded keeps its images."""
+        with self.read() as con:
+            rows = con.execute("SELECT model, model_hash, min(path) FROM images GROUP BY ALL ORDER BY 1, 2").fetchall()
+        return [(str(m), str(h), str(p)) for m, h, p in rows if p is not None]
 
     def owner(self) -> dict[str, str] | None:
         """The config this store belongs to ({'config': name, 'file': path in the workspace}), None if unclaimed."""

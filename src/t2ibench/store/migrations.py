@@ -55,7 +55,7 @@ def _migrate_benchmark_protocols(con: duckdb.DuckDBPyConnection) -> None:
     """Schema 12 keeps a benchmark evaluation's protocol in benchmark_protocols; schema 11 wrote it as the
     evaluators row of its own evaluator hash (``t2ibench evaluate geneval2 --store``): copied over, once."""
     con.execute(
-        "INSERT INTO benchmark_protocols "
+        "INSERT INTO benchmark_protocols (model, model_hash, evaluator_hash, benchmark, settings) "
         "SELECT DISTINCT s.model, s.model_hash, s.evaluator_hash, s.benchmark, e.settings "
         "FROM benchmark_scores s JOIN evaluators e USING (evaluator_hash) "
         "WHERE json_extract(e.settings, '$.judge') IS NOT NULL "

@@ -10,9 +10,12 @@ from typing import Any
 from t2ibench.errors import InputError
 from t2ibench.metrics.geneval import TASKS
 
-SCHEMA_VERSION = 13  # 13: evaluator_selftests (the GenEval evaluator's self-test: agreement, false passes and
-# false passes on absent objects on compositor images and on real photographs) and run_selftests (which one a run
-# judged each model's images with); 12: benchmark_protocols (the protocol each VQA-judged benchmark evaluation was
+SCHEMA_VERSION = 14  # 14: output_folders (every version folder a refresh of the store's config planned, relative
+# to its data folder: what `t2ibench gc` may attribute to this store), benchmark_protocols.source (an evaluation
+# stored from outside a refresh: who stored it, from which images, how many of the suite's prompts); 13:
+# evaluator_selftests (the GenEval evaluator's self-test: agreement, false passes and false passes on absent
+# objects on compositor images and on real photographs) and run_selftests (which one a run judged each model's
+# images with); 12: benchmark_protocols (the protocol each VQA-judged benchmark evaluation was
 # measured under, keyed by its version: a refresh stores GenEval 2 under the model version's own evaluator hash, whose
 # evaluators row is the whole refresh's protocol), GenEval 2 columns in the leaderboard view; 11: benchmark results of
 # VQA-judged benchmarks (GenEval 2): vqa_answers (every question asked of every image, with the judge's probability
@@ -114,8 +117,11 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     # the protocol of one VQA-judged benchmark evaluation of one version: the judge as loaded (identity, dtype),
     # the answer rule, the suite file's SHA-256, the prompts judged (prompt_set) and t2ibench's version
+    # source: NULL for a refresh's own evaluation; for one stored by `t2ibench evaluate --store`, who stored it, the
+    # images (their folder or map, their identity), the prompts judged and the suite's prompt count, and whether the
+    # suite was the released file — never part of the protocol (it says where the images came from, not how judged)
     "benchmark_protocols": (
-        "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, benchmark VARCHAR, settings JSON",
+        "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, benchmark VARCHAR, settings JSON, source JSON",
         ("model", "model_hash", "evaluator_hash", "benchmark"),
     ),
     # which benchmark evaluation (its own evaluator_hash) a run made current for each of its models: GenEval 2 is
@@ -128,6 +134,10 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     # whole report (per truth set — compositor, photos — and task: agreement, false pass / fail, false pass on
     # absent objects, with counts)
     "evaluator_selftests": ("selftest_hash VARCHAR, evaluator JSON, report JSON", ("selftest_hash",)),
+    # every version folder a refresh planned to write (images, results, embeddings, a benchmark's own images), relative
+    # to the config's data folder, with the model and the run that first planned it: `t2ibench gc` removes only
+    # folders listed here (another config's, or one made before schema 14, is never attributed to this store)
+    "output_folders": ("folder VARCHAR, model VARCHAR, run_id VARCHAR", ("folder",)),
     # which self-test measured the GenEval evaluator a run judged each of its models with
     "run_selftests": ("run_id VARCHAR, model VARCHAR, selftest_hash VARCHAR", ("run_id", "model")),
     # every cell of a benchmark's tables as its metrics module computed it (GenEval 2: t2ibench.metrics.soft_tifa):
@@ -342,7 +352,7 @@ VIEWS = {
                json_extract_string(p.settings, '$.suite_sha256') AS suite_sha256,
                json_extract_string(p.settings, '$.prompt_set') AS prompt_set,
                coalesce(p.protocol_key, 'unrecorded:' || s.model || ':' || s.evaluator_hash) AS protocol_key,
-               CASE WHEN r.model IS NULL THEN 'stored' ELSE 'refresh' END AS source,
+               CASE WHEN r.model IS NULL THEN 'stored' ELSE 'refresh' END AS source, p.source AS provenance,
                h.model IS NOT NULL AS current
         FROM benchmark_scores s
         LEFT JOIN p USING (model, model_hash, evaluator_hash, benchmark)
@@ -367,7 +377,7 @@ VIEWS = {
         SELECT c.model, c.model_hash, c.evaluator_hash, rb.evaluator_hash AS geneval2_hash,
                {GENEVAL2_COLUMNS},
                max(s.prompts) AS geneval2_prompts, any_value(s.judge_model) AS geneval2_judge,
-               any_value(s.protocol_key) AS geneval2_protocol
+               any_value(s.protocol_key) AS geneval2_protocol, any_value(s.suite_sha256) AS geneval2_suite
         FROM current_models c
         JOIN run_benchmarks rb USING (run_id, model, model_hash)
         JOIN geneval2_scores s ON s.model = rb.model AND s.model_hash = rb.model_hash
@@ -396,6 +406,7 @@ VIEWS = {
                any_value(g.geneval2_am_ci_high) AS geneval2_am_ci_high,
                any_value(g.geneval2_prompts) AS geneval2_prompts,
                any_value(g.geneval2_judge) AS geneval2_judge, any_value(g.geneval2_protocol) AS geneval2_protocol,
+               any_value(g.geneval2_suite) AS geneval2_suite,
                c.model_hash, c.evaluator_hash, c.run_id, c.finished_at
         FROM current_models c
         JOIN models m USING (model, model_hash)

@@ -29,6 +29,7 @@ from t2ibench.paths import shown
 
 ATOM_COUNTS = tuple(range(3, 11))
 PROMPTS_PER_ATOM_COUNT = 100
+RELEASE_PROMPTS = PROMPTS_PER_ATOM_COUNT * len(ATOM_COUNTS)  # 800: the released file's prompts
 RECORD_KEYS = ("prompt", "atom_count", "vqa_list", "skills")
 DATA_FILE = "geneval2_data.jsonl"
 RELEASE_COMMIT = "a6e82d2289e8d418f27f0adee77908b07060eea3"  # facebookresearch/GenEval2: the version t2ibench reads
