@@ -1099,13 +1099,15 @@ def _(tmp: Path) -> str:
     scan = scan_folder(geneval_folder(tmp), SUITE, images_per_prompt=2)
     out = tmp / "results.jsonl"
     evaluate_scan(scan, Detector(), Red(), out=out, show_progress=False)
-    partial = tmp / "results.jsonl.partial"
     lines = out.read_text().splitlines()
     # leave what an interrupted run with threshold 0.3 leaves, then resume with 0.6
-    from t2ibench.geneval_eval import evaluation_fingerprint
+    from t2ibench.geneval_eval import evaluation_fingerprint, parse_result
+    from t2ibench.hashing import file_sha256
+    from t2ibench.resume import PartialResults
 
-    settings = json.loads(json.dumps(evaluation_fingerprint(Detector(), Red(), GenEvalParams()), default=str))
-    partial.write_text(json.dumps({"partial_settings": settings}) + "\n" + lines[0] + "\n")
+    left = PartialResults(out, evaluation_fingerprint(Detector(), Red(), GenEvalParams()), parse_result)
+    left.start([(json.loads(lines[0]), file_sha256(scan.items[0].path))])
+    left.close()
     heard: list[str] = []
     handler = logging.Handler()
     handler.emit = lambda record: heard.append(record.getMessage())  # type: ignore[method-assign]
@@ -1494,20 +1496,20 @@ def _photo_truth(tmp: Path, photo: str, prompt: str) -> Path:
 def _(tmp: Path) -> Any:
     from t2ibench.suites.photos import load_photo_truth
 
-    return load_photo_truth(_photo_truth(tmp, "sha256: x", "[a photo of a dog, true, wrong]"))
+    return load_photo_truth(_photo_truth(tmp, "sha256: " + "0" * 64, "[a photo of a dog, true, wrong]"))
 
 
 @case(
     "photo-truth-pixels-changed",
     "a photo truth set whose photo's pixels are not the ones reviewed (another checksum)",
-    "error naming the photo; nothing judged",
-    r"photo 'skimage:chelsea': its pixels \(sha256 [0-9a-f]{12}…\) are not the ones reviewed",
+    "error naming the file and the photo when the set is loaded; nothing judged",
+    r"t\.yaml: photos\.chelsea: photo 'skimage:chelsea': its pixels \(sha256 [0-9a-f]{12}…\) are not the ones "
+    r"reviewed",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.suites.photos import compose, load_photo_truth
+    from t2ibench.suites.photos import load_photo_truth
 
-    truth = load_photo_truth(_photo_truth(tmp, "sha256: " + "0" * 64, "[a photo of a cat, true, a cat]"))
-    return compose(truth.images[0], truth)
+    return load_photo_truth(_photo_truth(tmp, "sha256: " + "0" * 64, "[a photo of a cat, true, a cat]"))
 
 
 @case(
@@ -1519,7 +1521,9 @@ def _(tmp: Path) -> Any:
 def _(tmp: Path) -> Any:
     from t2ibench.suites.photos import load_photo_truth
 
-    return load_photo_truth(_photo_truth(tmp, "sha256: x, unsure: [bed]", "[a photo of a bed, false, x]"))
+    return load_photo_truth(
+        _photo_truth(tmp, "sha256: " + "0" * 64 + ", unsure: [bed]", "[a photo of a bed, false, x]")
+    )
 
 
 @case(
@@ -2458,6 +2462,7 @@ def _(tmp: Path) -> Any:
 # this file is ``__main__`` and they would register into ``tests.corpus`` instead: the block at the end imports that.
 if __name__ != "__main__":
     from tests import corpus_store, corpus_files, corpus_resources, corpus_signals, corpus_probe, corpus_geneval2  # noqa: F401, I001
+    from tests import corpus_round4_inputs  # noqa: F401  (the import line above is full)
 
 # Behaviours shown by other tests (rendered into docs/reliability.md with the corpus).
 OTHER_GUARANTEES = [

@@ -688,6 +688,10 @@ def _agreement_flow(args: argparse.Namespace) -> int:
         raise InputError("--flow reads the suite from a file: add --metadata evaluation_metadata.jsonl")
     if not args.out:
         raise InputError("--flow writes agreement.json, agreement.md and metrics.json: add --out DIR")
+    from t2ibench.human_agreement import load_agreement_inputs
+
+    # every input file read and checked now (under a second), not after the flow's start-up (≈ 15 s)
+    load_agreement_inputs(args.annotations, _suite(args), auto=args.auto or [], scores=args.scores)
     request = AgreementRequest(
         annotations=tuple(args.annotations),
         metadata=args.metadata,

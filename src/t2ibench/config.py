@@ -39,6 +39,7 @@ from t2ibench.specs import VQAJudgeConfig as VQAJudgeConfig
 from t2ibench.specs import check_int, check_seed
 from t2ibench.specs import visible_text as visible_text  # re-exported: its home is t2ibench.specs
 from t2ibench.suites.geneval import MAX_PER_TASK, generate_suite
+from t2ibench.suites.photos import load_photo_truth
 from t2ibench.suites.published import BUILTIN, load_published
 
 T = TypeVar("T")
@@ -632,6 +633,12 @@ def load_config(path: str | Path) -> Config:
             load_published(table)  # a bad reference table fails now, not after the run's model work
         except InputError as exc:
             raise InputError(f"{p}:report.published[{i}]: {exc}") from None
+    selftest = config.evaluators.selftest
+    if selftest is not None and selftest.photos:
+        try:  # the photo truth set and its photos' pixels, checked now (≈ 0.5 s), not when the self-test reaches them
+            load_photo_truth()
+        except InputError as exc:
+            raise InputError(f"{p}:evaluators.selftest.photos: {exc}") from None
     return config
 
 

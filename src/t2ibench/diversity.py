@@ -80,11 +80,13 @@ def _no_bandwidth(**given: float | Median) -> None:
             raise InputError(f"{name}={value!r}: the cosine kernel has no bandwidth (σ applies to kernel 'gaussian')")
 
 
-def sigma_note(sigma: float | Median, rows: Any, seed: int, what: str) -> tuple[float, str]:
+def sigma_note(
+    sigma: float | Median, rows: Any, seed: int, what: str, *, source: str | Path, option: str
+) -> tuple[float, str]:
     """σ as given (embedding units), or for ``"median"`` the median heuristic on ``rows``, with a sentence saying
-    which."""
+    which; an error names the ``what`` embeddings of file ``source`` and the ``option`` that sets this σ."""
     if sigma == MEDIAN:
-        value = median_heuristic_sigma(rows, seed=seed)
+        value = median_heuristic_sigma(rows, seed=seed, name=f"{source} ({what} embeddings)", option=option)
         return value, (
             f"{what} σ = {value:.6g} (sigma: median — the median heuristic, the median pairwise distance of "
             f"≤ {SIGMA_SAMPLE} rows, seed {seed})."
@@ -92,7 +94,7 @@ def sigma_note(sigma: float | Median, rows: Any, seed: int, what: str) -> tuple[
     try:  # a rule only a config knows ('reference'), or a misspelling, is not a number either
         value = check_sigma(sigma)
     except InputError as exc:
-        raise InputError(f"{what} {exc} (or {MEDIAN!r}: the median heuristic)") from None
+        raise InputError(f"{option}: {what} {exc} (or {MEDIAN!r}: the median heuristic)") from None
     return value, f"{what} σ = {value:.6g} (given)."
 
 
@@ -126,7 +128,7 @@ def diversity_of_file(
     else:
         rng = np.random.default_rng(seed)
         sample = source.rows(rng.choice(source.n, size=min(source.n, SIGMA_SAMPLE), replace=False))
-        value, sentence = sigma_note(sigma, sample, seed, "Gaussian")
+        value, sentence = sigma_note(sigma, sample, seed, "Gaussian", source=source.path, option="--sigma")
         note += " " + sentence
         if method == "auto":
             choice = choose_method(source.n, source.dim, rff_dim=rff_dim)
@@ -188,8 +190,13 @@ def diversity_of_pairs(
     if kernel == "cosine":
         _no_bandwidth(sigma=image_sigma, text_sigma=text_sigma)
     if kernel == "gaussian":
-        image_value, s1 = sigma_note(image_sigma, image_table.embeddings, seed, "image")
-        text_value, s2 = sigma_note(text_sigma, prompt_table.embeddings, seed, "text")
+        # each side's σ error names its file and the option that sets it (t2ibench diversity IMAGES --prompts TEXTS)
+        image_value, s1 = sigma_note(
+            image_sigma, image_table.embeddings, seed, "image", source=image_table.path, option="--sigma"
+        )
+        text_value, s2 = sigma_note(
+            text_sigma, prompt_table.embeddings, seed, "text", source=prompt_table.path, option="--text-sigma"
+        )
         note += f" {s1} {s2}"
     est = Scendi(kernel=kernel, image_sigma=image_value, text_sigma=text_value, rff_dim=rff_dim, seed=seed)
     est.update(image_table.embeddings, texts, image_ids=image_ids, text_ids=image_ids)

@@ -64,7 +64,8 @@ def file_sha256(path: str | Path) -> str:
 
 
 def record_sha256(record: Mapping[str, Any]) -> str:
-    """SHA-256 (64 hex digits) of a prompt record's canonical JSON (sorted keys): what an image or verdict was for."""
+    """SHA-256 (64 hex digits) of a record's canonical JSON (sorted keys): a prompt record (what an image or verdict
+    was for), or a resumable results row with its settings (``t2ibench.resume``)."""
     return hashlib.sha256(json.dumps(dict(record), sort_keys=True).encode()).hexdigest()
 
 

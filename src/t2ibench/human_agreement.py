@@ -276,6 +276,41 @@ class AgreementRun:
     suite: Sequence[Mapping[str, Any]]
 
 
+@dataclass
+class AgreementInputs:
+    """Every input of an agreement analysis, read and checked: the annotations (and what loading each file did),
+    the human verdicts, the automatic verdicts of ``--auto`` results files and the ``--scores``, if given."""
+
+    annotations: list[Annotation]
+    loads: list[LoadReport]
+    verdicts: HumanVerdicts
+    automatic: dict[ImageKey, bool]
+    scores: dict[ImageKey, float] | None
+
+
+def load_agreement_inputs(
+    annotation_paths: Sequence[str | Path],
+    suite: Sequence[Mapping[str, Any]],
+    *,
+    auto: Sequence[str] = (),
+    scores: str | Path | None = None,
+) -> AgreementInputs:
+    """Read and check every input file of the analysis (annotations, each once; ``auto``: ``[SOURCE=]results.jsonl``
+    each; ``scores``) — under a second for GenEval's files; ``agreement --flow`` calls it before starting the flow."""
+    from t2ibench.geneval_eval import read_results
+
+    annotations, loads = load_all_annotations(annotation_paths, suite)
+    verdicts = human_verdicts(annotations, suite)
+    automatic: dict[ImageKey, bool] = {}
+    for spec in auto:
+        source, path = parse_auto_spec(spec, verdicts.sources)
+        for key, value in auto_verdicts(read_results(path), source).items():
+            if key in automatic:
+                raise InputError(f"--auto {spec}: image {key[0]} {key[1]:05d}/{key[2]} already has a verdict")
+            automatic[key] = value
+    return AgreementInputs(annotations, loads, verdicts, automatic, read_scores(scores) if scores else None)
+
+
 def run_agreement(
     annotation_paths: Sequence[str | Path],
     suite: Sequence[Mapping[str, Any]],
@@ -292,21 +327,12 @@ def run_agreement(
     """The whole analysis: load annotations (each file once), human verdicts, automatic verdicts from results files
     (``auto``: ``[SOURCE=]results.jsonl`` each), agreement tables with bootstrap intervals (``resamples``,
     ``ci_level``, ``ci_seed``) and, with ``scores``, tuned thresholds (``folds``, ``seed``)."""
-    from t2ibench.geneval_eval import read_results
-
-    annotations, loads = load_all_annotations(annotation_paths, suite)
-    verdicts = human_verdicts(annotations, suite)
-    automatic: dict[ImageKey, bool] = {}
-    for spec in auto:
-        source, path = parse_auto_spec(spec, verdicts.sources)
-        for key, value in auto_verdicts(read_results(path), source).items():
-            if key in automatic:
-                raise InputError(f"--auto {spec}: image {key[0]} {key[1]:05d}/{key[2]} already has a verdict")
-            automatic[key] = value
+    found = load_agreement_inputs(annotation_paths, suite, auto=auto, scores=scores)
+    annotations, loads, verdicts, automatic = found.annotations, found.loads, found.verdicts, found.automatic
     report = agreement_report(
         verdicts,
         {auto_label: automatic} if automatic else None,
-        read_scores(scores) if scores else None,
+        found.scores,
         folds=folds,
         seed=seed,
         resamples=resamples,

@@ -1,8 +1,17 @@
 """Reading images defensively: every file either opens as 8-bit RGB (with a note saying what was converted) or
-fails with an error naming it; paths that lead outside the folder they belong to are refused."""
+fails with an error naming it; paths that lead outside the folder they belong to are refused.
+
+The size rule (``size_problem``, checked from the file's header before any pixel is decoded) is what every
+evaluator can take: each side at least ``MIN_SIDE`` px (transformers' processors read a 1 or 3 px side as the
+channel axis), an aspect ratio at most ``MAX_ASPECT``:1 (the detectors fit an image into 1333 × 800 px, so a longer
+strip leaves its short side under 32 px, one stride of their coarsest feature map; Qwen3-VL refuses beyond 200:1,
+and CLIP's shortest-side resize of a 1 × 20 000 strip would be a gigapixel), and at most PIL's
+``Image.MAX_IMAGE_PIXELS`` pixels (PIL only warns up to twice that: a decompression bomb is refused here instead).
+"""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +34,28 @@ def check_inside(path: str | Path, root: str | Path, *, what: str = "image") -> 
     if not inside(path, root):
         raise InputError(f"{path}: {what} path escapes {root} (resolves to {Path(path).resolve()})")
     return Path(path)
+
+
+MIN_SIDE = 8  # px: the shortest side an image to judge may have
+MAX_ASPECT = 40  # the longest side over the shortest, at most
+
+
+def size_problem(width: int, height: int) -> str | None:
+    """Why an image of ``width`` × ``height`` px is not one to judge (the module docstring's rule), or None."""
+    from PIL import Image
+
+    limit = Image.MAX_IMAGE_PIXELS
+    rule = f"each side ≥ {MIN_SIDE} px, aspect ratio ≤ {MAX_ASPECT}:1" + (f", ≤ {limit:,} pixels" if limit else "")
+    short, long = min(width, height), max(width, height)
+    if short < MIN_SIDE:
+        why = f"a side under {MIN_SIDE} px"
+    elif long / short > MAX_ASPECT:
+        why = f"aspect ratio {long / short:,.0f}:1"
+    elif limit and width * height > limit:
+        why = f"{width * height:,} pixels"
+    else:
+        return None
+    return f"degenerate size {width}×{height} px ({why}; images to judge have {rule})"
 
 
 def to_rgb(image: Any) -> tuple[Any, str | None]:
@@ -50,7 +81,8 @@ def to_rgb(image: Any) -> tuple[Any, str | None]:
 
 
 def load_rgb(path: str | Path, *, root: str | Path | None = None) -> tuple[Any, str | None]:
-    """Open an image file fully as 8-bit RGB (EXIF orientation applied); InputError names an unreadable file."""
+    """Open an image file fully as 8-bit RGB (EXIF orientation applied); InputError names an unreadable file or one
+    of a degenerate size (``size_problem``, read from the header before decoding)."""
     from PIL import Image, ImageOps
 
     p = Path(path)
@@ -59,7 +91,13 @@ def load_rgb(path: str | Path, *, root: str | Path | None = None) -> tuple[Any, 
     try:
         if p.stat().st_size == 0:
             raise InputError(f"{p}: zero-byte image")
-        with Image.open(p) as raw:
+        with warnings.catch_warnings():  # PIL warns of a bomb it would still decode: refused below instead
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            raw = Image.open(p)
+        with raw:
+            problem = size_problem(*raw.size)
+            if problem is not None:
+                raise InputError(f"{p}: {problem}")
             raw.load()
             image = ImageOps.exif_transpose(raw)
             image.load()

@@ -499,3 +499,23 @@ def test_bootstrap_is_refused_before_allocating_beyond_the_memory_limit(monkeypa
     monkeypatch.setenv("T2IBENCH_MEMORY_LIMIT", "1M")
     with pytest.raises(InputError, match=r"a bootstrap of 100000 resamples over 6 clusters in 3 strata needs ~"):
         bootstrap_agreement(votes, cluster, stratum, resamples=100_000)
+
+
+def test_agreement_flow_checks_its_input_files_before_starting_the_flow(tmp_path, monkeypatch, capsys):
+    """`agreement --flow` read its annotations only in the flow, after its start-up; now a bad file is refused
+    first, in one line, and no flow starts."""
+    from pathlib import Path
+
+    import t2ibench.cli as cli
+    from t2ibench.suites.geneval import generate_suite, write_suite
+
+    started = []
+    monkeypatch.setattr(cli, "_run_flow", lambda *a, **k: started.append(a) or 0)
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])  # a checkout: flows/human_agreement.py is there
+    write_suite(tmp_path / "meta.jsonl", generate_suite(seed=0, per_task=1))
+    bad = tmp_path / "annotations_bad.csv"
+    bad.write_text("HITId,Input.prompt_id\nH,0\n")
+    argv = ["agreement", "--flow", "--annotations", str(bad), "--metadata", str(tmp_path / "meta.jsonl")]
+    assert cli.main([*argv, "--out", str(tmp_path / "out")]) == 2
+    assert "annotations_bad.csv" in capsys.readouterr().err
+    assert started == []

@@ -309,6 +309,56 @@ def test_a_torn_partial_line_is_dropped_without_swallowing_the_next_row(tmp_path
     assert len(read_results(out)) == 3
 
 
+def test_a_probability_edited_in_the_partial_file_is_judged_again_not_reused(tmp_path, suite, caplog):
+    """The reproducer of issue 36: a stored row whose probabilities were raised by hand (image, prompt and protocol
+    untouched) no longer matches its own digest; its image is asked again and the tables equal an honest run."""
+    import logging
+
+    scan = scan_images(folder(tmp_path / "imgs", suite, samples=1), suite)
+    out = tmp_path / "results.jsonl"
+    honest = evaluate_scan(scan, ScriptedJudge(), suite=suite, rule="reference", show_progress=False)
+    judge_images_in_chunks(scan, StopAfter(1), suite, out, expect_stop=True)  # two images stored
+    partial = Path(str(out) + ".partial")
+    lines = partial.read_text().splitlines()
+    row = json.loads(lines[1])
+    for q in row["questions"]:
+        q["probability"] = 0.95
+    lines[1] = json.dumps(row, sort_keys=True)
+    partial.write_text("\n".join(lines) + "\n")
+    caplog.set_level(logging.WARNING, logger="t2ibench")
+    again = ScriptedJudge()
+    resumed = evaluate_scan(scan, again, suite=suite, rule="reference", out=out, show_progress=False)
+    assert resumed == honest
+    assert sum(again.calls) == sum(len(p.questions) + 1 for p in (suite.prompts[0], suite.prompts[2]))
+    said = [r.getMessage() for r in caplog.records if r.name == "t2ibench"]
+    assert f"{partial}: judging 1 stored row(s) again: 1 edited (the row's digest does not match its content)" in said
+    am = summarise(resumed, resamples=10).overall["soft_tifa_am"].estimate
+    assert am == pytest.approx(summarise(honest, resamples=10).overall["soft_tifa_am"].estimate)
+
+
+def test_an_image_of_a_degenerate_size_is_a_scan_problem_and_never_reaches_the_judge(tmp_path, suite):
+    """GenEval 2's folder and map scans share GenEval's image check; the judge's own loader refuses it too."""
+    from t2ibench.models.vqa import open_image
+
+    imgs = folder(tmp_path / "imgs", suite, samples=1)
+    strip = imgs / "00001" / "samples" / "0000.png"
+    Image.new("RGB", (1, 20_000)).save(strip)
+    scan = scan_images(imgs, suite)
+    assert [scan.name(i) for i in scan.items] == ["00000/samples/0000.png", "00002/samples/0000.png"]
+    assert scan.problems == (
+        f"{strip}: degenerate size 1×20000 px (a side under 8 px; images to judge have each side ≥ 8 px, aspect "
+        "ratio ≤ 40:1, ≤ 89,478,485 pixels)",
+    )
+    mapping = tmp_path / "map.json"
+    mapping.write_text(json.dumps({p.prompt: f"imgs/{p.index:05d}/samples/0000.png" for p in suite.prompts}))
+    (problem,) = scan_images(mapping, suite).problems
+    assert f"prompt {suite.prompts[1].prompt!r}: {strip}: degenerate size 1×20000 px" in problem
+    with pytest.raises(InputError, match=r"0000\.png: degenerate size 1×20000 px"):
+        open_image(strip)
+    with pytest.raises(InputError, match=r"a judge request's image: degenerate size 400×2 px"):
+        open_image(Image.new("RGB", (400, 2)))
+
+
 def test_a_judge_answer_that_is_not_a_probability_stops_before_anything_is_stored(tmp_path, suite):
     class NaNJudge(ScriptedJudge):
         def ask(self, requests):

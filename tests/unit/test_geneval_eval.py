@@ -76,6 +76,50 @@ def test_every_departure_is_listed(tmp_path):
     assert "non-digit folders (1): notes" in report
 
 
+@pytest.mark.parametrize(
+    ("size", "why"),
+    [
+        ((1, 20_000), "a side under 8 px"),  # was judged: a transformers ValueError traceback, a .partial left
+        ((7, 64), "a side under 8 px"),
+        ((8 * 41, 8), "aspect ratio 41:1"),
+    ],
+)
+def test_an_image_of_a_degenerate_size_is_a_problem_naming_it(tmp_path, size, why):
+    root = make_folder(tmp_path, SUITE[:2], per_prompt=1)
+    Image.new("RGB", size, (200, 30, 30)).save(root / "00001" / "samples" / "00000.png")
+    scan = scan_folder(root, SUITE[:2], images_per_prompt=1)
+    assert not scan.ok
+    assert len(scan.items) == 1
+    (problem,) = scan.problems
+    assert problem.startswith(f"{root / '00001' / 'samples' / '00000.png'}: degenerate size {size[0]}×{size[1]} px")
+    assert f"({why}; images to judge have each side ≥ 8 px, aspect ratio ≤ 40:1, ≤ 89,478,485 pixels)" in problem
+
+
+def test_the_size_rule_holds_at_its_bounds_and_refuses_a_bomb_before_decoding(tmp_path, monkeypatch):
+    from PIL import Image as PILImage
+    from PIL import ImageFile
+
+    from t2ibench.errors import InputError
+    from t2ibench.images import MAX_ASPECT, MIN_SIDE, load_rgb, size_problem
+
+    assert size_problem(MIN_SIDE, MIN_SIDE * MAX_ASPECT) is None  # the extremes allowed
+    assert size_problem(MIN_SIDE - 1, MIN_SIDE) is not None
+    assert size_problem(100, 100 * MAX_ASPECT + 1) is not None
+    path = tmp_path / "big.png"
+    PILImage.new("1", (3000, 2000)).save(path)  # 6 megapixels, a few kB
+    monkeypatch.setattr(PILImage, "MAX_IMAGE_PIXELS", 4_000_000)  # PIL would warn and decode up to 8 M
+    decoded = []
+    original = ImageFile.ImageFile.load
+    monkeypatch.setattr(ImageFile.ImageFile, "load", lambda self: decoded.append(1) or original(self))
+    said = r"big\.png: degenerate size 3000×2000 px \(6,000,000 pixels; .*≤ 4,000,000 pixels\)"
+    with pytest.raises(InputError, match=said):
+        load_rgb(path)
+    assert decoded == [], "refused from the header, before decoding"
+    monkeypatch.setattr(PILImage, "MAX_IMAGE_PIXELS", 8_000_000)
+    load_rgb(path)
+    assert decoded, "the same file within the limit is decoded"
+
+
 def test_scan_of_a_missing_directory(tmp_path):
     from t2ibench.errors import InputError
 

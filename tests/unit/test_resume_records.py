@@ -146,6 +146,74 @@ def test_a_partial_record_compares_as_canonical_json(tmp_path, notes):
     assert not [n for n in notes() if ".partial" in n]
 
 
+def edit_partial(out, number, change):
+    """Rewrite line ``number`` (1: the settings line) of ``out``.partial through ``change(record)``, by hand."""
+    partial = out.with_name(out.name + ".partial")
+    lines = partial.read_text().splitlines()
+    record = json.loads(lines[number - 1])
+    change(record)
+    lines[number - 1] = json.dumps(record, sort_keys=True)
+    partial.write_text("\n".join(lines) + "\n")
+
+
+def test_a_partial_verdict_edited_by_hand_is_judged_again_and_the_note_says_so(tmp_path, notes):
+    """A row whose content no longer matches its own digest (a verdict flipped, image and prompt untouched) is
+    never reused: its image is judged again and one note names the file and counts it."""
+    root, out = interrupted(tmp_path, SUITE, judged=4)  # prompts 0 and 1 judged
+
+    def flip(record):
+        record["correct"], record["reason"] = False, "edited"
+
+    edit_partial(out, 2, flip)  # 00000/00000's verdict: was True
+    detector = CountingDetector()
+    rows = evaluate_scan(scan_folder(root, SUITE), detector, RedColour(), out=out, show_progress=False)
+    assert len(detector.seen) == 3, "the edited row and prompt 2's two images"
+    assert rows[0].correct
+    assert rows[0].reason != "edited"
+    assert rows == evaluate_scan(scan_folder(root, SUITE), CountingDetector(), RedColour(), show_progress=False)
+    edited = "1 edited (the row's digest does not match its content)"
+    assert notes() == [f"{out}.partial: judging 1 stored row(s) again: {edited}"]
+
+
+def test_a_partial_written_before_row_digests_is_judged_again_with_a_note(tmp_path, notes):
+    """Rows without a digest (the format before it) cannot be told from edited ones: judged again, noted."""
+    root, out = interrupted(tmp_path, SUITE, judged=4)
+    for number in range(2, 6):
+        edit_partial(out, number, lambda record: record.pop("row_sha256"))
+    detector = CountingDetector()
+    evaluate_scan(scan_folder(root, SUITE), detector, RedColour(), out=out, show_progress=False)
+    assert len(detector.seen) == 6, "nothing of the old partial file is reused"
+    old = "4 without a row digest (written by an older t2ibench)"
+    assert notes() == [f"{out}.partial: judging 4 stored row(s) again: {old}"]
+
+
+def test_a_garbled_row_is_counted_but_a_torn_last_line_is_not(tmp_path, notes):
+    root, out = interrupted(tmp_path, SUITE, judged=4)
+    partial = out.with_name(out.name + ".partial")
+    lines = partial.read_text().splitlines()
+    lines[2] = lines[2][: len(lines[2]) // 2]  # a row cut in the middle of the file: not what a kill leaves
+    partial.write_text("\n".join(lines) + "\n" + '{"filename": "00002/sam')  # and a torn last line (a kill)
+    detector = CountingDetector()
+    evaluate_scan(scan_folder(root, SUITE), detector, RedColour(), out=out, show_progress=False)
+    assert len(detector.seen) == 3
+    assert notes() == [f"{out}.partial: judging 1 stored row(s) again: 1 unreadable"]
+
+
+def test_a_settings_line_edited_to_match_does_not_pass_rows_off_as_made_under_it(tmp_path, notes):
+    """Each row's digest covers the settings it was made under: rows made at threshold 0.3 whose settings line was
+    edited to say 0.6 are judged again at 0.6."""
+    from t2ibench.metrics.geneval import GenEvalParams
+
+    root, out = interrupted(tmp_path, SUITE, judged=4)
+    edit_partial(out, 1, lambda record: record["partial_settings"]["params"].update(threshold=0.6))
+    detector = CountingDetector()
+    params = GenEvalParams(threshold=0.6)
+    evaluate_scan(scan_folder(root, SUITE), detector, RedColour(), params=params, out=out, show_progress=False)
+    assert len(detector.seen) == 6
+    assert notes() == [f"{out}.partial: judging 4 stored row(s) again: 4 edited (the row's digest does not match "
+                       "its content)"]  # fmt: skip
+
+
 # -- the generation log -------------------------------------------------------------------------------------------
 
 

@@ -361,3 +361,49 @@ def test_state_size_is_independent_of_n(rng):
     est.update(rng.standard_normal((5000, 3)), rng.standard_normal((5000, 2)), image_ids=ids, text_ids=ids)
     assert est._stat()._upper.nbytes == size == (4 * 16) ** 2 * 8
     assert est.n == 5050
+
+
+# -- which side's σ: the median-heuristic errors name the text side, its file and option ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("texts", "said"),
+    [
+        (np.ones((1, 4)), r"p\.npz \(text embeddings\) has 1 row\(s\); 2 are needed for the median-heuristic σ "
+                          r"\(or give --text-sigma\)"),
+        (np.ones((3, 4)), r"p\.npz \(text embeddings\): median pairwise distance is 0 .*: set --text-sigma explicitly"),
+    ],
+    ids=["one-prompt", "constant-prompts"],
+)  # fmt: skip
+def test_a_degenerate_text_side_is_named_with_its_file_and_option(tmp_path, texts, said):
+    from t2ibench.diversity import diversity_of_pairs
+
+    rng = np.random.default_rng(0)
+    ids = np.arange(30) % len(texts)
+    np.savez(tmp_path / "i.npz", embeddings=rng.normal(size=(30, 6)), ids=ids)
+    np.savez(tmp_path / "p.npz", embeddings=texts, ids=np.arange(len(texts)))
+    with pytest.raises(InputError, match=said):
+        diversity_of_pairs(tmp_path / "i.npz", tmp_path / "p.npz")
+    np.savez(tmp_path / "i.npz", embeddings=np.ones((30, 6)), ids=ids)  # the image side constant: named as such
+    with pytest.raises(InputError, match=r"i\.npz \(image embeddings\): median pairwise .*: set --sigma explicitly"):
+        diversity_of_pairs(tmp_path / "i.npz", tmp_path / "p.npz", text_sigma=1.0)
+
+
+def test_the_refresh_names_the_text_features_and_the_config_key(tmp_path):
+    from t2ibench.hashing import file_digest
+    from t2ibench.pipeline.results import Embedded, EmbeddingFiles
+    from t2ibench.pipeline.steps import step_median_bandwidth
+
+    images, texts = tmp_path / "clip_image.npy", tmp_path / "clip_text.npy"
+    np.save(images, np.random.default_rng(0).normal(size=(4, 3)))
+    np.save(texts, np.ones((1, 3)))  # one prompt
+    files = EmbeddingFiles(str(images), str(images), str(texts))
+    digests = EmbeddingFiles(file_digest(images), file_digest(images), file_digest(texts))
+    embedded = Embedded("m", files, digests, (0, 0, 0, 0), (0, 1, 2, 3), (0,))
+    assert step_median_bandwidth(embedded, "clip_image", seed=0).value > 0
+    said = (
+        r"m: the CLIP text embeddings of the prompts \(.*clip_text\.npy\) has 1 row\(s\); 2 are needed for the "
+        r"median-heuristic σ \(or give evaluators\.scendi\.text_sigma \(a number or 'reference'\)\)"
+    )
+    with pytest.raises(InputError, match=said):
+        step_median_bandwidth(embedded, "clip_text", seed=0)

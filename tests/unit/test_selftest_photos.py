@@ -102,8 +102,13 @@ def test_positions_hold_only_between_one_row_or_one_column():
         (lambda d: d["images"][0].update(rows=[[["astronaut"]]]), "unknown photo"),
         (lambda d: d.update(version="abc"), "version: expected an integer"),
         (lambda d: d["photos"].update({"a+b": d["photos"]["coffee"]}), "id 'a\\+b' must be letters"),
+        # a path-like source or a malformed checksum: refused as the file is parsed, not when a photo is decoded
+        (lambda d: d["photos"]["coffee"].update(source="skimage:../../etc/passwd"),
+         r"photos\.coffee\.source: photo source 'skimage:\.\./\.\./etc/passwd': expected a bare name \(no path\)"),
+        (lambda d: d["photos"]["coffee"].update(source="pip:x"), r"photos\.coffee\.source: .*unknown package 'pip'"),
+        (lambda d: d["photos"]["coffee"].update(sha256="abc"), r"photos\.coffee\.sha256: expected the 64 hex digits"),
     ],
-)
+)  # fmt: skip
 def test_hostile_entries_get_one_line_errors_naming_them(edit, message):
     data = raw()
     edit(data)
@@ -139,6 +144,67 @@ def test_pixels_other_than_the_reviewed_ones_are_refused(monkeypatch):
     try:
         with pytest.raises(InputError, match="not the ones reviewed"):
             photo_module.photo_pixels(photo.source, photo.sha256)
+    finally:
+        photo_module.photo_pixels.cache_clear()
+
+
+def bad_checksum_file(tmp_path):
+    """The built-in truth set with one photo's checksum changed by one digit."""
+    text = BUILTIN.read_text(encoding="utf-8")
+    good = load_photo_truth().photos["astronaut"].sha256
+    path = tmp_path / "bad.yaml"
+    path.write_text(text.replace(good, ("1" if good[0] != "1" else "2") + good[1:]))
+    return path
+
+
+def test_a_wrong_pixel_checksum_is_refused_when_the_set_is_loaded(tmp_path):
+    with pytest.raises(InputError, match=r"bad\.yaml: photos\.astronaut: photo 'skimage:astronaut': its pixels "):
+        load_photo_truth(bad_checksum_file(tmp_path))
+
+
+def test_selftest_refuses_a_bad_photo_truth_file_before_building_any_model(tmp_path, monkeypatch, capsys):
+    """Was refused only when the photos were judged, after the compositor set (minutes of detector work)."""
+    from t2ibench.cli import main
+    from t2ibench.models import registry
+
+    def no_models(*args, **kwargs):
+        raise AssertionError("a model was built before the photo truth set was checked")
+
+    monkeypatch.setattr(registry.DETECTORS, "build", no_models)
+    monkeypatch.setattr(registry.COLOUR_CLASSIFIERS, "build", no_models)
+    bad = bad_checksum_file(tmp_path)
+    argv = ["selftest", "--detector", "opencv-ssd", "--colour", "lite", "--out", str(tmp_path / "out"), "--quiet"]
+    assert main([*argv, "--photo-truth", str(bad)]) == 2
+    assert "bad.yaml: photos.astronaut: photo 'skimage:astronaut': its pixels" in capsys.readouterr().err
+    path_like = tmp_path / "path.yaml"
+    path_like.write_text(BUILTIN.read_text(encoding="utf-8").replace("skimage:astronaut", "'skimage:../x'"))
+    assert main([*argv, "--photo-truth", str(path_like)]) == 2
+    assert "photos.astronaut.source: photo source 'skimage:../x': expected a bare name" in capsys.readouterr().err
+
+
+def test_a_refresh_config_with_the_photo_self_test_checks_the_photos_when_loaded(tmp_path, monkeypatch):
+    """The refresh's selftest step judges the built-in set: a package that ships other pixels fails the config's
+    load (before Prefect starts, before any model work), naming the key; without photos nothing is decoded."""
+    from t2ibench.config import load_config
+
+    config = tmp_path / "c.yaml"
+    config.write_text("name: c\nmodels: [{name: a}]\nevaluators: {selftest: {per_task: 1}}\n")
+    photo_module.photo_pixels.cache_clear()
+    decoded = []
+
+    def other_pixels(source):
+        decoded.append(source)
+        return np.zeros((4, 4, 3), np.uint8)
+
+    monkeypatch.setattr(photo_module, "_decode", other_pixels)
+    try:
+        said = r"c\.yaml:evaluators\.selftest\.photos: .*photo_truth\.yaml: photos\.\w+: photo '.*': its pixels"
+        with pytest.raises(InputError, match=said):
+            load_config(config)
+        config.write_text("name: c\nmodels: [{name: a}]\nevaluators: {selftest: {per_task: 1, photos: false}}\n")
+        decoded.clear()
+        load_config(config)
+        assert decoded == []
     finally:
         photo_module.photo_pixels.cache_clear()
 

@@ -106,12 +106,16 @@ def cosine_kernel(X: ArrayLike, Y: ArrayLike | None = None) -> NDArray[np.float6
     return K
 
 
-def median_heuristic_sigma(X: ArrayLike, *, max_samples: int = 2000, seed: int = 0) -> float:
+def median_heuristic_sigma(
+    X: ArrayLike, *, max_samples: int = 2000, seed: int = 0, name: str = "X", option: str = "sigma"
+) -> float:
     """Median pairwise Euclidean distance (embedding units) over a seeded subsample of ≤ max_samples rows of X.
 
-    Used as the default Gaussian bandwidth σ: at the median distance the kernel equals exp(−1/2) ≈ 0.61.
+    Used as the default Gaussian bandwidth σ: at the median distance the kernel equals exp(−1/2) ≈ 0.61. An error
+    (fewer than two rows, a zero median) names ``name`` (which embeddings: the side and the file) and ``option``
+    (the option or config key that gives σ instead).
     """
-    Xm = as_matrix(X, name="X", min_rows=2, need="the median-heuristic σ (or give sigma)")
+    Xm = as_matrix(X, name=name, min_rows=2, need=f"the median-heuristic σ (or give {option})")
     check_positive_int(max_samples, name="max_samples", minimum=2)
     rng = np.random.default_rng(check_seed(seed))
     if Xm.shape[0] > max_samples:
@@ -120,7 +124,10 @@ def median_heuristic_sigma(X: ArrayLike, *, max_samples: int = 2000, seed: int =
     # does not depend on the BLAS thread count, so σ is bit-identical on every task runner
     med = float(np.median(pdist(Xm)))
     if med <= 0:
-        raise InputError("median pairwise distance is 0 (more than half the pairs are identical): set sigma explicitly")
+        raise InputError(
+            f"{name}: median pairwise distance is 0 (more than half the pairs are identical), so the median-heuristic "
+            f"σ is undefined: set {option} explicitly"
+        )
     return med
 
 

@@ -89,20 +89,30 @@ def _one_line(exc: BaseException) -> str:
 
 def open_image(image: ImageInput) -> Any:
     """The image as transformers' ``load_image`` gives it (PIL open, EXIF orientation applied, RGB); InputError
-    naming an unreadable file."""
+    naming an unreadable file or one of a degenerate size (``t2ibench.images.size_problem``)."""
     from PIL import Image, ImageOps
+
+    from t2ibench.images import size_problem
 
     if isinstance(image, (str, Path)):
         path = Path(image)
         try:
             with Image.open(path) as raw:
+                problem = size_problem(*raw.size)
+                if problem is not None:
+                    raise InputError(f"{path}: {problem}")
                 raw.load()
                 upright = ImageOps.exif_transpose(raw)
                 return upright.convert("RGB")
+        except InputError:
+            raise
         except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
             raise InputError(f"{path}: unreadable image ({type(exc).__name__}: {_one_line(exc)})") from None
     if not isinstance(image, Image.Image):
         raise InputError(f"a judge request's image must be a file path or a PIL image, not {type(image).__name__}")
+    problem = size_problem(*image.size)
+    if problem is not None:
+        raise InputError(f"a judge request's image: {problem}")
     return ImageOps.exif_transpose(image).convert("RGB")
 
 

@@ -69,6 +69,13 @@ Progress = Annotated[bool, PLACEMENT]
 SharedCache = Annotated[Path, PLACEMENT]  # the content-keyed embedding cache: where, never what
 Prompts = Sequence[tuple[int, Mapping[str, Any]]]
 Features = Literal["image", "clip_image", "clip_text"]
+# each feature matrix a per-model σ is taken from: what it is, and the config key that sets that σ (a median-heuristic
+# error names both, so a one-prompt or constant text side is not mistaken for the images')
+BANDWIDTH_OF: Mapping[str, tuple[str, str]] = {
+    "image": ("image embeddings", "evaluators.diversity.sigma"),
+    "clip_image": ("CLIP image embeddings", "evaluators.scendi.image_sigma"),
+    "clip_text": ("CLIP text embeddings of the prompts", "evaluators.scendi.text_sigma"),
+}
 
 
 def select_prompts(suite: GenEvalSuite) -> PromptSet:
@@ -491,7 +498,10 @@ def step_median_bandwidth(embedded: Embedded, features: Features, seed: int) -> 
     from t2ibench.metrics import median_heuristic_sigma
 
     X = load_features(embedded, features)
-    return Bandwidth(value=float(median_heuristic_sigma(X, seed=seed)), source=f"median:{embedded.model}", n=len(X))
+    what, key = BANDWIDTH_OF[features]
+    name = f"{embedded.model}: the {what} ({getattr(embedded.files, features)})"
+    value = median_heuristic_sigma(X, seed=seed, name=name, option=f"{key} (a number or 'reference')")
+    return Bandwidth(value=float(value), source=f"median:{embedded.model}", n=len(X))
 
 
 def check_bandwidth(setting: float | str, bandwidth: Bandwidth | None, *, what: str) -> float | None:
