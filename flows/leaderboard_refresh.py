@@ -312,7 +312,7 @@ def leaderboard_refresh(config: str, wait: float = 0.0, begun: float | None = No
             raise
         finish_run(ws, run_id, "completed", {"states": states, "task_runner": describe(runner)})
         display.at("all models", "report")
-        report = report_task(ws.store, ws.reports, cfg.name, list(cfg.report.published_paths(ws.root)))
+        report = report_task(ws.store, ws.reports, cfg.name, list(cfg.report.published_paths(ws.root)), ws.root)
     shared_work = tuple((call_id, round(work_of([f]), 3)) for call_id, f in shared.items())
     summary = run_summary(cfg, ws, run_id, len(prompts), outcomes, report, started, plan, shared_work)
     logger.info("reports: %s\n%s", report.get("markdown"), summary.render())
@@ -429,7 +429,7 @@ def refresh_without_prefect(config: str, cfg: Config, wait: float = 0.0, begun: 
             raise
         finish_run(ws, run_id, "completed", {"states": states, "task_runner": "none: every step cached"})
         display.at("all models", "report")
-        report = report_task.fn(ws.store, ws.reports, cfg.name, list(cfg.report.published_paths(ws.root)))
+        report = report_task.fn(ws.store, ws.reports, cfg.name, list(cfg.report.published_paths(ws.root)), ws.root)
     summary = run_summary(cfg, ws, run_id, len(prompts), outcomes, report, started, plan)
     shared = {c.id: "Cached" for c in plan.shared}
     return Refresh(run_id=run_id, states=states, shared=shared, report=report, model_work_s=0.0, summary=summary)

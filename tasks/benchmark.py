@@ -71,9 +71,11 @@ def prompts_task(suite: Any) -> PromptSet:
 
 
 @task(name="report", cache_policy=NO_CACHE, persist_result=False)
-def report_task(store: Path, reports: Path, config_name: str, published: Sequence[str]) -> dict[str, Any]:
+def report_task(
+    store: Path, reports: Path, config_name: str, published: Sequence[str], root: Path | None = None
+) -> dict[str, Any]:
     """Render the leaderboard (Markdown + HTML), plots and mode galleries from the store — only when the rows it
-    shows changed since it was last rendered (its files kept otherwise)."""
+    shows changed since it was last rendered (its files kept otherwise); ``root``: the workspace."""
     from t2ibench.report.leaderboard import render_reports
 
-    return render_reports(store, reports, config_name=config_name, published=tuple(published))
+    return render_reports(store, reports, config_name=config_name, published=tuple(published), root=root)

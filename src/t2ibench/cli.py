@@ -974,6 +974,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         Path(args.out) if args.out else ws.reports,
         config_name=cfg.name,
         published=cfg.report.published_paths(ws.root),
+        root=ws.root,
     )
     print(f"wrote {out['markdown']} and {out['html']} ({out['models']} models, {len(out['models_html'])} model pages)")
     return EXIT_OK

@@ -571,6 +571,7 @@ def store_results(
     source = {
         "writer": "t2ibench evaluate",
         "images": str(scan.source),
+        "names_from": str(Path(scan.names_from).resolve()) if scan.names_from is not None else None,
         "images_identity": version["model_hash"],
         "prompts_judged": len(judged),
         "suite": str(suite.path),

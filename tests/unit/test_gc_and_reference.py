@@ -139,13 +139,15 @@ def test_gc_removes_only_what_the_configs_store_records_as_its_own(tmp_path):
     (legacy / "00000" / "samples" / "00000.png").write_bytes(b"png")
     store = Store(ws.store)
     with store.write() as con:  # a version stored before folders were recorded: its images' paths say where
-        store.upsert(con, "images", [{"model": "b", "model_hash": "5" * 16, "suite": "s", "prompt_index": 0,
-                                     "sample": 0, "path": str(legacy / "00000" / "samples" / "00000.png")}])  # fmt: skip
+        image = str(legacy / "00000" / "samples" / "00000.png")
+        row = {"model": "b", "model_hash": "5" * 16, "suite": "s", "prompt_index": 0, "sample": 0, "path": image}
+        store.upsert(con, "images", [row])
     garbage = find_garbage(config, ws, FILE)
     assert {p for p, _ in garbage.stale} == {legacy}
     assert unknown in garbage.unattributed
     remove(garbage, ws)
-    assert unknown.is_dir() and not legacy.exists()
+    assert unknown.is_dir()
+    assert not legacy.exists()
 
 
 def test_gc_of_a_config_without_a_store_removes_nothing(tmp_path):
@@ -155,7 +157,8 @@ def test_gc_of_a_config_without_a_store_removes_nothing(tmp_path):
     old = ws.data / "images" / "a" / ("0" * 16)
     old.mkdir(parents=True)
     garbage = find_garbage(config, ws, FILE)
-    assert garbage.stale == () and not garbage.has_store
+    assert garbage.stale == ()
+    assert not garbage.has_store
     assert ws.data / "images" / "a" in garbage.unattributed
 
 
@@ -167,7 +170,7 @@ def test_gc_and_a_refresh_refuse_another_configs_data_folder_or_a_copy_of_it(tmp
     from t2ibench.config import Outputs
     from t2ibench.pipeline.runs import start_run
 
-    config, ws, plan = populated(tmp_path)
+    config, ws, _plan = populated(tmp_path)
     before = sorted(p.relative_to(tmp_path) for p in ws.data.rglob("*"))
     stored = ws.store.read_bytes()
     other = parse_config({**CONFIG, "name": "y", "outputs": {"data": "data", "store": "y.duckdb"}})
@@ -189,7 +192,7 @@ def test_gc_and_a_refresh_refuse_another_configs_data_folder_or_a_copy_of_it(tmp
 def test_an_unmarked_data_folder_is_adopted_only_by_the_config_whose_store_made_it(tmp_path):
     from t2ibench.pipeline.ownership import OWNER_FILE, check_data_folder
 
-    config, ws, _plan = populated(tmp_path)
+    _config, ws, _plan = populated(tmp_path)
     (ws.data / OWNER_FILE).unlink()  # as made before owner records
     with pytest.raises(InputError, match="holds version folders but no owner record"):
         check_data_folder(ws, "y", "configs/y.yaml")

@@ -171,4 +171,5 @@ def test_run_progress_says_what_it_waits_for_when_a_minute_passes_without_a_line
     time.sleep(0.7)  # the heartbeat looks every min(heartbeat, 5 s)
     display.close()
     lines = stream.getvalue().splitlines()
-    assert lines and all(line.startswith("refresh smoke: working on tiny-a generate (") for line in lines)
+    assert lines
+    assert all(line.startswith("refresh smoke: working on tiny-a generate (") for line in lines)

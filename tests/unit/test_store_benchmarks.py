@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -163,3 +164,96 @@ def test_a_schema_11_store_keeps_its_geneval2_protocols(store):
     assert [(r["model"], r["judge_model"], r["estimate"]) for r in rows] == [("m", "old-j", 20.0), ("n", None, 20.0)]
     assert rows[1]["protocol_key"].startswith("unrecorded:")  # never one shared key for unknown protocols
     assert store.rows("SELECT model FROM benchmark_protocols") == [{"model": "m"}]
+
+
+# -- who may write a store, and what a stored evaluation says about itself -------------------------------------
+
+
+def test_an_evaluation_store_is_t2ibench_evaluates_and_a_configs_store_refuses_it(tmp_path):
+    """`evaluate --store` claims a new store for itself (no config's refresh writes there), and is refused on a
+    config's store before any judging and again inside the write's transaction; nothing changes."""
+    from t2ibench.errors import InputError
+
+    own = Store(tmp_path / "cli.duckdb")
+    own.check_evaluation_target()  # not there yet: fine
+    own.write_evaluation({"model": "m", "model_hash": "h", "evaluator_hash": "e"}, "geneval2", PROTOCOL, [],
+                         [score("soft_tifa_gm", 10.0)], SOURCE)  # fmt: skip
+    assert own.owner() == {"writer": "t2ibench evaluate"}
+    own.check_evaluation_target()  # its own: fine again
+    with pytest.raises(InputError, match=r"holds evaluations stored by `t2ibench evaluate --store`.*config 'x'"):
+        own.claim("x", "configs/x.yaml")
+    config_store = Store(tmp_path / "refresh.duckdb")
+    config_store.claim("smoke", "configs/smoke.yaml")
+    before = config_store.path.read_bytes()
+    refused = r"belongs to config 'smoke' \(configs/smoke.yaml\); only that config's refresh writes there"
+    with pytest.raises(InputError, match=refused):
+        config_store.check_evaluation_target()
+    with pytest.raises(InputError, match=refused):
+        config_store.write_evaluation({"model": "tiny-a", "model_hash": "h", "evaluator_hash": "e"}, "geneval2",
+                                      PROTOCOL, [], [score("soft_tifa_gm", 10.0)], SOURCE)  # fmt: skip
+    assert config_store.path.read_bytes() == before
+
+
+def test_a_damaged_store_is_refused_before_judging_and_never_opened_for_writing(tmp_path):
+    from t2ibench.store import StoreDamagedError
+
+    good = Store(tmp_path / "good.duckdb")
+    good.write_evaluation({"model": "m", "model_hash": "h", "evaluator_hash": "e"}, "geneval2", PROTOCOL,
+                          [answer(i, 0, 0.5) for i in range(3000)], [score("soft_tifa_gm", 10.0)], SOURCE)  # fmt: skip
+    data = good.path.read_bytes()
+    half = tmp_path / "half.duckdb"
+    half.write_bytes(data[: len(data) // 2])
+    with pytest.raises(StoreDamagedError, match=r"half.duckdb: not a DuckDB database, or damaged \(truncated"):
+        Store(half).check_evaluation_target()
+    assert half.read_bytes() == data[: len(data) // 2]
+
+
+def test_the_geneval2_section_shows_the_overall_prompt_count_and_where_each_evaluation_came_from(store):
+    """The prompts column is the overall table's count even when a per-atom-count cell (1 prompt each) comes first;
+    a stored evaluation says it was stored by `t2ibench evaluate`, from which images, and how much of its suite."""
+    from t2ibench.report import geneval2 as section
+    from t2ibench.store import queries
+    from t2ibench.suites.geneval2 import RELEASE_SHA256
+
+    cells = [{**score(str(k), 10.0, "atom_count"), "prompts": 1} for k in range(3, 11)]  # stored first
+    cells += [{**score(m, 20.0), "prompts": 8} for m in ("soft_tifa_gm", "soft_tifa_am", "tifa", "vqascore")]
+    protocol = {**PROTOCOL, "suite_sha256": RELEASE_SHA256}
+    with store.write() as con:
+        rows = BenchmarkRows("geneval2", "e", protocol, [], cells)
+        store._write_benchmark(con, {"model": "cli", "model_hash": "h" * 16, "evaluator_hash": "e"}, rows,
+                               source={**SOURCE, "prompts_judged": 8})  # fmt: skip
+    scores = queries.geneval2_scores(store)
+    assert next(iter(section.versions(scores)[0]["cells"].values()))["prompts"] == 1  # the trap the old code fell in
+    html = section.html_section(scores)
+    assert ">8<" in html
+    assert ">1<" not in html
+    assert "stored by `t2ibench evaluate` from /x/imgs; images hhhhhhhhhhhh; 8 of 800 prompts of its suite" in html
+    md = section.markdown_section(scores)
+    origin = "stored by `t2ibench evaluate` from /x/imgs; images hhhhhhhhhhhh; 8 of 800 prompts of its suite"
+    assert f"| 8 | {origin} |" in md
+    assert section.coverage_labels(RELEASE_SHA256, 8) == ["8 of 800 prompts"]
+    assert section.coverage_labels("0" * 64, 800) == ["not the released suite"]
+    assert section.coverage_labels(RELEASE_SHA256, 800) == []
+
+
+def test_the_geneval2_pages_show_every_image_as_a_linked_thumbnail(store, tmp_path):
+    from PIL import Image
+
+    from t2ibench.report import geneval2 as section
+    from t2ibench.store import queries
+
+    folder = tmp_path / "imgs"
+    folder.mkdir()
+    Image.new("RGB", (64, 48), (200, 30, 30)).save(folder / "img0.png")  # img1.png is missing
+    answers = [answer(i, 0, 0.7) for i in range(2)]
+    with store.write() as con:
+        rows = BenchmarkRows("geneval2", "e", PROTOCOL, answers, [score("soft_tifa_gm", 20.0)])
+        store._write_benchmark(con, {"model": "cli", "model_hash": "h" * 16, "evaluator_hash": "e"}, rows,
+                               source={**SOURCE, "names_from": str(folder)})  # fmt: skip
+    out = tmp_path / "report"
+    (page,) = section.write_pages(queries.geneval2_scores(store), queries.geneval2_answers(store), out).values()
+    text = Path(page).read_text()
+    assert '<a href="views/' in text
+    assert '<img src="thumbs/' in text
+    assert "image file missing: " + str(folder / "img1.png") in text
+    assert len(list((out / "geneval2" / "thumbs").rglob("*.jpg"))) == 1

@@ -229,6 +229,52 @@ def _cell(row: Mapping[str, Any]) -> TableCell:
     return TableCell(row["estimate"], row["ci_low"], row["ci_high"], int(row["prompts"]), row["questions"])
 
 
+def image_file(version: Mapping[str, Any], name: str, root: Path | None) -> Path:
+    """Where an answer's image is: its stored name, relative to the folder a stored evaluation named its images
+    from (``provenance.names_from``) or, for a refresh's, to the workspace ``root`` (None: as stored)."""
+    path = Path(name)
+    if path.is_absolute():
+        return path
+    base = (version.get("provenance") or {}).get("names_from") if version.get("source") == "stored" else root
+    return Path(base) / path if base else path
+
+
+def _gallery(
+    version: Mapping[str, Any], answers: Sequence[Mapping[str, Any]], out: Path, root: Path | None
+) -> tuple[str, dict[tuple[int, str], str]]:
+    """The evaluation's images as thumbnails linked to a larger view (drawn under ``out``/geneval2/thumbs|views);
+    returns the section's HTML and (prompt, sample) → the view's href (relative to the page)."""
+    from t2ibench.errors import InputError
+    from t2ibench.report import thumbs
+    from t2ibench.report.pages import THUMB, VIEW, href
+    from t2ibench.report.site import esc
+
+    stem = Path(page_name(version)).stem
+    figures, views = [], {}
+    for a in {(a["prompt_index"], a["sample"]): a for a in answers}.values():
+        key = (int(a["prompt_index"]), str(a["sample"]))
+        name = f"p{key[0]:05d}_s{key[1]}.jpg"
+        file = image_file(version, str(a["image"]), root)
+        caption = f"prompt {key[0]}, sample {key[1]}"
+        try:
+            if not file.is_file():
+                raise InputError(f"{file}: not there")
+            thumbs.render(file, [], out / "geneval2" / "thumbs" / stem / name, size=THUMB, labels=False)
+            thumbs.render(file, [], out / "geneval2" / "views" / stem / name, size=VIEW, labels=False)
+        except InputError:
+            missing = f'<span class="label">image file missing: {esc(str(file))}</span>'
+            figures.append(f"<figure>{missing}<figcaption>{esc(caption)}</figcaption></figure>")
+            continue
+        thumb, view = href("thumbs", stem, name), href("views", stem, name)
+        views[key] = view
+        img = (
+            f'<img src="{esc(thumb)}" alt="{esc(str(a["prompt"]))}" title="{esc(str(a["prompt"]))}" loading="lazy" '
+            f'width="{THUMB}" height="{THUMB}" style="object-fit: contain">'
+        )
+        figures.append(f'<figure><a href="{esc(view)}">{img}</a><figcaption>{esc(caption)}</figcaption></figure>')
+    return '<h2>Images</h2><div class="gallery">' + "".join(figures) + "</div>", views
+
+
 def write_pages(
     scores: Sequence[Mapping[str, Any]],
     answers: Sequence[Mapping[str, Any]],
@@ -236,9 +282,11 @@ def write_pages(
     *,
     banners: Sequence[str] = (),
     footer: str = "",
+    root: Path | None = None,
 ) -> dict[str, str]:
-    """One page per stored evaluation: its three tables, its protocol and every image's questions with the judge's
-    probability, top answer and verdict; returns {page name: path}."""
+    """One page per stored evaluation: its three tables, its protocol and origin, its images (thumbnails linked to
+    a larger view) and every image's questions with the judge's probability, top answer and verdict; ``root``: the
+    workspace a refresh's image names are relative to. Returns {page name: path}."""
     from t2ibench.io import write_text_atomic
     from t2ibench.report.site import Cell, esc, page, table
 
@@ -247,10 +295,12 @@ def write_pages(
         by_version.setdefault((a["model"], a["model_hash"], a["evaluator_hash"]), []).append(a)
     written = {}
     for v in versions(scores):
+        mine = by_version.get((v["model"], v["model_hash"], v["evaluator_hash"]), [])
         parts = [
             f"<p>Images {esc(str(v['model_hash'])[:16])}…, protocol {esc(v['protocol'])} "
             f"({esc(str(v['evaluator_hash'])[:16])}…): judge {esc(v['judge_model'])} ({esc(v['judge_dtype'])}), "
-            f"answer rule {esc(v['answer_rule'])}, suite {esc(str(v['suite_sha256'])[:16])}….</p>"
+            f"answer rule {esc(v['answer_rule'])}, suite {esc(str(v['suite_sha256'])[:16])}…. "
+            f"Measured on: {esc(origin(v))}.</p>"
         ]
         for name, title, titles in (
             ("overall", "Overall", METHOD_TITLES),
@@ -270,8 +320,16 @@ def write_pages(
                 for key, c in cells
             ]
             parts.append(f"<h2>{esc(title)}</h2>" + table(f"g2-{name}", ["", "score", "prompts", "questions"], rows))
+        gallery, views = _gallery(v, mine, out, root)
+        parts.append(gallery)
         rows, attrs = [], []
-        for a in by_version.get((v["model"], v["model_hash"], v["evaluator_hash"]), []):
+        for a in mine:
+            view = views.get((int(a["prompt_index"]), str(a["sample"])))
+            image = (
+                Cell(f'<a href="{esc(view)}">{esc(str(a["image"]))}</a>', str(a["image"]), "text")
+                if view
+                else Cell.text(a["image"])
+            )
             rows.append(
                 [
                     Cell.number(a["prompt_index"], digits=0),
@@ -283,7 +341,7 @@ def write_pages(
                     Cell.number(a["probability"], digits=4),
                     Cell.text(repr(a["top_answer"])),
                     Cell.text("✓" if a["correct"] else "✗"),
-                    Cell.text(a["image"]),
+                    image,
                 ]
             )
             attrs.append({"skill": str(a["skill"] or "vqascore")})

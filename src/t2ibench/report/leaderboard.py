@@ -627,9 +627,11 @@ def render_reports(
     *,
     config_name: str = "",
     published: Sequence[str | Path] = ("geneval-table2",),
+    root: str | Path | None = None,
 ) -> dict[str, Any]:
     """Write the report for the current models in the store: leaderboard.md/.html, models.html, a page per model and
-    per prompt, agreement.html, plots, thumbnails and galleries; returns their paths."""
+    per prompt, agreement.html, plots, thumbnails and galleries; returns their paths. ``root``: the workspace the
+    refresh ran in (a benchmark's stored image names are relative to it; None: the current folder)."""
     store = Store(store_path)
     if not Path(store_path).exists():
         raise InputError(f"{store_path}: no results store yet (run a benchmark first)")
@@ -647,7 +649,7 @@ def render_reports(
     # the run that last made each version current is bookkeeping the report does not show (a model card names the
     # run that computed its version): a refresh that changed nothing leaves the report as it is
     rows = [_unbooked(v) for k, v in sorted(data.items()) if k != "run"] + [data["run"], _unbooked(failure_data)]
-    inputs = [rows, [dataclasses.asdict(t) for t in tables], config_name, code_version(), on_disk]
+    inputs = [rows, [dataclasses.asdict(t) for t in tables], config_name, code_version(), on_disk, str(root)]
     report_stamp = hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()
     rendered = out / ".report-rendered-from"
     before = json.loads(rendered.read_text()) if rendered.exists() else {}
@@ -709,7 +711,12 @@ def render_reports(
         )
     pages = write_model_pages(data, out, groups=groups, banners=banners, footer=provenance)
     geneval2_pages = geneval2.write_pages(
-        data["geneval2_scores"], data["geneval2_answers"], out, banners=banners, footer=provenance
+        data["geneval2_scores"],
+        data["geneval2_answers"],
+        out,
+        banners=banners,
+        footer=provenance,
+        root=Path(root) if root is not None else None,
     )
     figures = "".join(f'<figure><img src="{html.escape(p)}" alt="{html.escape(n)}"></figure>' for n, p in plots.items())
     body = (
