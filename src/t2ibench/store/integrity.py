@@ -89,6 +89,10 @@ def _layout(fh: BinaryIO, size: int) -> tuple[str | None, Layout | None]:
     return None, Layout(blocks, block_size, free_list)
 
 
+class _TruncatedError(Exception):
+    """A block the free list lives in lies beyond the end of the file."""
+
+
 def _free_blocks(fh: BinaryIO, layout: Layout, size: int) -> set[int] | None:
     """The ids of the blocks DuckDB's free list holds (None when it cannot be read as this module knows it).
 
@@ -105,7 +109,8 @@ def _free_blocks(fh: BinaryIO, layout: Layout, size: int) -> set[int] | None:
             return None
         start = layout.offset(block) + 8 + index * sub
         if start + sub > size:
-            return None
+            raise _TruncatedError(f"truncated: {size} bytes, but block {block} in use (its free list) ends at byte "
+                             f"{layout.offset(block + 1)}")  # fmt: skip
         fh.seek(start)
         part = fh.read(sub)
         pointer = int.from_bytes(part[:8], "little")
@@ -130,7 +135,10 @@ def _problem(fh: BinaryIO, size: int, *, blocks: bool) -> str | None:
     problem, layout = _layout(fh, size)
     if problem is not None or layout is None:
         return problem
-    free = _free_blocks(fh, layout, size)
+    try:
+        free = _free_blocks(fh, layout, size)
+    except _TruncatedError as exc:
+        return str(exc)
     if free is None:
         return None  # a free list this module cannot read: no verdict
     used = np.array(sorted(set(range(layout.blocks)) - free), dtype=np.int64)
@@ -163,6 +171,19 @@ def block_problem(path: Path) -> str | None:
     """Why the DuckDB file at ``path`` is damaged — its headers, a block in use missing from its end, or the first
     block in use whose checksum fails — or None (also when the layout is not one this module knows)."""
     return _check(path, blocks=True)
+
+
+def free_blocks(path: Path) -> set[int] | None:
+    """The ids of the blocks the file's free list holds (None: a layout or free list this module cannot read)."""
+    with open(path, "rb") as fh:
+        size = fh.seek(0, 2)
+        _, layout = _layout(fh, size)
+        if layout is None:
+            return None
+        try:
+            return _free_blocks(fh, layout, size)
+        except _TruncatedError:
+            return None
 
 
 def _check(path: Path, *, blocks: bool) -> str | None:
