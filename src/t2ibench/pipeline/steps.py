@@ -32,6 +32,7 @@ from t2ibench.config import (
     select_indices,
 )
 from t2ibench.errors import InputError
+from t2ibench.features import EmbeddingSpace, write_spaces
 from t2ibench.hashing import file_digest
 from t2ibench.pipeline.estimators import kernel_choice
 from t2ibench.pipeline.identity import OUTPUT, PLACEMENT
@@ -62,6 +63,7 @@ from t2ibench.pipeline.rows import (
     vendi_records,
 )
 from t2ibench.pipeline.stamps import stamp_of
+from t2ibench.suites.reference import IMAGE_SET, TEXT_SET
 
 Out = Annotated[Path, OUTPUT]
 Device = Annotated[str, PLACEMENT]
@@ -69,6 +71,9 @@ Progress = Annotated[bool, PLACEMENT]
 SharedCache = Annotated[Path, PLACEMENT]  # the content-keyed embedding cache: where, never what
 Prompts = Sequence[tuple[int, Mapping[str, Any]]]
 Features = Literal["image", "clip_image", "clip_text"]
+# the reference set whose features set each feature file's bandwidth (``sigma: reference``): photos for the image
+# embedder's and CLIP's image features, GenEval's prompts for CLIP's text features
+FEATURE_REFERENCES: dict[Features, str] = {"image": IMAGE_SET, "clip_image": IMAGE_SET, "clip_text": TEXT_SET}
 
 
 def select_prompts(suite: GenEvalSuite) -> PromptSet:
@@ -417,10 +422,29 @@ def step_embed(
         "text_prompt_ids": prompt_ids,
     }
     (out / "ids.json").write_text(json.dumps(ids) + "\n")
+    sha256 = EmbeddingFiles(*(file_digest(p) for p in files.paths()))
+    made_by: dict[Features, tuple[EmbedderConfig, Any]] = {
+        "image": (image_embedder, embedder),
+        "clip_image": (clip, pairs),
+        "clip_text": (clip, pairs),
+    }
+    write_spaces(  # what each file is: its embedder and the reference set of its space's bandwidth
+        out,
+        [
+            EmbeddingSpace(
+                file=Path(getattr(files, which)).name,
+                sha256=getattr(sha256, which),
+                embedder=spec,
+                identity=built.identity(),
+                reference=FEATURE_REFERENCES[which],
+            )
+            for which, (spec, built) in made_by.items()
+        ],
+    )
     return Embedded(
         model=generated.model,
         files=files,
-        sha256=EmbeddingFiles(*(file_digest(p) for p in files.paths())),
+        sha256=sha256,
         image_prompt_ids=tuple(ids["image_prompt_ids"]),
         samples=tuple(ids["samples"]),
         text_prompt_ids=tuple(prompt_ids),
@@ -458,22 +482,17 @@ def step_reference_bandwidth(
     fixed, named ``reference`` set (``t2ibench.suites.reference``: photos for images, GenEval's official prompts for
     texts). The same for every model, run and leaderboard that uses this embedder; ``weights`` stamps its local
     weights, if any (weights replaced in place make the σ anew)."""
-    from t2ibench.metrics import median_heuristic_sigma
+    from t2ibench.models.embedding import reference_sigma
     from t2ibench.models.registry import EMBEDDERS
-    from t2ibench.suites.reference import load_reference
+    from t2ibench.suites.reference import load_reference, reference_source
 
     ref = load_reference(reference.name)
     if ref.digest != reference.content:
         raise InputError(f"reference set {reference.name}: its files changed while this refresh ran; run it again")
     check_stamp(weights)
     built = EMBEDDERS.reuse(embedder.backend, embedder, device=device, show_progress=show_progress)
-    if ref.kind == "image":
-        vectors = built.embed_images(list(ref.images))
-    else:
-        vectors = built.embed_texts(list(ref.texts)).vectors
-    X = np.asarray(vectors, dtype=np.float64)
-    value = float(median_heuristic_sigma(X, seed=0))
-    return Bandwidth(value=value, source=f"reference:{ref.name}@{ref.digest}", n=len(X))
+    value, n = reference_sigma(built, ref)
+    return Bandwidth(value=value, source=reference_source(ref), n=n)
 
 
 def step_median_bandwidth(embedded: Embedded, features: Features, seed: int) -> Bandwidth:
