@@ -93,3 +93,31 @@ def write_section(name: str, body: str) -> Path:
         text = text.rstrip() + "\n\n" + block + "\n"
     PERF_DOC.write_text(text)
     return PERF_DOC
+
+
+def with_server(env: dict[str, str], root: Path) -> tuple[subprocess.Popen[bytes], dict[str, str]]:
+    """A ``prefect server`` on a free loopback port (its home under ``root``), running until the caller terminates
+    it, and ``env`` with its API URL: several refresh processes then share one server, as a deployment's do."""
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server_env = {**env, "PREFECT_HOME": str(root), "PREFECT_SERVER_API_PORT": str(port)}
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).with_name("prefect")), "server", "start", "--port", str(port)],
+        env=server_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/api"
+    for _ in range(180):
+        try:
+            urllib.request.urlopen(url + "/health", timeout=1)
+            return proc, {**env, "PREFECT_API_URL": url}
+        except OSError:
+            time.sleep(1)
+    proc.kill()
+    raise RuntimeError("prefect server did not start within 3 minutes")

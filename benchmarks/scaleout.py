@@ -29,8 +29,7 @@ from typing import Any
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _perfdoc import REPO, machine_facts, write_section
-from system_runtime import with_server
+from _perfdoc import REPO, machine_facts, with_server, write_section
 
 SECTION = "scaleout"
 RESULTS = REPO / "benchmarks" / "results" / "scaleout.json"
@@ -171,7 +170,7 @@ def main() -> None:
     finally:
         server.terminate()
     med = {f"cold_dask_{w}": statistics.median(r["wall_s"] for r in cold[w]) for w in (1, 2)}
-    med |= {f"cached_{k.replace('-', '_')}": statistics.median(r["wall_s"] for r in v) for k, v in cached.items()}
+    med |= {f"cached_{k.replace('-', '_')}": statistics.median(r["wall_s"] for r in v) for k, v in cached.items() if v}
     results = {
         "machine": machine_facts(),
         "per_task": args.per_task,
@@ -182,7 +181,7 @@ def main() -> None:
         "cached": cached,
         "medians": med,
         "cold_ratio": round(med["cold_dask_2"] / med["cold_dask_1"], 3),
-        "cached_ratio": round(med["cached_dask_2"] / med["cached_local_2"], 3),
+        "cached_ratio": round(med["cached_dask_2"] / med["cached_local_2"], 3) if "cached_dask_2" in med else None,
         "identical_store": identical,
     }
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")

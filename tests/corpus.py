@@ -2462,7 +2462,7 @@ def _(tmp: Path) -> Any:
 # this file is ``__main__`` and they would register into ``tests.corpus`` instead: the block at the end imports that.
 if __name__ != "__main__":
     from tests import corpus_store, corpus_files, corpus_resources, corpus_signals, corpus_probe, corpus_geneval2  # noqa: F401, I001
-    from tests import corpus_round4_inputs, corpus_round4_store  # noqa: F401  (the import line above is full)
+    from tests import corpus_round4_inputs, corpus_round4_store, corpus_round4_outputs  # noqa: F401  (the import line above is full)
 
 # Behaviours shown by other tests (rendered into docs/reliability.md with the corpus).
 OTHER_GUARANTEES = [

@@ -11,7 +11,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from t2ibench import __version__
 from t2ibench.errors import NOTES, InputError, StateMismatchError
@@ -76,6 +76,20 @@ def _bandwidth(text: str) -> float | str:
         raise argparse.ArgumentTypeError(f"{exc} (or {MEDIAN!r}: the median heuristic)") from None
 
 
+def _file_bandwidth(text: str) -> float | str:
+    """The σ option of a file: a number, 'median', or 'reference' (the reference σ of the file's embedding space)."""
+    from t2ibench.diversity import MEDIAN, REFERENCE
+
+    if text in (MEDIAN, REFERENCE):
+        return text
+    try:
+        return float(POSITIVE_FLOAT(text))
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(
+            f"{exc} (or {MEDIAN!r}: the median heuristic; {REFERENCE!r}: the file's embedding space's)"
+        ) from None
+
+
 def _parse_alphas(text: str) -> list[str]:
     return [part for part in text.split(",") if part.strip()]
 
@@ -107,12 +121,17 @@ def _cmd_diversity(args: argparse.Namespace) -> int:
 
 
 def _diversity_outputs(args: argparse.Namespace) -> None:
-    """Refuse --json/--gallery outputs that would overwrite the embeddings, the prompts or the images shown."""
+    """Refuse --json/--gallery outputs that would overwrite the embeddings, the record of their embedding space, the
+    prompts or the images shown."""
+    from t2ibench.features import SPACES_FILE
     from t2ibench.paths import place, refuse_outputs
 
     inputs = [
         place("EMBEDDINGS", args.embeddings),
         place("--prompts", args.prompts if args.prompts is not True else None),
+        place("the embedding-space record beside EMBEDDINGS", Path(args.embeddings).parent / SPACES_FILE)
+        if args.embeddings
+        else None,
     ]
     if args.gallery and args.embeddings and Path(args.embeddings).suffix == ".npz" and Path(args.embeddings).is_file():
         from t2ibench.io import load_embedding_table
@@ -208,6 +227,7 @@ def _galleries(root: Path, parts: Sequence[tuple[str, Any, Sequence[Any] | None]
 def _diversity_file(args: argparse.Namespace) -> int:
     from t2ibench.config import DiversityConfig
     from t2ibench.diversity import diversity_of_file, gallery_samples, labels
+    from t2ibench.metrics.entropy import DEFAULT_BATCH
     from t2ibench.report.diversity import render_entropy_results, render_modes
 
     if args.gallery:  # fail before the computation, not after it
@@ -221,14 +241,17 @@ def _diversity_file(args: argparse.Namespace) -> int:
         sigma=args.sigma,
         method=args.method,
         rff_dim=DiversityConfig.rff_dim if args.rff_dim is None else args.rff_dim,
-        alphas=_parse_alphas(args.alphas or "1,2,inf"),
+        alphas=_parse_alphas(args.alphas) if args.alphas else DiversityConfig.alphas,
         seed=args.seed,
-        batch_size=args.batch_size,
+        shards=args.shards,
+        orthogonal=args.orthogonal,
+        batch_size=DEFAULT_BATCH if args.batch_size is None else args.batch_size,
         delta=args.delta,
         modes=args.modes,
         top=args.top,
         show_progress=not args.quiet,
         truncation=args.truncation,
+        device=args.device,
     )
     print(
         render_entropy_results(
@@ -238,6 +261,8 @@ def _diversity_file(args: argparse.Namespace) -> int:
     payload: dict[str, Any] = {
         "input": str(found.path),
         "note": found.note,
+        "sigma": None if found.sigma is None else found.sigma.to_dict(),
+        "settings": found.settings,
         "results": [r.to_dict() for r in found.results],
     }
     if found.truncated:
@@ -257,6 +282,15 @@ def _diversity_file(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _pairs_sigma(sigma: float | str | None) -> float | Literal["median"]:
+    """--sigma for Scendi on paired files: a number or the median heuristic (the default); no embedding space."""
+    from t2ibench.diversity import MEDIAN, REFERENCE
+
+    if sigma == REFERENCE:
+        raise InputError("--sigma reference: Scendi of paired files takes σ as a number or 'median'")
+    return MEDIAN if sigma is None or sigma == MEDIAN else float(sigma)
+
+
 def _diversity_pairs(args: argparse.Namespace) -> int:
     from t2ibench.config import ScendiConfig
     from t2ibench.diversity import diversity_of_pairs, gallery_samples, labels
@@ -266,7 +300,7 @@ def _diversity_pairs(args: argparse.Namespace) -> int:
         args.embeddings,
         args.prompts,
         kernel=args.kernel,
-        image_sigma=args.sigma,
+        image_sigma=_pairs_sigma(args.sigma),
         text_sigma=args.text_sigma,
         rff_dim=ScendiConfig.rff_dim if args.rff_dim is None else args.rff_dim,
         epsilon=args.epsilon,
@@ -1057,7 +1091,7 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every verb (defaults come from the config classes: one place for each)."""
-    from t2ibench.config import GENEVAL2_DATA, GeneratorConfig
+    from t2ibench.config import GENEVAL2_DATA, MAX_SHARDS, DiversityConfig, GeneratorConfig, Runtime
     from t2ibench.requests import AgreementRequest, DigitsRequest, PaperTablesRequest, RefreshRequest, ScheduleRequest
 
     parser = argparse.ArgumentParser(prog="t2ibench", description="Benchmark system for text-to-image models.")
@@ -1077,9 +1111,10 @@ def build_parser() -> argparse.ArgumentParser:
     div.add_argument("--kernel", choices=["gaussian", "cosine"], default="gaussian")
     div.add_argument(
         "--sigma",
-        type=_bandwidth,
-        default="median",
-        help="Gaussian bandwidth: a number (embedding units) or 'median', the median heuristic (default)",
+        type=_file_bandwidth,
+        help="Gaussian bandwidth: a number (embedding units); 'median', the median heuristic (the file's own: not "
+        "comparable with a leaderboard); or 'reference', the leaderboard's σ of the file's embedding space (a "
+        "refresh's feature files name theirs). Default: reference where the file names its space, else median",
     )
     div.add_argument(
         "--method",
@@ -1095,12 +1130,34 @@ def build_parser() -> argparse.ArgumentParser:
     )
     div.add_argument(
         "--alphas",
-        help="comma-separated entropy orders α > 0, inf allowed (default 1,2,inf; digits: one order, 1)",
+        help="comma-separated entropy orders α > 0, inf allowed (default "
+        f"{','.join(str(a).removesuffix('.0') for a in DiversityConfig.alphas)}; digits: one order, 1)",
     )
-    div.add_argument("--seed", type=SEED, default=0, help="seed for frequencies and subsampling (default 0)")
     div.add_argument(
-        "--batch-size", type=_int_from(1, 10_000_000), default=8192, help="rows per streamed batch (default 8192)"
+        "--seed",
+        type=SEED,
+        default=DiversityConfig.seed,
+        help=f"seed for frequencies and subsampling (default {DiversityConfig.seed}, as a refresh's)",
     )
+    div.add_argument(
+        "--shards",
+        type=_int_from(1, MAX_SHARDS),
+        default=DiversityConfig.shards,
+        help=f"FKEA: accumulate the rows in N interleaved shards, merged, as a refresh does (default "
+        f"{DiversityConfig.shards}, evaluators.diversity.shards)",
+    )
+    div.add_argument(
+        "--orthogonal",
+        action="store_true",
+        default=DiversityConfig.orthogonal,
+        help="FKEA: orthogonal random features (evaluators.diversity.orthogonal)",
+    )
+    div.add_argument(
+        "--batch-size",
+        type=_int_from(1, 10_000_000),
+        help="rows per batch (default: a refresh's FKEA batch; the output states it)",
+    )
+    div.add_argument("--device", default=Runtime.device, help="where the embedder of a reference σ runs (default auto)")
     div.add_argument(
         "--delta",
         type=_float_in(0.0, 1.0, open_low=True, open_high=True),

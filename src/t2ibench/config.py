@@ -671,6 +671,12 @@ def parse_config(raw: Any, *, source: str = "config") -> Config:
     return _build(Config, raw, f"{source}:")
 
 
+def parse_section(cls: type[T], raw: Any, *, where: str) -> T:
+    """One config section of type ``cls`` (e.g. ``EmbedderConfig``) from a parsed mapping, checked as a config's
+    (types, ranges, backend names, keys the backend does not read); errors name ``where`` and the key."""
+    return _build(cls, raw, where)
+
+
 def check_backend(cls: type, given: Mapping[str, Any]) -> None:
     """FieldError('backend') unless the ``backend`` given for a spec section of type ``cls`` is registered."""
     registry = BACKENDS.get(cls)

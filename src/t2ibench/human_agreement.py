@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from t2ibench import artifacts
 from t2ibench.errors import InputError, unknown_choice
 from t2ibench.geneval_eval import ResultRow
 from t2ibench.io import read_jsonl
@@ -346,22 +347,20 @@ def _ci_numbers(report: AgreementReport, key: str, source: str, statistic: str) 
     found = report.estimate(HUMAN_SCOPE, source, ALL, statistic)
     if found is None:
         return {}
-    return {
-        f"{key}_ci_{side}": None if math.isnan(v) else round(v, 4)
-        for side, v in (("low", found.low), ("high", found.high))
-    }
+    return {f"{key}_ci_{side}": None if math.isnan(v) else v for side, v in (("low", found.low), ("high", found.high))}
 
 
 def headline(run: AgreementRun) -> dict[str, Any]:
     """The numbers DVC tracks (metrics.json): pooled inter-annotator agreement and each source's human score, with
     their bootstrap intervals (``*_ci_low`` / ``*_ci_high`` at ``ci_level``) and the images and annotations each
-    rests on (the agreement: images with 2+ annotations; the human score: every annotation)."""
+    rests on (the agreement: images with 2+ annotations; the human score: every annotation), at the paper artifacts'
+    stated precision (``t2ibench.artifacts``)."""
     report = run.report
     pooled = report.human[(ALL, ALL)]
     numbers: dict[str, Any] = {
-        "inter_annotator_pairwise": round(pooled.pairwise_agreement, 4),
+        "inter_annotator_pairwise": pooled.pairwise_agreement,
         **_ci_numbers(report, "inter_annotator_pairwise", ALL, "pairwise_agreement"),
-        "fleiss_kappa": round(pooled.fleiss_kappa, 4),
+        "fleiss_kappa": pooled.fleiss_kappa,
         "annotations": pooled.annotations,  # what the agreement statistics rest on (images with 2+ annotations)
         "images": pooled.images,
         "single_annotation_images": pooled.single_annotation_images,
@@ -370,17 +369,17 @@ def headline(run: AgreementRun) -> dict[str, Any]:
         numbers["ci_level"] = report.ci["level"]
     mean = report.estimate(HUMAN_SCOPE, ALL, ALL, f"pairwise_agreement{TASK_MEAN_SUFFIX}")
     if mean is not None:
-        numbers["inter_annotator_pairwise_task_mean"] = round(mean.value, 4)
+        numbers["inter_annotator_pairwise_task_mean"] = mean.value
     for source in run.verdicts.sources:
-        numbers[f"human_score_{source}"] = round(human_score(run.verdicts, source), 4)
+        numbers[f"human_score_{source}"] = human_score(run.verdicts, source)
         rests = [v for k, v in run.verdicts.verdicts.items() if k[0] == source]
         numbers[f"human_score_images_{source}"] = len(rests)  # what the human score rests on
         numbers[f"human_score_annotations_{source}"] = sum(len(v) for v in rests)
         numbers |= _ci_numbers(report, f"human_score_{source}", source, "human_accuracy")
         accuracies = [h.human_accuracy for (s, t), h in report.human.items() if s == source and t != ALL]
-        numbers[f"human_score_task_mean_{source}"] = round(sum(accuracies) / len(accuracies), 4)
+        numbers[f"human_score_task_mean_{source}"] = sum(accuracies) / len(accuracies)
         numbers |= _ci_numbers(report, f"human_score_task_mean_{source}", source, f"human_accuracy{TASK_MEAN_SUFFIX}")
-    return numbers
+    return artifacts.stated(numbers)
 
 
 def human_score(verdicts: HumanVerdicts, source: str) -> float:

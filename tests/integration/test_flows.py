@@ -199,6 +199,47 @@ def test_a_cached_refresh_keeps_the_report_it_shows(cached):
     assert after == before  # not one file rewritten
 
 
+def test_the_one_call_numbers_on_a_refreshs_features_are_the_leaderboards(workspace, cold, model_cache, monkeypatch):
+    """`t2ibench diversity FILE` on a model's image features, with the config's diversity settings, prints exactly the
+    stored VENDI-α and RKE: the same σ (the embedding space's reference σ, found through the embedding_spaces.json
+    the refresh wrote beside the features, recomputed through the same embedder), the same FKEA shards and centre;
+    and its output names the σ's source and the settings a default refresh would differ in."""
+    from t2ibench.cli import main
+    from t2ibench.config import DiversityConfig, load_config
+
+    root, _ = workspace
+    config = load_config(root / "configs" / "smoke.yaml")
+    div = config.evaluators.diversity
+    monkeypatch.setenv("T2IBENCH_CACHE", str(model_cache))  # the tiny embedders the refresh built
+    store = Store(root / "data" / "t2ibench.duckdb")
+    for model in ("tiny-a", "tiny-b"):
+        (features,) = (root / "data" / "embeddings" / model).glob("*/image_features.npy")
+        out = root / f"one-call-{model}.json"
+        argv = ["diversity", str(features), "--rff-dim", str(div.rff_dim), "--shards", str(div.shards)]
+        argv += ["--device", config.runtime.device, "--quiet", "--json", str(out)]
+        assert main(argv) == 0
+        payload = json.loads(out.read_text())
+        rows = store.rows(
+            "SELECT metric, alpha, value, sigma, sigma_source FROM metrics WHERE model = ? AND metric IN ('fkea', "
+            "'rke') ORDER BY metric, alpha",
+            [model],
+        )
+        assert len(rows) == 4, rows
+        (result,) = payload["results"]
+        got = {("fkea", float(a)): v for a, v in result["vendi"].items()} | {("rke", 2.0): result["rke"]}
+        assert got == {(r["metric"], r["alpha"]): r["value"] for r in rows}  # exactly, to the last bit
+        assert {(payload["sigma"]["value"], payload["sigma"]["source"])} == {
+            (r["sigma"], r["sigma_source"]) for r in rows
+        }
+        assert payload["sigma"]["comparable"] is True
+        differ = {
+            k: getattr(div, k) for k in ("rff_dim", "seed", "shards") if getattr(div, k) != getattr(DiversityConfig, k)
+        }
+        section = ", ".join(f"{k}: {v}" for k, v in differ.items())
+        assert f"as a refresh whose evaluators.diversity sets {section} measures them" in payload["note"]
+        assert "Method auto → fkea" in payload["note"]
+
+
 def test_changing_one_model_recomputes_that_model_only(workspace, changed):
     root, _ = workspace
     assert states(changed, "tiny-a") == {"Cached"}

@@ -47,7 +47,9 @@ BASE: dict[str, Any] = {
     "description": "one tiny model, six prompts",
     "benchmarks": {
         "geneval": {"seed": 43, "per_task": 100, "limit_per_task": 1},
-        "geneval2": {"per_atom_count": 1},  # the suite: tests/geneval2_lines.py's, written into the workspace
+        # the suite: tests/geneval2_lines.py's, written into the workspace (not at the release's place, which holds
+        # only the release)
+        "geneval2": {"per_atom_count": 1, "data": "suite.jsonl"},
     },
     "models": [
         {
@@ -414,12 +416,10 @@ def baseline(tmp_path_factory, model_cache):
     root = tmp_path_factory.mktemp("keys")
     import json
 
-    from t2ibench.config import GENEVAL2_DATA
     from tests.geneval2_lines import LINES
 
     text = "".join(json.dumps(line) + "\n" for line in LINES)
-    (root / GENEVAL2_DATA).parent.mkdir(parents=True)
-    (root / GENEVAL2_DATA).write_text(text)
+    (root / "suite.jsonl").write_text(text)
     (root / "suite-copy.jsonl").write_text(text)
     memo: dict[str, Any] = {}
     outcome = run(parse_config(BASE), root, memo, None)

@@ -77,7 +77,7 @@ def test_diversity_cosine_with_given_alphas(embeddings, capsys):
         (["diversity", "missing.npy"], "missing.npy: no such file"),
         (["diversity", "{emb}", "--alphas", "0"], "alpha must be > 0"),
         (["diversity", "{emb}", "--sigma", "-1"], "argument --sigma: must be in (0, inf); got -1"),
-        (["diversity", "{emb}", "--sigma", "med"], "expected a number, got 'med' (or 'median': the median heuristic)"),
+        (["diversity", "{emb}", "--sigma", "med"], "expected a number, got 'med' (or 'median': the median heuristic; "),
         (["diversity", "{emb}", "--kernel", "cosine", "--sigma", "2"], "sigma=2.0: the cosine kernel has no bandwidth"),
         (["diversity", "{emb}", "--rff-dim", "0", "--method", "fkea"], "argument --rff-dim: must be in [1, 1000000]"),
         (["diversity", "{emb}", "--example", "digits"], "not both"),

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from t2ibench.config import GENEVAL2_DATA, parse_config
+from t2ibench.config import parse_config
 from t2ibench.errors import InputError
 from t2ibench.pipeline import plan_refresh, select_prompts
 from t2ibench.pipeline.plan import ModelPlan
@@ -22,10 +22,13 @@ from tests.geneval2_lines import LINES
 SUITE = {"seed": 43, "per_task": 100, "limit_per_task": 1}
 
 
+OWN_SUITE = "suites/geneval2_lines.jsonl"  # not the release's place: that holds only the released file
+
+
 def write_suite(root: Path, lines: list[dict[str, Any]] = LINES) -> Path:
-    """A GenEval 2-shaped suite at the default place in the workspace ``root`` (lines written here, not the
+    """A GenEval 2-shaped suite in the workspace ``root`` where ``raw_config`` names it (lines written here, not the
     CC BY-NC file)."""
-    path = root / GENEVAL2_DATA
+    path = root / OWN_SUITE
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path
@@ -34,7 +37,7 @@ def write_suite(root: Path, lines: list[dict[str, Any]] = LINES) -> Path:
 def raw_config(**changes: Any) -> dict[str, Any]:
     raw: dict[str, Any] = {
         "name": "x",
-        "benchmarks": {"geneval": SUITE, "geneval2": {"per_atom_count": 1}},
+        "benchmarks": {"geneval": SUITE, "geneval2": {"per_atom_count": 1, "data": OWN_SUITE}},
         "models": [{"name": "a"}, {"name": "b", "generator": {"model": "tiny-random:1"}}],
         "evaluators": {"geneval2": {"judge": {"model": "tiny-random:0", "dtype": "float32"}}},
     }
@@ -91,15 +94,17 @@ def test_a_tiny_judge_makes_the_run_smoke():
 def test_the_suite_must_be_in_the_workspace_and_is_read_checked(tmp_path):
     with pytest.raises(InputError, match=r"geneval2_data.jsonl: GenEval 2's suite is not in the workspace.*"
                                          r"t2ibench data fetch geneval2"):  # fmt: skip
+        plans(tmp_path, raw_config(benchmarks={"geneval": SUITE, "geneval2": {"per_atom_count": 1}}))
+    with pytest.raises(InputError, match=r"benchmarks.geneval2.data suites/geneval2_lines.jsonl: no such file"):
         plans(tmp_path, raw_config())
     broken = [dict(LINES[0], skills=LINES[0]["skills"][:-1]), *LINES[1:]]
     write_suite(tmp_path, broken)
-    with pytest.raises(InputError, match=r"geneval2_data.jsonl:1: skills has 3 entries for 4 questions"):
+    with pytest.raises(InputError, match=r"geneval2_lines.jsonl:1: skills has 3 entries for 4 questions"):
         plans(tmp_path, raw_config())
     # a subset is read as one; the whole suite must have the release's shape
     write_suite(tmp_path)
     with pytest.raises(InputError, match=r"3 prompts, not GenEval 2's 800"):
-        plans(tmp_path, raw_config(benchmarks={"geneval": SUITE, "geneval2": {}}))
+        plans(tmp_path, raw_config(benchmarks={"geneval": SUITE, "geneval2": {"data": OWN_SUITE}}))
 
 
 def test_selection_by_atom_count_and_by_index(tmp_path):
@@ -107,7 +112,8 @@ def test_selection_by_atom_count_and_by_index(tmp_path):
     first, stamp = select_geneval2(parse_config(raw_config()).benchmarks.geneval2, path)  # type: ignore[arg-type]
     assert [i for i, _ in first] == [0, 1]  # atom counts 3, 4, 4: the first of each count
     assert dict(first)[1] == LINES[1]  # the publisher's line, as generation's metadata.jsonl will hold it
-    chosen = parse_config(raw_config(benchmarks={"geneval": SUITE, "geneval2": {"prompts": "2,0"}})).benchmarks
+    own = {"geneval": SUITE, "geneval2": {"prompts": "2,0", "data": OWN_SUITE}}
+    chosen = parse_config(raw_config(benchmarks=own)).benchmarks
     picked, _ = select_geneval2(chosen.geneval2, path)  # type: ignore[arg-type]
     assert [i for i, _ in picked] == [0, 2]  # in suite order, as GenEval's selection
     assert stamp.path == str(path)
@@ -161,7 +167,8 @@ def test_a_judge_setting_changes_geneval2_s_call_and_its_own_version_only(tmp_pa
     changed = {c.id for c in before.calls if key_of(before, c.id) != key_of(after, c.id)}
     assert changed == {"a/geneval2"}  # its tables and the store take its result: they follow it, keys unchanged
     # the GenEval 2 prompts are a setting of its generation: a different selection makes other images elsewhere
-    fewer = plans(tmp_path, raw_config(benchmarks={"geneval": SUITE, "geneval2": {"prompts": "0"}}))["a"]
+    one = {"geneval": SUITE, "geneval2": {"prompts": "0", "data": OWN_SUITE}}
+    fewer = plans(tmp_path, raw_config(benchmarks=one))["a"]
     gen = next(c for c in fewer.calls if c.id == "a/generate-geneval2")
     assert gen.params["out"] != next(c for c in before.calls if c.id == "a/generate-geneval2").params["out"]
     assert key_of(fewer, "a/generate") == key_of(before, "a/generate")
@@ -198,12 +205,12 @@ def test_a_suite_file_changed_after_selection_is_refused(tmp_path):
     prompts, stamp = select_geneval2(parse_config(raw_config()).benchmarks.geneval2, path)  # type: ignore[arg-type]
     assert [p.prompt for p in selected_geneval2(prompts, stamp).prompts] == [LINES[0]["prompt"], LINES[1]["prompt"]]
     write_suite(tmp_path, [LINES[1], LINES[0], LINES[2]])
-    with pytest.raises(InputError, match=r"geneval2_data.jsonl: the GenEval 2 suite file changed since the prompts"):
+    with pytest.raises(InputError, match=r"geneval2_lines.jsonl: the GenEval 2 suite file changed since the prompts"):
         selected_geneval2(prompts, stamp)
     from t2ibench.hashing import file_sha256
 
     moved = type(stamp)(stamp.path, file_sha256(path))  # a stamp of the new bytes, with the old selection
-    with pytest.raises(InputError, match=r"geneval2_data.jsonl:1: prompt 0 is not the one selected"):
+    with pytest.raises(InputError, match=r"geneval2_lines.jsonl:1: prompt 0 is not the one selected"):
         selected_geneval2(prompts, moved)
 
 
@@ -212,6 +219,6 @@ def test_explicit_geneval2_indices_are_checked_against_the_suite_file_read(tmp_p
     user's own suite may be longer than the release's 800 lines); a range beyond the file names the key."""
     write_suite(tmp_path)
     with pytest.raises(InputError, match=r"benchmarks\.geneval2\.prompts: index 900 is beyond the suite \(3 prompts"):
-        plans(tmp_path, raw_config(benchmarks={"geneval": SUITE, "geneval2": {"prompts": "0,900"}}))
+        plans(tmp_path, raw_config(benchmarks={"geneval": SUITE, "geneval2": {"prompts": "0,900", "data": OWN_SUITE}}))
     with pytest.raises(InputError, match=r"benchmarks\.geneval2\.prompts: index 100000 is beyond the suite"):
         parse_config(raw_config(benchmarks={"geneval": SUITE, "geneval2": {"prompts": "0-100000"}}))

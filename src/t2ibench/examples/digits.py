@@ -13,7 +13,6 @@ median (scale 1) pixel-space distances are too concentrated for the kernel to re
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from t2ibench.io import write_text_atomic
+from t2ibench import artifacts
 from t2ibench.metrics import exact_entropy, fkea_scores, median_heuristic_sigma
 from t2ibench.metrics.checks import check_positive_int, check_seed, check_sigma, parse_alpha
 from t2ibench.metrics.modes import ModeSet
@@ -413,15 +412,17 @@ def render_digits_scendi(result: DigitsScendi) -> str:
 
 
 def write_digits_figure(sweep: DigitsSweep, out_dir: str | Path) -> dict[str, Any]:
-    """digits.md (table), digits.png (VENDI/RKE vs classes, exact and FKEA), digits.json and metrics.json."""
+    """digits.md (table), digits.png (VENDI/RKE vs classes, exact and FKEA), digits.json and metrics.json, every
+    number at the paper artifacts' stated precision (``t2ibench.artifacts``: the same bytes on any machine)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    sweep = artifacts.stated(sweep)  # every rendering below shows these values
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out / "digits.md", render_digits_sweep(sweep) + "\n")
+    artifacts.write_text(out / "digits.md", render_digits_sweep(sweep) + "\n")
     k = [r.classes for r in sweep.rows]
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     for ax, (exact, approx, title) in zip(
@@ -435,7 +436,7 @@ def write_digits_figure(sweep: DigitsSweep, out_dir: str | Path) -> dict[str, An
         ax.set_title(title)
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out / "digits.png", dpi=100)
+    artifacts.write_png(fig, out / "digits.png", dpi=100)
     plt.close(fig)
     payload = {
         "sigma": sweep.sigma,
@@ -450,11 +451,11 @@ def write_digits_figure(sweep: DigitsSweep, out_dir: str | Path) -> dict[str, An
             for r in sweep.rows
         ],
     }
-    write_text_atomic(out / "digits.json", json.dumps(payload, indent=2) + "\n")
+    artifacts.write_json(out / "digits.json", payload, sort_keys=False)
     metrics = {
-        "vendi_exact_10_classes": round(sweep.rows[-1].vendi_exact.mean, 3),
-        "vendi_fkea_10_classes": round(sweep.rows[-1].vendi_fkea.mean, 3),
+        "vendi_exact_10_classes": sweep.rows[-1].vendi_exact.mean,
+        "vendi_fkea_10_classes": sweep.rows[-1].vendi_fkea.mean,
         "monotone": all(sweep.is_monotone(c) for c in ("vendi_exact", "vendi_fkea", "rke_exact", "rke_fkea")),
     }
-    write_text_atomic(out / "metrics.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    artifacts.write_json(out / "metrics.json", metrics)
     return metrics

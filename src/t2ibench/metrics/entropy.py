@@ -338,6 +338,33 @@ class FKEA(StreamingKernelEntropy):
         return fkea_error_radius(n, self.rff_dim, delta)
 
 
+CENTER_BLOCK = DEFAULT_BATCH  # rows per block of ``mean_of_blocks``
+
+
+def mean_of_blocks(blocks: Iterable[ArrayLike]) -> NDArray[np.float64]:
+    """The mean row (d,), float64, of rows given as consecutive blocks of ``CENTER_BLOCK`` rows (the last may be
+    shorter): each block summed in float64, the sums added in order — the same bits for an array in memory
+    (``feature_center``) and a file read block by block (``t2ibench diversity FILE``)."""
+    total: NDArray[np.float64] | None = None
+    n = 0
+    for block in blocks:
+        part = np.asarray(block, dtype=np.float64)
+        total = part.sum(axis=0) if total is None else total + part.sum(axis=0)
+        n += part.shape[0]
+    if total is None or n == 0:
+        raise InputError("the mean of no rows: need at least 1 row")
+    mean: NDArray[np.float64] = total / n
+    return mean
+
+
+def feature_center(X: ArrayLike) -> NDArray[np.float64]:
+    """The mean feature vector (d,), float64, of X (n, d) by ``mean_of_blocks``: every FKEA shard of a model
+    subtracts the same one before its random Fourier features (exact, the Gaussian kernel being shift-invariant; it
+    keeps float32 phases precise)."""
+    arr = np.asarray(X)
+    return mean_of_blocks(arr[start : start + CENTER_BLOCK] for start in range(0, arr.shape[0], CENTER_BLOCK))
+
+
 class CosineEntropy(StreamingKernelEntropy):
     """Exact cosine-kernel VENDI/RKE at any n from the d × d matrix XᵀX/n of L2-normalised rows.
 

@@ -29,6 +29,7 @@ from t2ibench.errors import InputError
 from t2ibench.models._torch import loads_models, quiet_loading
 from t2ibench.progress import progress
 from t2ibench.specs import EmbedderConfig
+from t2ibench.suites.reference import ReferenceSet
 
 ImageInput = str | Path | Any  # a path or a PIL image
 
@@ -281,6 +282,20 @@ class DINOv2Embedder(ImagesOnly):
                 bar.update(len(batch))
         vectors = np.concatenate(out) if out else np.zeros((0, 0), np.float32)
         return _normalize(vectors) if self.spec.normalize else vectors
+
+
+def reference_sigma(embedder: Embedder, reference: ReferenceSet) -> tuple[float, int]:
+    """σ of ``embedder``'s space (embedding units): the median pairwise distance (the median heuristic, seed 0) of
+    its features of the fixed ``reference`` set (images or texts), and how many vectors it was taken over — what
+    the refresh's ``sigma: reference`` and ``t2ibench diversity FILE`` on a refresh's features both use."""
+    from t2ibench.metrics import median_heuristic_sigma
+
+    if reference.kind == "image":
+        vectors = embedder.embed_images(list(reference.images))
+    else:
+        vectors = embedder.embed_texts(list(reference.texts)).vectors
+    X = np.asarray(vectors, dtype=np.float64)
+    return float(median_heuristic_sigma(X, seed=0)), len(X)
 
 
 def embed_images_cached(

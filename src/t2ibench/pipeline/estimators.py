@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from t2ibench.errors import InputError, unknown_choice
-from t2ibench.metrics.entropy import FKEA, CosineEntropy, StreamingKernelEntropy
+from t2ibench.metrics.entropy import FKEA, CosineEntropy, StreamingKernelEntropy, feature_center
 
 
 @dataclass(frozen=True)
@@ -67,10 +67,3 @@ def kernel_choice(kernel: str) -> KernelChoice:
     if kernel not in KERNEL_CHOICES:
         raise unknown_choice("kernel", kernel, tuple(KERNEL_CHOICES))
     return KERNEL_CHOICES[kernel]
-
-
-def feature_center(X: np.ndarray) -> np.ndarray:
-    """The mean feature vector (d,), float64: every shard of a model subtracts the same one before FKEA's random
-    Fourier features (exact, the Gaussian kernel being shift-invariant; it keeps float32 phases precise)."""
-    center: np.ndarray = np.asarray(X, dtype=np.float64).mean(axis=0)
-    return center

@@ -28,6 +28,7 @@ from typing import Any
 
 from t2ibench.config import Config, EmbedderConfig, ModelConfig
 from t2ibench.errors import InputError
+from t2ibench.features import SPACES_FILE
 from t2ibench.hashing import file_digest
 from t2ibench.pipeline import steps
 from t2ibench.pipeline.identity import settings, step_key, version_hash
@@ -43,7 +44,7 @@ from t2ibench.pipeline.results import (
     SuiteFile,
 )
 from t2ibench.pipeline.stamps import stamp_of
-from t2ibench.suites.reference import IMAGE_SET, TEXT_SET, reference_digest
+from t2ibench.suites.reference import reference_digest
 from t2ibench.workspace import Workspace
 
 current_call: ContextVar[str | None] = ContextVar("t2ibench_current_call", default=None)
@@ -420,7 +421,8 @@ def plan_model(
     params = {**embed_settings, "generated": Ref(generated), "weights": weights, "out": folder, "cache": cache}
     params["device"] = device
     features = tuple(folder / f for f in ("image_features.npy", "clip_image_features.npy", "clip_text_features.npy"))
-    embedded = add(Call(f"{name}/embed", "embed", params, name, "embed", (*features, folder / "ids.json")))
+    written = (*features, folder / "ids.json", folder / SPACES_FILE)
+    embedded = add(Call(f"{name}/embed", "embed", params, name, "embed", written))
 
     # bandwidths: one per embedding space (reference: shared by every model), per model (median), or fixed
     div, sc = ev.diversity, ev.scendi
@@ -429,7 +431,7 @@ def plan_model(
         sigma, extra = builder.bandwidth(
             div.sigma,
             embedder=ev.image_embedder,
-            reference=IMAGE_SET,
+            reference=steps.FEATURES["image"].reference,
             embedded=embedded,
             features="image",
             seed=lambda: div.seed,
@@ -441,14 +443,15 @@ def plan_model(
     image_sigma: Any = None
     text_sigma: Any = None
     if sc.kernel == "gaussian":
-        for side, setting, reference, which in (
-            ("image", sc.image_sigma, IMAGE_SET, "clip_image"),
-            ("text", sc.text_sigma, TEXT_SET, "clip_text"),
-        ):
+        sides: tuple[tuple[str, Any, steps.Features], ...] = (
+            ("image", sc.image_sigma, "clip_image"),
+            ("text", sc.text_sigma, "clip_text"),
+        )
+        for side, setting, which in sides:
             value, extra = builder.bandwidth(
                 setting,
                 embedder=ev.clip,
-                reference=reference,
+                reference=steps.FEATURES[which].reference,
                 embedded=embedded,
                 features=which,
                 seed=lambda: sc.seed,

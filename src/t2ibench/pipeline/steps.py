@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -32,6 +33,7 @@ from t2ibench.config import (
     select_indices,
 )
 from t2ibench.errors import InputError, note
+from t2ibench.features import EmbeddingSpace, write_spaces
 from t2ibench.hashing import file_digest
 from t2ibench.pipeline.estimators import kernel_choice
 from t2ibench.pipeline.identity import OUTPUT, PLACEMENT
@@ -62,6 +64,7 @@ from t2ibench.pipeline.rows import (
     vendi_records,
 )
 from t2ibench.pipeline.stamps import stamp_of
+from t2ibench.suites.reference import IMAGE_SET, TEXT_SET
 
 Out = Annotated[Path, OUTPUT]
 Device = Annotated[str, PLACEMENT]
@@ -69,12 +72,23 @@ Progress = Annotated[bool, PLACEMENT]
 SharedCache = Annotated[Path, PLACEMENT]  # the content-keyed embedding cache: where, never what
 Prompts = Sequence[tuple[int, Mapping[str, Any]]]
 Features = Literal["image", "clip_image", "clip_text"]
-# each feature matrix a per-model σ is taken from: what it is, and the config key that sets that σ (a median-heuristic
-# error names both, so a one-prompt or constant text side is not mistaken for the images')
-BANDWIDTH_OF: Mapping[str, tuple[str, str]] = {
-    "image": ("image embeddings", "evaluators.diversity.sigma"),
-    "clip_image": ("CLIP image embeddings", "evaluators.scendi.image_sigma"),
-    "clip_text": ("CLIP text embeddings of the prompts", "evaluators.scendi.text_sigma"),
+
+
+@dataclass(frozen=True)
+class FeatureKind:
+    """One kind of feature file a refresh writes: what it holds, the config key that sets its σ (a median-heuristic
+    error names both, so a one-prompt or constant text side is not mistaken for the images') and the reference set
+    whose features set its bandwidth (``sigma: reference``)."""
+
+    what: str
+    sigma_key: str
+    reference: str
+
+
+FEATURES: Mapping[Features, FeatureKind] = {
+    "image": FeatureKind("image embeddings", "evaluators.diversity.sigma", IMAGE_SET),
+    "clip_image": FeatureKind("CLIP image embeddings", "evaluators.scendi.image_sigma", IMAGE_SET),
+    "clip_text": FeatureKind("CLIP text embeddings of the prompts", "evaluators.scendi.text_sigma", TEXT_SET),
 }
 
 
@@ -246,6 +260,8 @@ def select_geneval2(selection: Geneval2Prompts, path: Path) -> tuple[PromptSet, 
     from t2ibench.datasets import check_release_copy
     from t2ibench.suites.geneval2 import first_per_atom_count, read_geneval2
 
+    if not path.is_file() and selection.data != GENEVAL2_DATA:
+        raise InputError(f"benchmarks.geneval2.data {selection.data}: no such file ({path})")
     if not path.is_file():
         raise InputError(
             f"{path}: GenEval 2's suite is not in the workspace (benchmarks.geneval2.data): run "
@@ -433,10 +449,29 @@ def step_embed(
         "text_prompt_ids": prompt_ids,
     }
     (out / "ids.json").write_text(json.dumps(ids) + "\n")
+    sha256 = EmbeddingFiles(*(file_digest(p) for p in files.paths()))
+    made_by: dict[Features, tuple[EmbedderConfig, Any]] = {
+        "image": (image_embedder, embedder),
+        "clip_image": (clip, pairs),
+        "clip_text": (clip, pairs),
+    }
+    write_spaces(  # what each file is: its embedder and the reference set of its space's bandwidth
+        out,
+        [
+            EmbeddingSpace(
+                file=Path(getattr(files, which)).name,
+                sha256=getattr(sha256, which),
+                embedder=spec,
+                identity=built.identity(),
+                reference=FEATURES[which].reference,
+            )
+            for which, (spec, built) in made_by.items()
+        ],
+    )
     return Embedded(
         model=generated.model,
         files=files,
-        sha256=EmbeddingFiles(*(file_digest(p) for p in files.paths())),
+        sha256=sha256,
         image_prompt_ids=tuple(ids["image_prompt_ids"]),
         samples=tuple(ids["samples"]),
         text_prompt_ids=tuple(prompt_ids),
@@ -474,22 +509,17 @@ def step_reference_bandwidth(
     fixed, named ``reference`` set (``t2ibench.suites.reference``: photos for images, GenEval's official prompts for
     texts). The same for every model, run and leaderboard that uses this embedder; ``weights`` stamps its local
     weights, if any (weights replaced in place make the σ anew)."""
-    from t2ibench.metrics import median_heuristic_sigma
+    from t2ibench.models.embedding import reference_sigma
     from t2ibench.models.registry import EMBEDDERS
-    from t2ibench.suites.reference import load_reference
+    from t2ibench.suites.reference import load_reference, reference_source
 
     ref = load_reference(reference.name)
     if ref.digest != reference.content:
         raise InputError(f"reference set {reference.name}: its files changed while this refresh ran; run it again")
     check_stamp(weights)
     built = EMBEDDERS.reuse(embedder.backend, embedder, device=device, show_progress=show_progress)
-    if ref.kind == "image":
-        vectors = built.embed_images(list(ref.images))
-    else:
-        vectors = built.embed_texts(list(ref.texts)).vectors
-    X = np.asarray(vectors, dtype=np.float64)
-    value = float(median_heuristic_sigma(X, seed=0))
-    return Bandwidth(value=value, source=f"reference:{ref.name}@{ref.digest}", n=len(X))
+    value, n = reference_sigma(built, ref)
+    return Bandwidth(value=value, source=reference_source(ref), n=n)
 
 
 def step_median_bandwidth(embedded: Embedded, features: Features, seed: int) -> Bandwidth:
@@ -498,7 +528,7 @@ def step_median_bandwidth(embedded: Embedded, features: Features, seed: int) -> 
     from t2ibench.metrics import median_heuristic_sigma
 
     X = load_features(embedded, features)
-    what, key = BANDWIDTH_OF[features]
+    what, key = FEATURES[features].what, FEATURES[features].sigma_key
     name = f"{embedded.model}: the {what} ({getattr(embedded.files, features)})"
     value = median_heuristic_sigma(X, seed=seed, name=name, option=f"{key} (a number or 'reference')")
     return Bandwidth(value=float(value), source=f"median:{embedded.model}", n=len(X))

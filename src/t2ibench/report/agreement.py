@@ -183,19 +183,20 @@ def render_agreement(report: AgreementReport) -> str:
 
 def write_agreement(run: AgreementRun, out: str | Path) -> list[Path]:
     """agreement.json (every table, its intervals and what loading did), agreement.md and metrics.json (the
-    headline with intervals) in ``out``."""
-    import json
-
-    from t2ibench.io import output_dir, write_text_atomic
+    headline with intervals) in ``out``, every number at the paper artifacts' stated precision
+    (``t2ibench.artifacts``: the same bytes on any machine)."""
+    from t2ibench import artifacts
+    from t2ibench.io import output_dir
 
     folder = output_dir(out)
+    report = artifacts.stated(run.report)  # every rendering below shows these values
     loading = [r.to_dict() for r in run.loads]  # read = kept + dropped, kept = agreement + score only, by reason
-    payload = run.report.to_dict() | {"loading": loading}
-    text = "\n\n".join([*(r.summary() for r in run.loads), render_agreement(run.report)])
+    payload = report.to_dict() | {"loading": loading}
+    text = "\n\n".join([*(r.summary() for r in run.loads), render_agreement(report)])
     files = [
-        write_text_atomic(folder / "agreement.json", json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n"),
-        write_text_atomic(folder / "agreement.md", text + "\n"),
-        write_text_atomic(folder / "metrics.json", json.dumps(headline(run), indent=2, sort_keys=True) + "\n"),
+        artifacts.write_json(folder / "agreement.json", payload, default=str),
+        artifacts.write_text(folder / "agreement.md", text + "\n"),
+        artifacts.write_json(folder / "metrics.json", headline(run)),
     ]
     return files
 

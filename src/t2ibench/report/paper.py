@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
 
-from t2ibench.io import write_text_atomic
+from t2ibench import artifacts
 from t2ibench.metrics.geneval import TASKS
 from t2ibench.report.geneval import TASK_TITLES
 from t2ibench.report.markdown import markdown_table
@@ -19,19 +18,20 @@ def _f(x: Any, digits: int = 2) -> str:
 
 
 def write_tables(store_path: str | Path, out_dir: str | Path) -> dict[str, Any]:
-    """table2.md (GenEval), diversity.md (FKEA/RKE/Scendi) and metrics.json (headline numbers) for current models."""
+    """table2.md (GenEval), diversity.md (FKEA/RKE/Scendi) and metrics.json (headline numbers) for current models,
+    every number at the paper artifacts' stated precision (``t2ibench.artifacts``: the same bytes on any machine)."""
     store = Store(store_path)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    board = queries.leaderboard_by_model(store)
-    metrics = queries.headline_metrics(store)
+    board = artifacts.stated(queries.leaderboard_by_model(store))  # every rendering below shows these values
+    metrics = artifacts.stated(queries.headline_metrics(store))
     smoke = any(r["smoke"] for r in board)
     note = "Smoke run (random-weight models): numbers test the pipeline only.\n\n" if smoke else ""
     table2 = markdown_table(
         ["Model", "Overall", *TASK_TITLES.values()],
         [[r["model"], _f(r["overall"]), *(_f(r[t]) for t in TASKS)] for r in board],
     )
-    write_text_atomic(out / "table2.md", f"# GenEval (Table 2 layout)\n\n{note}{table2}\n")
+    artifacts.write_text(out / "table2.md", f"# GenEval (Table 2 layout)\n\n{note}{table2}\n")
 
     def value(model: str, metric: str, alpha: float | None) -> dict[str, Any] | None:
         return next(
@@ -59,13 +59,11 @@ def write_tables(store_path: str | Path, out_dir: str | Path) -> dict[str, Any]:
             ]
         )
         headline[r["model"]] = {
-            "geneval_overall": None if r["overall"] is None else round(r["overall"], 4),
-            "fkea_vendi_1": None if fkea is None else round(fkea["value"], 4),
-            "scendi": None if scendi is None else round(scendi["value"], 4),
+            "geneval_overall": r["overall"],
+            "fkea_vendi_1": None if fkea is None else fkea["value"],
+            "scendi": None if scendi is None else scendi["value"],
         }
     diversity = markdown_table(["Model", "n", "FKEA VENDI-1", "FKEA radius", "RKE", "Scendi", "model share"], rows)
-    write_text_atomic(out / "diversity.md", f"# Diversity\n\n{note}{diversity}\n")
-    write_text_atomic(
-        out / "metrics.json", json.dumps({"smoke": smoke, "models": headline}, indent=2, sort_keys=True) + "\n"
-    )
+    artifacts.write_text(out / "diversity.md", f"# Diversity\n\n{note}{diversity}\n")
+    artifacts.write_json(out / "metrics.json", {"smoke": smoke, "models": headline})
     return {"table2": str(out / "table2.md"), "diversity": str(out / "diversity.md"), "models": len(board)}

@@ -100,6 +100,12 @@ def reference_digest(name: str) -> str:
     return load_reference(name).digest
 
 
+def reference_source(ref: ReferenceSet) -> str:
+    """Where a σ taken on ``ref`` comes from, as stored beside every score measured under it:
+    ``reference:<set>@<digest>``."""
+    return f"reference:{ref.name}@{ref.digest}"
+
+
 def load_reference(name: str) -> ReferenceSet:
     """The reference set called ``name`` (``photos-v1`` or ``geneval-prompts-v1``), loaded."""
     if name == IMAGE_SET:
