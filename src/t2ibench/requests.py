@@ -90,6 +90,8 @@ class Request:
 
     program: ClassVar[str] = ""
     """The workspace program (``flows.<module>``) that runs this request."""
+    work: ClassVar[str] = "the flow"
+    """What the program does, as a command names it ('the refresh was killed by SIGKILL ...')."""
 
     def __post_init__(self) -> None:
         """Check each field's type (lists become tuples, integers for numbers floats), then the request's rules."""
@@ -199,6 +201,7 @@ class RefreshRequest(Request):
     """Refresh one config's leaderboard (``flows.leaderboard_refresh``; ``t2ibench run``)."""
 
     program: ClassVar[str] = "flows.leaderboard_refresh"
+    work: ClassVar[str] = "the refresh"
     config: str
     wait: float = 0.0
     """Seconds to wait for another refresh holding the store."""
@@ -223,6 +226,7 @@ class PaperTablesRequest(Request):
     (``flows.paper_tables``; ``t2ibench paper tables``)."""
 
     program: ClassVar[str] = "flows.paper_tables"
+    work: ClassVar[str] = "the paper-tables flow"
     config: str
     out: str
 
@@ -233,6 +237,7 @@ class DigitsRequest(Request):
     (``examples.digits.DigitsSweepConfig`` reads them, and checks the values when the flow builds it)."""
 
     program: ClassVar[str] = "flows.paper_tables"
+    work: ClassVar[str] = "the digits experiment"
     out: str
     n_per_condition: int = 170
     repeats: int = 10
@@ -247,6 +252,7 @@ class AgreementRequest(Request):
     (``flows.human_agreement``; ``t2ibench agreement --flow``)."""
 
     program: ClassVar[str] = "flows.human_agreement"
+    work: ClassVar[str] = "the agreement flow"
     annotations: tuple[str, ...]
     metadata: str
     out: str
@@ -276,6 +282,7 @@ class ScheduleRequest(Request):
     (``flows.schedule``; ``t2ibench schedule``)."""
 
     program: ClassVar[str] = "flows.schedule"
+    work: ClassVar[str] = "the schedule flow"
     config: str | None = None
     cron: str | None = None
     name: str = "nightly"
