@@ -94,7 +94,7 @@ def run(request: AgreementRequest) -> int:
     from t2ibench.errors import InputError
     from t2ibench.logs import route_to_log
 
-    log = Path(request.out) / "logs" / f"{PROGRAM}.log"
+    log = request.log_file() or Path(f"{PROGRAM}.log")
     out = route_to_log(log, program=PROGRAM)
     print(f"{PROGRAM}: started; Prefect's log and the libraries' output go to {log}", file=out.err, flush=True)
     fields = dataclasses.asdict(request)

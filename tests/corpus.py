@@ -2462,10 +2462,17 @@ def _(tmp: Path) -> Any:
 # this file is ``__main__`` and they would register into ``tests.corpus`` instead: the block at the end imports that.
 if __name__ != "__main__":
     from tests import corpus_store, corpus_files, corpus_resources, corpus_signals, corpus_probe, corpus_geneval2  # noqa: F401, I001
-    from tests import corpus_round4_inputs, corpus_round4_store, corpus_round4_outputs  # noqa: F401  (the import line above is full)
+    from tests import corpus_round4_inputs, corpus_round4_store, corpus_round4_outputs, corpus_round4_limits  # noqa: F401  (the import line above is full)
 
 # Behaviours shown by other tests (rendered into docs/reliability.md with the corpus).
 OTHER_GUARANTEES = [
+    (
+        "a flow program killed by a signal t2ibench did not send (the OOM killer's SIGKILL): `run`, `paper tables`, "
+        "`paper digits`, `agreement --flow`, `schedule`",
+        "one line naming the flow, the signal and its likely cause (out of memory) and the refresh's log; what it "
+        "started is ended; `run` records the run interrupted (SIGKILL) and frees its lock (was: exit 137, no word)",
+        "tests/integration/test_signals.py::test_a_flow_killed_by_sigkill_is_reported_and_the_refresh_recorded",
+    ),
     (
         "SIGKILL at any stage of the smoke refresh (11 seeded trials)",
         "restart finishes; tables equal an uninterrupted run; no duplicates; no orphaned partial files",

@@ -383,6 +383,21 @@ def _spec(build: Any, options: dict[str, str]) -> Any:
         raise InputError(f"{option}: {exc.message}") from None
 
 
+def _check_models(*sections: tuple[Any, dict[str, str]]) -> None:
+    """Each model a spec section names by hub id or folder can be read, checked after the command's own inputs and
+    before any model loads (``models.hub``): a missing folder, or a hub model neither cached nor reachable, is one
+    line naming the option (``_spec``'s), not minutes of download retries."""
+    from t2ibench.models.hub import check_sources
+
+    for section, options in sections:
+        _spec(lambda: check_sources(section.hub_sources()), options)  # noqa: B023  (called at once)
+
+
+_DETECTOR_OPTIONS = {"backend": "--detector", "model": "--detector-model", "revision": "--detector-revision"}
+_COLOUR_OPTIONS = {"backend": "--colour", "arch": "--clip-arch", "pretrained": "--clip-pretrained"}
+_JUDGE_OPTIONS = {"backend": "--judge", "model": "--judge-model", "revision": "--judge-revision"}
+
+
 def _geneval_config(args: argparse.Namespace) -> Any:
     """The GenEvalConfig the options describe, validated by the config's own rules before any model is loaded."""
     from t2ibench.config import ColourConfig, DetectorConfig, GenEvalConfig
@@ -396,13 +411,13 @@ def _geneval_config(args: argparse.Namespace) -> Any:
             mmdet_config=args.mmdet_config,
             mmdet_checkpoint=args.mmdet_checkpoint,
         ),
-        {"backend": "--detector", "model": "--detector-model"},
+        _DETECTOR_OPTIONS,
     )
     colour = _spec(
         lambda: ColourConfig(
             backend=args.colour, arch=args.clip_arch, pretrained=args.clip_pretrained, background=args.background
         ),
-        {"backend": "--colour", "arch": "--clip-arch", "pretrained": "--clip-pretrained"},
+        _COLOUR_OPTIONS,
     )
     return _spec(
         lambda: GenEvalConfig(
@@ -452,6 +467,7 @@ def _cmd_selftest(args: argparse.Namespace) -> int:
     inputs = _evaluator_inputs(args) + truth_file
     refuse_output(args.out, flag="--out", inputs=inputs, tree=True, covers=lambda rel: rel.parts[0] in written)
     photos = None if args.no_photos else load_photo_truth(args.photo_truth)
+    _check_models((cfg.detector, _DETECTOR_OPTIONS), (cfg.colour, _COLOUR_OPTIONS))
     detector = DETECTORS.build(cfg.detector.backend, cfg.detector, device=args.device)
     colour = COLOUR_CLASSIFIERS.build(cfg.colour.backend, cfg.colour, device=args.device)
     report = run_selftest(
@@ -515,6 +531,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_FAILED
+    _check_models(*_evaluator_models(bench.name, evaluator))
     done = evaluate_images(
         bench, scan, evaluator, suite=suite, out=out, device=args.device, show_progress=not args.quiet
     )
@@ -539,6 +556,13 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return EXIT_OK
+
+
+def _evaluator_models(benchmark: str, evaluator: Any) -> list[tuple[Any, dict[str, str]]]:
+    """The spec sections of ``evaluator`` that name models, with the options that set their fields."""
+    if benchmark == "geneval2":
+        return [(evaluator.judge, _JUDGE_OPTIONS)]
+    return [(evaluator.detector, _DETECTOR_OPTIONS), (evaluator.colour, _COLOUR_OPTIONS)]
 
 
 def _refuse_scanned(scan: Any, outputs: dict[str, Any]) -> None:
@@ -596,7 +620,7 @@ def _geneval2_evaluator(args: argparse.Namespace) -> Any:
             dtype=args.dtype,
             batch_size=args.batch_size,
         ),
-        {"backend": "--judge", "model": "--judge-model", "revision": "--judge-revision"},
+        _JUDGE_OPTIONS,
     )
     return Geneval2Evaluator(judge=judge, answer_rule=args.answer_rule)
 
@@ -792,6 +816,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         tree=True,
         covers=lambda rel: rel.parts[0] in layout or bool(PROMPT_DIR.fullmatch(rel.parts[0])),
     )
+    _check_models((spec, {"model": "--model", "stage2": "--stage2", "revision": "--revision"}))
     generator = GENERATORS.build(backend, spec, device=args.device, show_progress=not args.quiet, source=source)
     records = generator.generate(selected, args.out, overwrite=args.overwrite)
     if getattr(generator, "reimported", None):
@@ -846,11 +871,19 @@ def _checkout(root: Path, program: str) -> Path:
 
 
 def _run_flow(
-    root: Path, request: Request, *, cwd: Path | None = None, program: str = "", after_stop: Any = None
+    root: Path,
+    request: Request,
+    *,
+    cwd: Path | None = None,
+    program: str = "",
+    after_stop: Any = None,
+    after_killed: Any = None,
+    log: Path | None = None,
 ) -> int:
     """Run the workspace program of a ``t2ibench.requests`` request (``python -m flows.<module> REQUEST-JSON``) as a
     child process with the workspace on sys.path, in ``cwd`` (default: the workspace root); the library never imports
-    flows. Signals reach it as ``t2ibench.signals.run_child`` forwards them."""
+    flows. Signals reach it as ``t2ibench.signals.run_child`` forwards them; a child killed by a signal it was not
+    sent (the OOM killer's SIGKILL) is reported in one line naming the flow, the signal and ``log``."""
     import os
 
     from t2ibench.signals import run_child
@@ -858,7 +891,16 @@ def _run_flow(
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH", "")]))
     argv = [sys.executable, "-m", request.program, request.to_json()]
-    return run_child(argv, cwd=cwd or root, env=env, program=program, after_stop=after_stop)
+    return run_child(
+        argv,
+        cwd=cwd or root,
+        env=env,
+        program=program,
+        after_stop=after_stop,
+        after_killed=after_killed,
+        child_name=f"{request.work} ({request.program})",
+        log=log or request.log_file(),
+    )
 
 
 def flow_program(args: argparse.Namespace) -> str | None:
@@ -896,17 +938,31 @@ def _check_outputs(ws: Any, name: str, config: Path) -> None:
         Store(ws.store).check_claim(name, file)
 
 
+def _check_hub_sources(cfg: Any, config: str, root: Path) -> None:
+    """Every model the config loads by hub id or folder is readable (relative folders from the workspace ``root``,
+    where the refresh runs): a missing folder, or a hub model neither cached nor reachable, is one line now, naming
+    the key, before any model work (``models.hub``)."""
+    from t2ibench.errors import FieldError
+    from t2ibench.models.hub import resolve
+
+    for key, source in cfg.hub_sources():
+        try:
+            resolve(source, base=root)
+        except FieldError as exc:
+            raise InputError(f"{config}:{key}.{exc.field}: {exc.message}") from None
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     import time
 
     from t2ibench.config import load_config
 
     begun = time.time()
-
     cfg = load_config(args.config)  # validate before starting Prefect (clear errors, no 20 s start-up first)
     ws = _check_data(args, cfg)
     root, config = _workspace(args.config)
     _check_outputs(ws, cfg.name, config)
+    _check_hub_sources(cfg, args.config, root)
     from t2ibench.requests import RefreshRequest
 
     request = RefreshRequest(
@@ -924,7 +980,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         mark_killed(ws, signal_name(signum), "stopped by the signal before the refresh could record it")
 
-    return _run_flow(root, request, program="t2ibench run", after_stop=stopped)
+    def killed(signum: int) -> None:  # killed by a signal nobody forwarded (the OOM killer): recorded for it
+        from t2ibench.pipeline.runs import mark_killed
+        from t2ibench.signals import killed_cause, signal_name
+
+        cause = f"the refresh was killed by {signal_name(signum)} ({killed_cause(signum)}); its log: {ws.log}"
+        mark_killed(ws, signal_name(signum), cause)
+
+    return _run_flow(root, request, program="t2ibench run", after_stop=stopped, after_killed=killed, log=ws.log)
 
 
 def _cmd_paper_tables(args: argparse.Namespace) -> int:
@@ -1040,7 +1103,7 @@ def _cmd_sql(args: argparse.Namespace) -> int:
         count = store.user_export(args.query, args.out, time_limit=args.timeout)
         print(f"wrote {count} rows to {args.out}", file=sys.stderr)
         return EXIT_OK
-    result = store.user_query(args.query, write=args.write, max_rows=args.limit, time_limit=args.timeout)
+    result = store.user_query(args.query, write=args.write, max_rows=args.limit, time_limit=args.timeout, text=True)
     if result.columns:
         print(markdown_table(list(result.columns), [["" if v is None else str(v) for v in r] for r in result.rows]))
         if result.truncated:

@@ -35,10 +35,13 @@ from t2ibench.specs import ColourConfig as ColourConfig
 from t2ibench.specs import DetectorConfig as DetectorConfig
 from t2ibench.specs import EmbedderConfig as EmbedderConfig
 from t2ibench.specs import GeneratorConfig as GeneratorConfig
+from t2ibench.specs import ModelSource, check_int, check_seed
 from t2ibench.specs import VQAJudgeConfig as VQAJudgeConfig
-from t2ibench.specs import check_int, check_seed
 from t2ibench.specs import visible_text as visible_text  # re-exported: its home is t2ibench.specs
 from t2ibench.suites.geneval import MAX_PER_TASK, generate_suite
+from t2ibench.suites.geneval2 import (
+    MAX_GENEVAL2_LINES,  # a bound for benchmarks.geneval2.prompts before the file is read
+)
 from t2ibench.suites.photos import load_photo_truth
 from t2ibench.suites.published import BUILTIN, load_published
 
@@ -131,7 +134,6 @@ class GenEvalSuite:
         return (80 if self.classes is None else len(self.classes)) + 5 * self.per_task
 
 
-MAX_GENEVAL2_LINES = 100_000  # a bound for benchmarks.geneval2.prompts before the file is read (the release has 800)
 GENEVAL2_DATA = "data/external/geneval2/geneval2_data.jsonl"  # where `t2ibench data fetch geneval2` (DVC) puts it
 BENCHMARK_NAMES = ("geneval", "geneval2")  # the benchmarks a refresh can run (t2ibench.benchmarks.REGISTRY's)
 
@@ -599,6 +601,21 @@ class Config:
             if m.name == name:
                 return m
         raise unknown_choice("model", name, [m.name for m in self.models])
+
+    def hub_sources(self) -> list[tuple[str, ModelSource]]:
+        """Every model a refresh of this config loads by hub id or folder, with the section holding it
+        ('models[0].generator', 'evaluators.geneval2.judge'); ``models.hub`` resolves them before a run starts."""
+        ev = self.evaluators
+        sections: list[tuple[str, Any]] = [(f"models[{i}].generator", m.generator) for i, m in enumerate(self.models)]
+        sections += [
+            ("evaluators.geneval.detector", ev.geneval.detector),
+            ("evaluators.geneval.colour", ev.geneval.colour),
+            ("evaluators.image_embedder", ev.image_embedder),
+            ("evaluators.clip", ev.clip),
+        ]
+        if self.benchmarks.geneval2 is not None:
+            sections.append(("evaluators.geneval2.judge", ev.geneval2.judge))
+        return [(key, source) for key, section in sections for source in section.hub_sources()]
 
     @property
     def smoke_evaluators(self) -> bool:

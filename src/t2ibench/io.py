@@ -236,10 +236,13 @@ def read_text_file(
         ) from None
 
 
-def read_jsonl(path: str | Path) -> Iterator[tuple[str, Any]]:
-    """(``file:line``, decoded object) for each non-blank line; InputError names the file (and line) on failure."""
+def read_jsonl(
+    path: str | Path, *, what: str = "JSON-lines file", max_bytes: int = MAX_TEXT_BYTES
+) -> Iterator[tuple[str, Any]]:
+    """(``file:line``, decoded object) for each non-blank line; InputError names the file (and line) on failure, and
+    a file over ``max_bytes`` before it is read."""
     p = Path(path)
-    lines = read_text_file(p, what="JSON-lines file").splitlines()
+    lines = read_text_file(p, what=what, max_bytes=max_bytes).splitlines()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue

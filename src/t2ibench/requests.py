@@ -90,6 +90,8 @@ class Request:
 
     program: ClassVar[str] = ""
     """The workspace program (``flows.<module>``) that runs this request."""
+    work: ClassVar[str] = "the flow"
+    """What the program does, as a command names it ('the refresh was killed by SIGKILL ...')."""
 
     def __post_init__(self) -> None:
         """Check each field's type (lists become tuples, integers for numbers floats), then the request's rules."""
@@ -105,6 +107,12 @@ class Request:
 
     def check(self) -> None:
         """Rules across fields (none unless a request defines them); raise InputError naming the field."""
+
+    def log_file(self) -> Path | None:
+        """Where the program sends Prefect's log and the libraries' output: ``<out>/logs/<module>.log`` for a request
+        that writes a folder ``out`` (None: the program knows its own place, as a refresh its config's)."""
+        out = getattr(self, "out", None)
+        return None if not isinstance(out, str) else Path(out) / "logs" / f"{self.program.rsplit('.', 1)[-1]}.log"
 
     def to_json(self) -> str:
         """The request as one line of JSON, its class under ``"request"``."""
@@ -199,6 +207,7 @@ class RefreshRequest(Request):
     """Refresh one config's leaderboard (``flows.leaderboard_refresh``; ``t2ibench run``)."""
 
     program: ClassVar[str] = "flows.leaderboard_refresh"
+    work: ClassVar[str] = "the refresh"
     config: str
     wait: float = 0.0
     """Seconds to wait for another refresh holding the store."""
@@ -226,6 +235,7 @@ class PaperTablesRequest(Request):
     (``flows.paper_tables``; ``t2ibench paper tables``)."""
 
     program: ClassVar[str] = "flows.paper_tables"
+    work: ClassVar[str] = "the paper-tables flow"
     config: str
     out: str
 
@@ -236,6 +246,7 @@ class DigitsRequest(Request):
     (``examples.digits.DigitsSweepConfig`` reads them, and checks the values when the flow builds it)."""
 
     program: ClassVar[str] = "flows.paper_tables"
+    work: ClassVar[str] = "the digits experiment"
     out: str
     n_per_condition: int = 170
     repeats: int = 10
@@ -250,6 +261,7 @@ class AgreementRequest(Request):
     (``flows.human_agreement``; ``t2ibench agreement --flow``)."""
 
     program: ClassVar[str] = "flows.human_agreement"
+    work: ClassVar[str] = "the agreement flow"
     annotations: tuple[str, ...]
     metadata: str
     out: str
@@ -279,6 +291,7 @@ class ScheduleRequest(Request):
     (``flows.schedule``; ``t2ibench schedule``)."""
 
     program: ClassVar[str] = "flows.schedule"
+    work: ClassVar[str] = "the schedule flow"
     config: str | None = None
     cron: str | None = None
     name: str = "nightly"

@@ -164,11 +164,17 @@ def run_child(
     env: Mapping[str, str],
     program: str = "",
     after_stop: Callable[[int], None] | None = None,
+    after_killed: Callable[[int], None] | None = None,
+    child_name: str = "its program",
+    log: Path | None = None,
 ) -> int:
     """Run a program in its own process group; forward SIGINT/SIGTERM/SIGHUP to it once each, give it the grace
     period (plus KILL_MARGIN_S) to stop, then kill its group; after a forwarded signal, however the child ended, call
-    ``after_stop(signum)`` (to record what a child that was killed, or ended by its watchdog, could not). Returns its
-    exit status (128 + signum if it was signalled, or if it had to be killed after a forwarded signal)."""
+    ``after_stop(signum)`` (to record what a child that was killed, or ended by its watchdog, could not). A child
+    killed by a signal t2ibench did not send (SIGKILL from the kernel's OOM killer, a crash) is reported in one line
+    naming ``child_name``, the signal, its likely cause and ``log``; what it started is ended and
+    ``after_killed(signum)`` records it. Returns its exit status (128 + signum if it was signalled, or if it had to be
+    killed after a forwarded signal)."""
     child = subprocess.Popen(
         list(argv),
         cwd=cwd,
@@ -211,9 +217,49 @@ def run_child(
             signal.signal(s, handler)
     if received:  # it stopped by itself, perhaps through its watchdog's hard exit before it could record the stop
         _after_stop(after_stop, received[0], program or argv[0])
+    elif code < 0:  # killed by a signal nobody here forwarded: it could say nothing itself
+        _end_group(child.pid)
+        print(killed_message(program or Path(argv[0]).name, child_name, -code, log), file=sys.stderr, flush=True)
+        _after_stop(after_killed, -code, program or argv[0])
     if code < 0:
         return exit_code(-code)
     return code
+
+
+CRASH_SIGNALS = (signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGILL, signal.SIGFPE)
+
+
+def killed_cause(signum: int) -> str:
+    """Why a program dies of ``signum`` that t2ibench did not send: SIGKILL is the kernel's OOM killer's (or a
+    user's ``kill -9``), SIGSEGV/SIGABRT/... a crash."""
+    if signum == signal.SIGKILL:
+        return "likely out of memory: the kernel's OOM killer sends SIGKILL (see dmesg), t2ibench did not"
+    if signum in CRASH_SIGNALS:
+        return "it crashed: a fault in native code"
+    return "a signal t2ibench did not send"
+
+
+def killed_message(program: str, child_name: str, signum: int, log: Path | None) -> str:
+    """The one line a command prints when ``child_name`` was killed by ``signum`` it did not send."""
+    where = f"its log: {log}" if log is not None else "its output is above"
+    return f"{program}: {child_name} was killed by {signal_name(signum)} ({killed_cause(signum)}); {where}"
+
+
+def _end_group(pgid: int, timeout_s: float = 2.0) -> None:
+    """SIGTERM what is left of a dead child's process group (servers, workers it started), then SIGKILL after
+    ``timeout_s``."""
+    for signum, wait in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, 0.0)):
+        try:
+            os.killpg(pgid, signum)
+        except (ProcessLookupError, PermissionError):
+            return
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(pgid, 0)
+            except (ProcessLookupError, PermissionError):
+                return
+            time.sleep(0.05)
 
 
 def _after_stop(after_stop: Callable[[int], None] | None, signum: int, program: str) -> None:

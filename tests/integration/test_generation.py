@@ -158,8 +158,9 @@ def test_bad_specs_are_named():
 
 
 def test_missing_model_offline_says_what_to_do(tmp_path):
+    """A model folder that does not exist is refused before anything loads (models.hub), not looked up on the hub."""
     gen = DiffusersGenerator(GeneratorConfig(model=str(tmp_path / "nope")), device="cpu", show_progress=False)
-    with pytest.raises(InputError, match="cannot load pipeline"):
+    with pytest.raises(InputError, match=r"^generator model: '.*nope': no such folder, and not a hub id"):
         gen.generate(PROMPTS[:1], tmp_path / "out")
 
 
@@ -199,6 +200,7 @@ def test_deepfloyd_if_runs_stage_two_on_stage_one(monkeypatch, tmp_path):
     import diffusers
 
     monkeypatch.setattr(diffusers.DiffusionPipeline, "from_pretrained", staticmethod(from_pretrained))
+    monkeypatch.setattr("t2ibench.models.hub.hub_offline", lambda: None)  # the stand-ins need no hub, offline or not
     gen = DiffusersGenerator(
         GeneratorConfig(model="DeepFloyd/IF-I-XL-v1.0", stage2="DeepFloyd/IF-II-L-v1.0", images_per_prompt=2),
         device="cpu",

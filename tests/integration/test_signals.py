@@ -233,3 +233,69 @@ def test_a_plain_command_stops_on_sigterm_and_sighup(tmp_path):
             assert last == f"t2ibench diversity: interrupted ({name})", text
     assert time.monotonic() - at < STOP_WITHIN_S
     assert store.read_bytes() == before
+
+
+# a flow program killed as the kernel's OOM killer kills one: SIGKILL, unannounced (the refresh first records its run)
+KILLED_FLOW = """import json, os, signal, sys
+request = json.loads(sys.argv[1])
+if sys.argv[0].endswith("leaderboard_refresh.py"):
+    from t2ibench.config import load_config
+    from t2ibench.store import Store
+    from t2ibench.workspace import Workspace
+
+    ws = Workspace.for_config(load_config(request["config"]), request["config"])
+    store = Store(ws.store)
+    store.initialise()
+    store.start_run({"run_id": "oom", "config_name": "killed"})
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+SMOKE = (
+    "name: killed\nmodels: [{name: a, generator: {model: tiny-random}}]\n"
+    "evaluators: {geneval: {detector: {model: tiny-random}, colour: {arch: tiny-random, pretrained: null}},"
+    " image_embedder: {model: tiny-random}, clip: {backend: open_clip, model: tiny-random}}\n"
+    "outputs: {data: data, reports: reports, store: data/t2ibench.duckdb}\n"
+)
+
+
+def test_a_flow_killed_by_sigkill_is_reported_and_the_refresh_recorded(tmp_path):
+    """Every verb that starts a flow program says, in one line, that it was killed by SIGKILL (likely out of memory)
+    and where the log is; `t2ibench run` also records the run as interrupted, its lock free for the next run. The
+    flow programs are stubs that kill themselves (no model work: seconds)."""
+    ws = tmp_path / "ws"
+    (ws / "flows").mkdir(parents=True)
+    (ws / "flows" / "__init__.py").write_text("")  # a package: these stubs, not the checkout's flows, run
+    for module in ("leaderboard_refresh", "paper_tables", "human_agreement", "schedule"):
+        (ws / "flows" / f"{module}.py").write_text(KILLED_FLOW)
+    (ws / "configs").mkdir()
+    (ws / "configs" / "c.yaml").write_text(SMOKE)
+    (ws / "a.csv").write_text("x\n")
+    (ws / "m.jsonl").write_text("")
+    verbs = {
+        "run": (("run", "--config", "configs/c.yaml"), "the refresh (flows.leaderboard_refresh)"),
+        "tables": (("paper", "tables", "--config", "configs/c.yaml", "--out", "t"), "the paper-tables flow"),
+        "digits": (("paper", "digits", "--out", "d"), "the digits experiment (flows.paper_tables)"),
+        "agreement": (
+            ("agreement", "--flow", "--annotations", "a.csv", "--metadata", "m.jsonl", "--out", "o"),
+            "the agreement flow (flows.human_agreement)",
+        ),
+        "schedule": (("schedule", "--list"), "the schedule flow (flows.schedule)"),
+    }
+    for verb, (argv, named) in verbs.items():
+        done = subprocess.run(t2ibench(*argv), cwd=ws, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 128 + signal.SIGKILL, (verb, done.stderr)
+        last = done.stderr.strip().splitlines()[-1]
+        assert named in last, (verb, done.stderr)
+        assert "was killed by SIGKILL (likely out of memory: the kernel's OOM killer sends SIGKILL" in last, last
+        if verb == "run":
+            assert last.endswith(f"its log: {ws / 'data' / 'logs' / 'refresh.log'}"), last
+        else:
+            assert last.endswith("its output is above"), last
+    store = ws / "data" / "t2ibench.duckdb"
+    assert runs(store) == [("interrupted", "SIGKILL")]
+    assert lock_is_free(store)
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        (error,) = con.execute("SELECT json_extract_string(details, '$.error') FROM runs").fetchone()
+    finally:
+        con.close()
+    assert error.startswith("the refresh was killed by SIGKILL (likely out of memory"), error

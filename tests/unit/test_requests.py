@@ -130,7 +130,7 @@ def started(monkeypatch):
     """What the CLI would start: (argv, cwd, program) of each run_child call; the child is not run."""
     calls: list[tuple[list[str], Path, str]] = []
 
-    def fake(argv, *, cwd, env, program="", after_stop=None):
+    def fake(argv, *, cwd, env, program="", after_stop=None, **reporting):
         assert str(REPO) in env["PYTHONPATH"].split(os.pathsep)
         calls.append((list(argv), Path(cwd), program))
         return 0

@@ -79,3 +79,49 @@ def test_the_stopped_store_run_is_recorded_as_interrupted(tmp_path):
     assert '"signal": "SIGTERM"' in rows["new"]["details"]
     assert rows["old"]["status"] == "running"
     assert not Store(tmp_path / "none.duckdb").interrupt_latest_running({"signal": "SIGTERM"})
+
+
+SELF_KILLED = (
+    "import os, signal, subprocess, sys, time; "
+    "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "  # a server it started, in its group
+    "time.sleep(0.3); os.kill(os.getpid(), signal.SIGKILL)"
+)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="process groups are Linux's here")
+def test_a_child_killed_by_a_signal_nobody_sent_is_reported_recorded_and_its_group_ended(tmp_path, capsys):
+    """As the kernel's OOM killer ends a refresh: SIGKILL, unannounced. The command says so in one line (the signal,
+    its likely cause, the log), ends what the child started, records it (``after_killed``), exits 137."""
+    import psutil
+
+    stopped: list[int] = []
+    killed: list[int] = []
+    code = signals.run_child(
+        [sys.executable, "-c", SELF_KILLED],
+        cwd=tmp_path,
+        env=dict(os.environ),
+        program="t2ibench run",
+        after_stop=stopped.append,
+        after_killed=killed.append,
+        child_name="the refresh (flows.leaderboard_refresh)",
+        log=tmp_path / "refresh.log",
+    )
+    assert code == 128 + signal.SIGKILL
+    assert stopped == []
+    assert killed == [signal.SIGKILL]
+    err = capsys.readouterr().err
+    assert err == (
+        "t2ibench run: the refresh (flows.leaderboard_refresh) was killed by SIGKILL (likely out of memory: the "
+        f"kernel's OOM killer sends SIGKILL (see dmesg), t2ibench did not); its log: {tmp_path / 'refresh.log'}\n"
+    )
+    sleepers = [
+        p for p in psutil.process_iter(["cmdline"]) if "import time; time.sleep(60)" in (p.info["cmdline"] or [])
+    ]
+    assert not [p for p in sleepers if p.is_running() and p.status() != psutil.STATUS_ZOMBIE], "its group was left"
+
+
+def test_a_crash_is_named_as_one():
+    assert signals.killed_message("t2ibench paper digits", "the digits experiment", signal.SIGSEGV, None) == (
+        "t2ibench paper digits: the digits experiment was killed by SIGSEGV (it crashed: a fault in native code); "
+        "its output is above"
+    )

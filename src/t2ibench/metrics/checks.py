@@ -7,6 +7,8 @@ import math
 import os
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -200,27 +202,131 @@ def check_alphas(alphas: float | str | Iterable[float | str]) -> tuple[float, ..
 
 MEMORY_ENV = "T2IBENCH_MEMORY_LIMIT"
 _UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+UNLIMITED = 2**60  # a limit at or above this (cgroup v1's "no limit" is 2^63 rounded to pages) limits nothing
 
 
-def memory_limit() -> int:
-    """Bytes a single allocation may use: $T2IBENCH_MEMORY_LIMIT (e.g. '8G'), else the memory available now."""
+@dataclass(frozen=True)
+class MemoryLimit:
+    """Bytes a single allocation may use, and which limit says so (for the refusal's message)."""
+
+    nbytes: int
+    source: str
+
+
+def memory_limits(root: Path = Path("/")) -> list[MemoryLimit]:
+    """Every limit on what this process may still allocate, in bytes: the memory available now (MemAvailable) or
+    $T2IBENCH_MEMORY_LIMIT in its place; the address-space and data rlimits (``ulimit -v``/``-d``) less what the
+    process already maps; the cgroup's limit less its use (v2 memory.max − memory.current along the process's cgroup
+    and its parents; v1 memory.limit_in_bytes − memory.usage_in_bytes). ``root`` holds proc/ and sys/ (a test's fake
+    ones)."""
+    limits = [_available(root)]
+    status = _proc_status(root / "proc" / "self" / "status")
+    for name, resource_id, used, flag in (
+        ("address-space", "RLIMIT_AS", "VmSize", "-v"),
+        ("data", "RLIMIT_DATA", "VmData", "-d"),
+    ):
+        soft = _rlimit(resource_id)
+        if soft is not None:
+            left = max(0, soft - status.get(used, 0))
+            limits.append(
+                MemoryLimit(
+                    left, f"the process's {name} limit, ulimit {flag}, less the {_size(status.get(used, 0))} it maps"
+                )
+            )
+    limits.extend(_cgroup_limits(root))
+    return limits
+
+
+def memory_limit(root: Path = Path("/")) -> MemoryLimit:
+    """The smallest of ``memory_limits``: what a single allocation may use, and which limit that is."""
+    return min(memory_limits(root), key=lambda limit: limit.nbytes)
+
+
+def _available(root: Path) -> MemoryLimit:
+    """$T2IBENCH_MEMORY_LIMIT (e.g. '8G') when set, else the memory available now (else the machine's memory)."""
     text = os.environ.get(MEMORY_ENV, "").strip()
     if text:
         match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?", text.lower())
         if not match:
             raise InputError(f"{MEMORY_ENV}={text!r}: give a size such as 8G or 512M")
-        return int(float(match.group(1)) * _UNITS[match.group(2)])
+        return MemoryLimit(int(float(match.group(1)) * _UNITS[match.group(2)]), f"${MEMORY_ENV}")
+    available = _proc_status(root / "proc" / "meminfo").get("MemAvailable")
+    if available is not None:
+        return MemoryLimit(available, f"memory available now; ${MEMORY_ENV} sets another")
     try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+        return MemoryLimit(int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")), "the machine's memory")
     except (ValueError, OSError, AttributeError):
-        return 2**63
+        return MemoryLimit(2**63, "no limit known")
+
+
+def _proc_status(path: Path) -> dict[str, int]:
+    """'Key: N kB' lines of a /proc file (meminfo, self/status) in bytes; {} when it cannot be read."""
+    values: dict[str, int] = {}
+    try:
+        text = path.read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return values
+    for line in text.splitlines():
+        key, _, rest = line.partition(":")
+        parts = rest.split()
+        if len(parts) == 2 and parts[1] == "kB" and parts[0].isdigit():
+            values[key] = int(parts[0]) * 1024
+    return values
+
+
+def _rlimit(name: str) -> int | None:
+    """The soft rlimit ``name`` in bytes, or None when there is none (or no ``resource`` module here)."""
+    try:
+        import resource
+    except ImportError:  # not a POSIX system
+        return None
+    soft, _ = resource.getrlimit(getattr(resource, name))
+    return None if soft == resource.RLIM_INFINITY or soft >= UNLIMITED else int(soft)
+
+
+def _read_int(path: Path) -> int | None:
+    """The integer a cgroup file holds; None for 'max', a missing or unreadable file."""
+    try:
+        text = path.read_text(encoding="ascii").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _cgroup_limits(root: Path) -> list[MemoryLimit]:
+    """The memory cgroup's limit less its use, for the cgroup this process is in (from /proc/self/cgroup) and each
+    parent up to the mount (v2), or the v1 memory controller's; [] when there is none."""
+    try:
+        lines = (root / "proc" / "self" / "cgroup").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    limits = []
+    mount = root / "sys" / "fs" / "cgroup"
+    for line in lines:
+        _, controllers, path = line.split(":", 2) if line.count(":") >= 2 else ("", "", "")
+        relative = path.strip("/")
+        if controllers == "":  # v2: the unified hierarchy
+            files, limit_name, use_name, label = mount, "memory.max", "memory.current", "cgroup v2 memory.max"
+        elif "memory" in controllers.split(","):
+            files, limit_name, use_name, label = (
+                mount / "memory",
+                "memory.limit_in_bytes",
+                "memory.usage_in_bytes",
+                "cgroup v1 memory.limit_in_bytes",
+            )
+        else:
+            continue
+        # the process's cgroup as this namespace sees it, then each parent (a container sees its own as the root)
+        parts = Path(relative).parts if relative else ()
+        for depth in range(len(parts), -1, -1):
+            folder = files.joinpath(*parts[:depth])
+            limit, used = _read_int(folder / limit_name), _read_int(folder / use_name)
+            if limit is not None and limit < UNLIMITED:
+                where = "/" + "/".join(parts[:depth])
+                limits.append(
+                    MemoryLimit(max(0, limit - (used or 0)), f"{label} of {where}, less the {_size(used or 0)} it uses")
+                )
+    return limits
 
 
 def _size(n: float) -> str:
@@ -231,11 +337,11 @@ def _size(n: float) -> str:
 
 
 def check_memory(nbytes: float, *, what: str) -> None:
-    """Refuse, before allocating, work whose estimated memory ``nbytes`` exceeds memory_limit() (message: both)."""
+    """Refuse, before allocating, work whose estimated memory ``nbytes`` exceeds memory_limit() (message: both, and
+    which limit binds: memory available, $T2IBENCH_MEMORY_LIMIT, ulimit -v/-d, the cgroup's)."""
     limit = memory_limit()
-    if not math.isfinite(nbytes) or nbytes > limit:
+    if not math.isfinite(nbytes) or nbytes > limit.nbytes:
         shown = "more than can be addressed" if not math.isfinite(nbytes) else f"~{_size(nbytes)}"
         raise InputError(
-            f"{what} needs {shown} of memory; the limit is {_size(limit)} (memory available now, or "
-            f"${MEMORY_ENV}): reduce it"
+            f"{what} needs {shown} of memory; the limit is {_size(limit.nbytes)} ({limit.source}): reduce it"
         )

@@ -65,10 +65,18 @@ def load_open_clip(
     if arch not in open_clip.list_models():
         known = "see open_clip.list_models(), or pass a model-config JSON"
         raise InputError(f"unknown open_clip architecture {arch!r} ({known})")
+    from t2ibench.models.hub import Resolved, cache_only, load_from
+    from t2ibench.specs import open_clip_sources
+
+    weights = Resolved(pretrained or "")  # the tiny model's checkpoint, or none
+    if tiny_seed is None:  # a tag neither cached nor reachable, or a missing file, is refused before open_clip runs
+        for source in open_clip_sources(arch, pretrained):
+            weights = load_from(source, "open_clip")
     try:
-        model, _, preprocess = open_clip.create_model_and_transforms(
-            arch, pretrained=pretrained, device=device, precision=precision, weights_only=True
-        )
+        with cache_only(weights.local_files_only):
+            model, _, preprocess = open_clip.create_model_and_transforms(
+                arch, pretrained=pretrained, device=device, precision=precision, weights_only=True
+            )
     except RuntimeError as exc:
         if pretrained and not Path(pretrained).exists():
             raise InputError(

@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from t2ibench.errors import InputError
 from t2ibench.metrics.geneval import Detection
 from t2ibench.models._torch import loads_models, quiet_loading
-from t2ibench.specs import DetectorConfig
+from t2ibench.specs import DetectorConfig, ModelSource
 
 # GenEval's detector: mmdet 2.x Mask2Former Swin-S, 8×2 batch, LSJ 50 epochs, COCO.
 GENEVAL_MMDET_CONFIG = "mask2former_swin-s-p4-w7-224_lsj_8x2_50e_coco.py"
@@ -142,7 +142,15 @@ class HFMask2Former:
             if self.local_files_only is not None:
                 kwargs["local_files_only"] = self.local_files_only
             tiny_seed = parse_tiny(model_id)
-            source = model_id if tiny_seed is None else str(ensure_tiny_mask2former(tiny_seed))
+            if tiny_seed is None:
+                from t2ibench.models.hub import load_from
+
+                resolved = load_from(ModelSource("model", model_id, self.spec.revision), "detector")
+                source = resolved.source
+                if resolved.local_files_only:
+                    kwargs["local_files_only"] = True
+            else:
+                source = str(ensure_tiny_mask2former(tiny_seed))
             try:
                 with quiet_loading():
                     processor = AutoImageProcessor.from_pretrained(source, **kwargs)

@@ -27,8 +27,9 @@ from numpy.typing import NDArray
 from t2ibench.embed_cache import EmbeddingCache, content_key, weights_checksum
 from t2ibench.errors import InputError
 from t2ibench.models._torch import loads_models, quiet_loading
+from t2ibench.models.hub import Resolved
 from t2ibench.progress import progress
-from t2ibench.specs import EmbedderConfig
+from t2ibench.specs import EmbedderConfig, ModelSource
 from t2ibench.suites.reference import ReferenceSet
 
 ImageInput = str | Path | Any  # a path or a PIL image
@@ -229,11 +230,21 @@ class DINOv2Embedder(ImagesOnly):
             device = resolve_device(self.device_spec)
             dtype = resolve_dtype(self.spec.dtype, device)
             tiny_seed = parse_tiny(model_id)
-            source = model_id if tiny_seed is None else str(ensure_tiny_dinov2(tiny_seed))
+            if tiny_seed is None:
+                from t2ibench.models.hub import load_from
+
+                resolved = load_from(ModelSource("model", model_id, self.revision), "image embedder")
+            else:
+                resolved = Resolved(str(ensure_tiny_dinov2(tiny_seed)))
+            source, offline = resolved.source, resolved.local_files_only
             try:
                 with quiet_loading():
-                    processor = AutoImageProcessor.from_pretrained(source, revision=self.revision)
-                    model = AutoModel.from_pretrained(source, revision=self.revision, dtype=dtype)
+                    processor = AutoImageProcessor.from_pretrained(
+                        source, revision=self.revision, local_files_only=offline
+                    )
+                    model = AutoModel.from_pretrained(
+                        source, revision=self.revision, dtype=dtype, local_files_only=offline
+                    )
             except (OSError, ValueError) as exc:
                 raise InputError(f"cannot load DINOv2 {model_id!r}: {exc}. Offline? Pass a local directory.") from None
             model.to(device).eval()

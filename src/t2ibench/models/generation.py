@@ -291,15 +291,26 @@ class DiffusersGenerator(MakesImages):
 
             device = resolve_device(self.device_spec)
             dtype = resolve_dtype(self.spec.dtype, device)
+            from t2ibench.models.hub import load_from
+
+            resolved = {s.field: load_from(s, "generator") for s in self.spec.hub_sources()}  # before any load
+            model = resolved.get("model")
             try:
                 with quiet_loading():
                     pipe = DiffusionPipeline.from_pretrained(
-                        self._model_path(), revision=self.spec.revision, dtype=dtype
+                        self._model_path() if model is None else model.source,
+                        revision=self.spec.revision,
+                        dtype=dtype,
+                        local_files_only=model is not None and model.local_files_only,
                     )
                     stage2 = None
-                    if self.spec.stage2:
+                    if "stage2" in resolved:
                         stage2 = DiffusionPipeline.from_pretrained(
-                            self.spec.stage2, revision=self.spec.revision, text_encoder=None, dtype=dtype
+                            resolved["stage2"].source,
+                            revision=self.spec.revision,
+                            text_encoder=None,
+                            dtype=dtype,
+                            local_files_only=resolved["stage2"].local_files_only,
                         )
             except (OSError, ValueError) as exc:
                 raise InputError(

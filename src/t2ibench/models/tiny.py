@@ -25,8 +25,8 @@ from pathlib import Path
 
 from t2ibench.errors import InputError
 from t2ibench.models._torch import loads_models
+from t2ibench.specs import TINY_RANDOM
 
-TINY_RANDOM = "tiny-random"
 TINY_RESOLUTION = 64
 
 

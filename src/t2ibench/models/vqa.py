@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from t2ibench.embed_cache import weights_checksum
 from t2ibench.errors import InputError
 from t2ibench.models._torch import loads_models, quiet_loading, resolve_device
+from t2ibench.models.hub import Resolved, load_from
 from t2ibench.progress import progress
 from t2ibench.specs import VQAJudgeConfig
 
@@ -140,7 +141,7 @@ class Qwen3VLJudge:
         self._texts: dict[str, list[int]] = {}  # question text → its token ids after the image
         self._cache_keyword = "cache"
         self._weights: str | None = None  # checksum of a local model folder ('' for a hub id), once per judge
-        self._source: str | None = None  # what from_pretrained reads: the hub id or folder (tiny-random: its build)
+        self._source: Resolved | None = None  # what from_pretrained reads: the hub id or folder (tiny: its build)
 
     # -- loading ------------------------------------------------------------------------------------------------
 
@@ -150,17 +151,22 @@ class Qwen3VLJudge:
     def source(self) -> str:
         """The hub id or folder the judge loads: the spec's model, or for the built-in smoke judge 'tiny-random' /
         'tiny-random:SEED' its checkpoint folder, built once (``models.tiny``) and loaded the same way."""
+        return self._resolved().source
+
+    def _resolved(self) -> Resolved:
+        """The source and whether only the local cache may be read (``models.hub``: a missing folder, or a hub id
+        neither cached nor reachable, is refused here, before anything loads)."""
         if self._source is None:
             from t2ibench.models.tiny import ensure_tiny_qwen3_vl, parse_tiny
 
             seed = parse_tiny(self.spec.model)
             if seed is None:
-                self._source = self.spec.model
+                self._source = load_from(self.spec.hub_sources()[0], "VQA judge")
             else:
                 import transformers  # noqa: F401  (loaded first, so that quiet_loading reaches its save bars)
 
                 with quiet_loading():
-                    self._source = str(ensure_tiny_qwen3_vl(seed))
+                    self._source = Resolved(str(ensure_tiny_qwen3_vl(seed)))
         return self._source
 
     @loads_models
@@ -168,9 +174,12 @@ class Qwen3VLJudge:
         if self._processor is None:
             from transformers import AutoProcessor
 
+            resolved = self._resolved()  # a name that cannot be read is refused here, in its own words
             try:
                 with quiet_loading():
-                    processor = AutoProcessor.from_pretrained(self.source(), revision=self.spec.revision)
+                    processor = AutoProcessor.from_pretrained(
+                        resolved.source, revision=self.spec.revision, local_files_only=resolved.local_files_only
+                    )
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 raise self._refuse(
                     f"cannot load its processor: {_one_line(exc)}. Offline? Pass a local directory."
@@ -209,6 +218,7 @@ class Qwen3VLJudge:
             device = resolve_device(self.device_spec)
             options: dict[str, Any] = {
                 "revision": self.spec.revision,
+                "local_files_only": self._resolved().local_files_only,
                 "dtype": "auto" if self.spec.dtype == "auto" else getattr(torch, self.spec.dtype),
             }
             if self.spec.attn_implementation is not None:

@@ -357,21 +357,29 @@ class Store:
 
     # -- a user's SQL (t2ibench sql) ---------------------------------------------------------------------------
     def user_query(
-        self, sql: str, *, write: bool = False, max_rows: int = 50, time_limit: float = DEFAULT_QUERY_TIMEOUT
+        self,
+        sql: str,
+        *,
+        write: bool = False,
+        max_rows: int = 50,
+        time_limit: float = DEFAULT_QUERY_TIMEOUT,
+        text: bool = False,
     ) -> QueryRows:
         """Run a user's SQL sealed (no files, no attach, no extensions, no settings), at most ``time_limit`` s.
 
         Read-only unless ``write`` (then one transaction). Streams: only ``max_rows`` + 1 rows of the last
-        statement are fetched, however large its result.
+        statement are fetched, however large its result. With ``text``, each value is DuckDB's text of it (None
+        for NULL): what ``t2ibench sql`` prints and ``--out FILE.csv`` writes.
         """
-        return sandbox.user_query(self, sql, write=write, max_rows=max_rows, time_limit=time_limit)
+        return sandbox.user_query(self, sql, write=write, max_rows=max_rows, time_limit=time_limit, text=text)
 
     def user_export(self, sql: str, path: str | Path, *, time_limit: float = DEFAULT_QUERY_TIMEOUT) -> int:
         """Write a user's read-only query's rows to CSV or Parquet (by suffix) from Python; returns the row count.
 
         The query runs sealed, exactly as ``user_query``; its rows stream as Arrow batches into a separate
         in-memory connection that writes only ``path`` (through a temporary file renamed into place). The
-        user's SQL is never spliced into a COPY.
+        user's SQL is never spliced into a COPY. Every value written is the one ``t2ibench sql`` prints (CSV: DuckDB's
+        text; Parquet: typed where Arrow is faithful, text otherwise).
         """
         return sandbox.user_export(self, sql, path, time_limit=time_limit)
 

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import duckdb
+from duckdb import SQLExpression, sqltypes
 
-from t2ibench.errors import InputError
+from t2ibench.errors import InputError, note
 from t2ibench.store.errors import _first_line, _is_damage
 from t2ibench.store.migrations import _fill_copies, _schema_damage, ensure_schema, schema_problems
 from t2ibench.store.schema import TABLES, VIEWS, WAL_SUFFIXES
@@ -43,6 +44,23 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # as t2ibench.sig
 OWN_NAMES = frozenset({"store_meta", *TABLES, *VIEWS})  # t2ibench's tables and views: no temporary object may hide one
 DEFAULT_QUERY_TIMEOUT = 60.0  # seconds; below the 120 s a refresh's writer waits for the store
 EXPORT_BATCH = 65_536  # rows per Arrow batch when a query's result is written to a file
+
+# DuckDB types (DuckDBPyType.id) whose Arrow/Parquet form is not the value DuckDB prints: an exported column of one
+# (or of a nested type holding one) is written as DuckDB's text of the value, what `t2ibench sql` prints
+# (tests/unit/test_sql_export.py writes every type of DuckDB's test_all_types() and compares). A CSV file is text
+# throughout: every column is DuckDB's text of its values, so no type reaches it through Arrow.
+PARQUET_AS_TEXT: dict[str, str] = {
+    "bit": "Arrow carries its internal bytes",
+    "time with time zone": "Arrow and Parquet times have no offset",
+    "interval": "Parquet's interval keeps milliseconds only",
+    "union": "Arrow writes it as a struct holding its tag",
+    "tuple": "Arrow writes it as a struct of named elements",
+    "variant": "a value's type varies by row, and Parquet's variant holds neither BIT, TIMETZ, INTERVAL nor UHUGEINT",
+}
+# 128-bit integers reach Arrow as DECIMAL(38,0) (UHUGEINT wraps around, HUGEINT's minimum stops DuckDB): they are
+# cast to it in the sealed connection, where a value past 38 digits is refused naming its column
+WIDE_INTEGERS = frozenset({"hugeint", "uhugeint"})
+WIDE_INTEGER_FORM = "DECIMAL(38,0)"
 
 # statement types a user's query may run (duckdb.StatementType names); everything else is refused up front
 READ_STATEMENTS = frozenset({"SELECT", "EXPLAIN", "CALL"})
@@ -90,11 +108,13 @@ def user_query(
     write: bool = False,
     max_rows: int = 50,
     time_limit: float = DEFAULT_QUERY_TIMEOUT,
+    text: bool = False,
 ) -> QueryRows:
     """Run a user's SQL sealed (no files, no attach, no extensions, no settings), at most ``time_limit`` s.
 
     Read-only unless ``write`` (then one transaction). Streams: only ``max_rows`` + 1 rows of the last
-    statement are fetched, however large its result.
+    statement are fetched, however large its result. With ``text``, each value is DuckDB's text of it (None for
+    NULL): what ``t2ibench sql`` prints and ``--out FILE.csv`` writes.
     """
     statements = check_user_sql(sql, write=write)
     if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 0:
@@ -106,12 +126,21 @@ def user_query(
         before = _guarded_state(store, con) if write else None
         with _time_limit(con, time_limit) as limit:
             try:
-                cursor = con
-                for statement in statements:
+                for statement in statements[:-1]:
                     limit.check()  # a deadline passed between statements is never lost
-                    cursor = con.execute(statement)
-                description: list[Any] | None = cursor.description
-                rows = cursor.fetchmany(max_rows + 1) if description else []
+                    con.execute(statement)
+                limit.check()
+                columns: tuple[str, ...] = ()
+                rows: list[tuple[Any, ...]] = []
+                if text and _kind(duckdb.extract_statements(statements[-1])[0]) == "SELECT":
+                    relation = _as_text(con.sql(statements[-1]))  # a query: read lazily, its first rows only
+                    columns = tuple(relation.columns)
+                    rows = relation.limit(max_rows + 1).fetchall()
+                else:  # other statements (EXPLAIN, CALL, writes) stream their rows as Python values
+                    cursor = con.execute(statements[-1])
+                    if cursor.description:
+                        columns = tuple(d[0] for d in cursor.description)
+                        rows = cursor.fetchmany(max_rows + 1)
                 limit.check()
             except duckdb.Error as exc:
                 _raise_sql_error(exc)
@@ -125,9 +154,7 @@ def user_query(
                     f"refused: after the statements t2ibench could not check or restore its schema "
                     f"({_first_line(exc)}); nothing was changed"
                 ) from None
-    if not description:
-        return QueryRows((), [], truncated=False)
-    return QueryRows(tuple(d[0] for d in description), rows[:max_rows], truncated=len(rows) > max_rows)
+    return QueryRows(columns, rows[:max_rows], truncated=len(rows) > max_rows)
 
 
 def user_export(store: Store, sql: str, path: str | Path, *, time_limit: float = DEFAULT_QUERY_TIMEOUT) -> int:
@@ -135,7 +162,9 @@ def user_export(store: Store, sql: str, path: str | Path, *, time_limit: float =
 
     The query runs sealed, exactly as ``user_query``; its rows stream as Arrow batches into a separate
     in-memory connection that writes only ``path`` (through a temporary file renamed into place). The
-    user's SQL is never spliced into a COPY.
+    user's SQL is never spliced into a COPY. Every value written is the one ``t2ibench sql`` prints: a CSV holds
+    DuckDB's text of each value; a Parquet file keeps each column's type where Arrow carries it faithfully and
+    holds DuckDB's text of the others (PARQUET_AS_TEXT, a note names them).
     """
     target = Path(path)
     fmt = {".csv": "FORMAT CSV, HEADER", ".parquet": "FORMAT PARQUET"}.get(target.suffix.lower())
@@ -156,18 +185,70 @@ def user_export(store: Store, sql: str, path: str | Path, *, time_limit: float =
                 relation = con.sql(statements[0])
                 if relation is None:
                     raise InputError("--out: the statement returns no rows")
+                wide: list[str] = []  # 128-bit integer columns cast to DECIMAL(38,0) for Parquet
+                if target.suffix.lower() == ".csv":
+                    relation = _as_text(relation)
+                else:
+                    wide = [n for n, k in zip(relation.columns, relation.types, strict=True) if k.id in WIDE_INTEGERS]
+                    relation, as_text = _for_parquet(relation)
+                    if as_text:
+                        note(
+                            f"{target}: written as text, as t2ibench sql prints them (Parquet has no faithful type for "
+                            f"them): {', '.join(as_text)}"
+                        )
                 writer.register("user_result", relation.to_arrow_reader(EXPORT_BATCH))
                 escaped = str(tmp).replace("'", "''")
                 limit.check()
                 counted = writer.execute(f"COPY user_result TO '{escaped}' ({fmt})").fetchone()
                 limit.check()
             except duckdb.Error as exc:
+                if wide and isinstance(exc, duckdb.ConversionException) and WIDE_INTEGER_FORM in str(exc):
+                    raise InputError(
+                        f"{target}: {_first_line(exc)} — Parquet holds a 128-bit integer ({', '.join(wide)}) as "
+                        f"{WIDE_INTEGER_FORM}, at most 38 digits: cast that column to VARCHAR in the query, or write "
+                        ".csv"
+                    ) from None
                 _raise_sql_error(exc)
         os.replace(tmp, target)
     finally:
         writer.close()
         tmp.unlink(missing_ok=True)
     return int(counted[0]) if counted else 0
+
+
+def _as_text(relation: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
+    """The relation with every column cast to DuckDB's text of its values (NULL stays NULL); columns by position."""
+    return relation.project(
+        *[SQLExpression(f"#{i}").cast(sqltypes.VARCHAR).alias(name) for i, name in enumerate(relation.columns, 1)]
+    )
+
+
+def _for_parquet(relation: duckdb.DuckDBPyRelation) -> tuple[duckdb.DuckDBPyRelation, list[str]]:
+    """The relation with each column Arrow would change cast to what keeps its value (text, or DECIMAL(38,0) for a
+    128-bit integer), and the columns written as text ('name (TYPE)')."""
+    expressions, as_text = [], []
+    for i, (name, kind) in enumerate(zip(relation.columns, relation.types, strict=True), 1):
+        column = SQLExpression(f"#{i}")
+        if _arrow_changes(kind):
+            column = column.cast(sqltypes.VARCHAR)
+            as_text.append(f"{name} ({kind})")
+        elif kind.id in WIDE_INTEGERS:
+            column = column.cast(WIDE_INTEGER_FORM)
+        expressions.append(column.alias(name))
+    return relation.project(*expressions), as_text
+
+
+def _arrow_changes(kind: sqltypes.DuckDBPyType) -> bool:
+    """Whether Arrow/Parquet would not hold a value of ``kind`` as DuckDB prints it (nested types: any member)."""
+    if kind.id in PARQUET_AS_TEXT:
+        return True
+    try:
+        members = [child for _, child in kind.children if isinstance(child, sqltypes.DuckDBPyType)]
+    except duckdb.Error:  # not a nested type (DECIMAL and ENUM have children, but of other kinds)
+        members = []
+    if kind.id == "struct" and not members:
+        return True  # Parquet has no empty struct
+    return any(child.id in WIDE_INTEGERS or _arrow_changes(child) for child in members)
 
 
 @dataclass(frozen=True)

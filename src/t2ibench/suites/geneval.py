@@ -28,10 +28,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from t2ibench.errors import InputError, unknown_choice
-from t2ibench.io import load_yaml, read_jsonl, write_text_atomic
+from t2ibench.io import load_yaml, write_text_atomic
 from t2ibench.metrics.checks import check_positive_int, check_seed
+from t2ibench.suites import check_prompt_text, read_suite_lines
 
 MAX_PER_TASK = 100_000
+# bounds checked before a prompt-metadata file is read: the largest suite generate_suite makes (one single-object
+# prompt per class, MAX_PER_TASK for each of the five other tasks), and bytes per line on average (the official
+# suite's longest line has 223)
+MAX_SUITE_RECORDS = 80 + 5 * MAX_PER_TASK
+MAX_LINE_BYTES = 512
 TASKS = ("single_object", "two_object", "counting", "colors", "position", "color_attr")
 
 
@@ -219,7 +225,8 @@ def read_suite(path: str | Path) -> list[dict[str, Any]]:
     regular_file(path, what="prompt suite")
     records = []
     seen: dict[str, str] = {}
-    for where, record in read_jsonl(path):
+    lines = read_suite_lines(path, what="prompt suite", max_lines=MAX_SUITE_RECORDS, max_line_bytes=MAX_LINE_BYTES)
+    for where, record in lines:
         validate_record(record, where=where)
         key = json.dumps(record, sort_keys=True)
         if key in seen:
@@ -257,6 +264,7 @@ def validate_record(record: Any, *, where: str) -> None:
         raise InputError(f"{where}: unknown tag {record['tag']!r} (choose from {', '.join(TASKS)})")
     if not isinstance(record["prompt"], str) or not record["prompt"].strip():
         raise InputError(f"{where}: prompt must be a non-empty string; got {record['prompt']!r}")
+    check_prompt_text(record["prompt"], where=where)
     include = record["include"]
     exclude = record.get("exclude", [])
     for name, clauses in (("include", include), ("exclude", exclude)):

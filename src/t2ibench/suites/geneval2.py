@@ -23,9 +23,9 @@ from typing import Any
 
 from t2ibench.errors import InputError, unknown_choice
 from t2ibench.hashing import file_sha256
-from t2ibench.io import read_jsonl
 from t2ibench.metrics.soft_tifa import COUNT_PREFIX, NUMBER_WORDS, SKILLS
 from t2ibench.paths import shown
+from t2ibench.suites import check_prompt_text, read_suite_lines
 
 ATOM_COUNTS = tuple(range(3, 11))
 PROMPTS_PER_ATOM_COUNT = 100
@@ -33,6 +33,11 @@ RELEASE_PROMPTS = PROMPTS_PER_ATOM_COUNT * len(ATOM_COUNTS)  # 800: the released
 RECORD_KEYS = ("prompt", "atom_count", "vqa_list", "skills")
 DATA_FILE = "geneval2_data.jsonl"
 RELEASE_COMMIT = "a6e82d2289e8d418f27f0adee77908b07060eea3"  # facebookresearch/GenEval2: the version t2ibench reads
+# bounds checked before a suite file is parsed: lines (the release has 800), bytes per line on average (the release's
+# longest line has 802), questions per prompt (the release's most: 11)
+MAX_GENEVAL2_LINES = 100_000
+MAX_GENEVAL2_LINE_BYTES = 1024
+MAX_QUESTIONS = 100
 RELEASE_SHA256 = "09233adbc9f877fba205f1a20efa4a8640e7e62a91dfd55893562bed8a928e43"  # its geneval2_data.jsonl
 
 
@@ -120,7 +125,7 @@ def parse_line(record: Any, *, index: int, where: str, line: int = 0) -> Geneval
     for key in RECORD_KEYS:
         if key not in record:
             raise InputError(f"{where}: missing {key!r}")
-    prompt = _text(record["prompt"], where=where, what="prompt")
+    prompt = check_prompt_text(_text(record["prompt"], where=where, what="prompt"), where=where)
     if "{" in prompt or "}" in prompt:
         raise InputError(
             f"{where}: the prompt holds a brace ({_quoted(prompt)}): the reference formats VQAScore's question with it "
@@ -132,6 +137,10 @@ def parse_line(record: Any, *, index: int, where: str, line: int = 0) -> Geneval
     pairs, skills = record["vqa_list"], record["skills"]
     if not isinstance(pairs, list) or not pairs:
         raise InputError(f"{where}: vqa_list must be a non-empty list of [question, answer] pairs")
+    if len(pairs) > MAX_QUESTIONS:
+        raise InputError(
+            f"{where}: vqa_list has {len(pairs):,} questions; at most {MAX_QUESTIONS} (the release's most: 11)"
+        )
     if not isinstance(skills, list) or len(skills) != len(pairs):
         count = len(skills) if isinstance(skills, list) else "no list of"
         raise InputError(f"{where}: skills has {count} entries for {len(pairs)} questions (one skill per question)")
@@ -140,7 +149,7 @@ def parse_line(record: Any, *, index: int, where: str, line: int = 0) -> Geneval
         at = f"{where}: question {i}"
         if not isinstance(pair, list) or len(pair) != 2:
             raise InputError(f"{at}: must be a [question, answer] pair; got {_quoted(pair)}")
-        text = _text(pair[0], where=at, what="the question")
+        text = check_prompt_text(_text(pair[0], where=at, what="the question"), where=at, what="the question")
         answer = _text(pair[1], where=at, what="the answer")
         if not isinstance(skill, str) or skill not in SKILLS:
             raise InputError(
@@ -166,13 +175,18 @@ def parse_line(record: Any, *, index: int, where: str, line: int = 0) -> Geneval
 
 def read_geneval2(path: str | Path, *, full: bool = True) -> Geneval2Suite:
     """Read a GenEval 2 file; every line checked, prompts unique, and (``full``) the release's shape: 800 prompts,
-    100 per atom count 3..10. InputError names the file and line (or the count that is off)."""
+    100 per atom count 3..10. InputError names the file and line (or the count that is off). The file is bounded
+    before it is read (``suites.read_suite_lines``: MAX_GENEVAL2_LINES lines, the memory limit), each prompt's and
+    question's length (MAX_PROMPT_CHARS) and questions per prompt (MAX_QUESTIONS) as it is parsed."""
     from t2ibench.paths import regular_file
 
     p = regular_file(path, what="GenEval 2 suite")
     prompts: list[Geneval2Prompt] = []
     seen: dict[str, str] = {}
-    for where, record in read_jsonl(p):
+    lines = read_suite_lines(
+        p, what="GenEval 2 suite", max_lines=MAX_GENEVAL2_LINES, max_line_bytes=MAX_GENEVAL2_LINE_BYTES
+    )
+    for where, record in lines:
         item = parse_line(record, index=len(prompts), where=where, line=int(where.rsplit(":", 1)[-1]))
         if item.prompt in seen:
             raise InputError(f"{where}: repeats the prompt of {seen[item.prompt]} (each prompt once)")
