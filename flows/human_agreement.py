@@ -96,7 +96,7 @@ def run(request: AgreementRequest) -> int:
 
     log = request.log_file() or Path(f"{PROGRAM}.log")
     out = route_to_log(log, program=PROGRAM)
-    print(f"{PROGRAM}: started; Prefect's log and the libraries' output go to {log}", file=out.err, flush=True)
+    print(f"{PROGRAM}: started (its full log: {log})", file=out.err, flush=True)
     fields = dataclasses.asdict(request)
     fields |= {"annotations": list(request.annotations), "auto": list(request.auto)}
     try:

@@ -24,6 +24,11 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+if __name__ == "__main__":  # as the program: a local cluster's fork server starts importing now, beside what follows
+    from flows.forkserver import prestart_program
+
+    prestart_program(sys.argv[1:])
+
 import tasks  # noqa: F401  (project Prefect settings first)
 from prefect import allow_failure, flow, get_run_logger
 from prefect.context import FlowRunContext
@@ -31,7 +36,7 @@ from prefect.futures import as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
 from tasks.benchmark import TASKS, prompts_task, report_task
 
-from flows.runners import Done, Submitter, describe, task_runner
+from flows.runners import Done, Submitter, describe, prestart, task_runner
 from t2ibench.config import Config, load_config
 from t2ibench.datasets import acquire_suites
 from t2ibench.logs import console, route_to_log
@@ -442,6 +447,7 @@ def refresh(config: str, wait: float = 0.0, loaded: Config | None = None, begun:
     command started (Unix seconds; None: when the flow starts)."""
     cfg = loaded or load_config(config)
     runner = task_runner(cfg.runtime)
+    prestart(cfg.runtime)  # a local cluster's fork server imports the model libraries while Prefect starts
     return leaderboard_refresh.with_options(task_runner=runner)(config=config, wait=wait, begun=begun)
 
 
@@ -475,7 +481,7 @@ def run(request: RefreshRequest) -> int:
         print(f"{PROGRAM}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     out = route_to_log(log, program=PROGRAM)  # from here on, only t2ibench's own lines reach the console
-    print(f"refresh {cfg.name}: started; Prefect's log and the libraries' output go to {log}", file=out.err, flush=True)
+    print(f"refresh {cfg.name}: started (its full log: {log})", file=out.err, flush=True)
     # in the log, the verdict comes at exit, after Prefect's own shutdown lines (atexit runs handlers registered
     # earlier later), so a failed run's real cause is the last line there too
     verdict: list[str] = []

@@ -70,7 +70,7 @@ def run(request: PaperTablesRequest | DigitsRequest) -> int:
 
     log = request.log_file() or Path(f"{PROGRAM}.log")
     out = route_to_log(log, program=PROGRAM)
-    print(f"{PROGRAM}: started; Prefect's log and the libraries' output go to {log}", file=out.err, flush=True)
+    print(f"{PROGRAM}: started (its full log: {log})", file=out.err, flush=True)
     try:
         if isinstance(request, PaperTablesRequest):
             result = paper_tables("tables", request.out, config=request.config)

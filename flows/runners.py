@@ -14,6 +14,8 @@ from typing import Any
 
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from flows.forkserver import THREADS, fork_server
+from flows.forkserver import prestart as prestart
 from t2ibench.config import Runtime
 
 QUIET = logging.WARNING  # Dask's own INFO lines (worker start, nanny close, ...) stay out of the log
@@ -50,7 +52,7 @@ def describe(runner: Any) -> str:
 def worker_env(device: int | None = None) -> dict[str, str]:
     """Environment of one local worker: the refresh's Prefect API, its device, one math-library thread."""
     env = {"PREFECT_API_URL": api_url()} if not os.environ.get("PREFECT_API_URL") else {}
-    env |= {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    env |= THREADS
     if device is not None:
         env["CUDA_VISIBLE_DEVICES"] = str(device)
     return env
@@ -62,6 +64,14 @@ def api_url() -> str:
 
     with get_client(sync_client=True) as client:
         return str(client.api_url).rstrip("/")
+
+
+def dask_setup(worker: Any) -> None:
+    """Dask's start-up hook of a local cluster's worker (each preloads this module): Prefect's settings, read in the
+    fork server before the worker's environment was set, are read again from it."""
+    from prefect.context import refresh_global_settings_context
+
+    refresh_global_settings_context()
 
 
 def _patient_nanny() -> Any:
@@ -81,6 +91,7 @@ def local_cluster(workers: int, devices: int = 0) -> Any:
     device (worker *i* sees device *i* only). Loopback only, no dashboard, quiet logs."""
     from distributed import Scheduler, SpecCluster
 
+    fork_server()
     nanny = _patient_nanny()
 
     count = devices or workers
@@ -92,6 +103,7 @@ def local_cluster(workers: int, devices: int = 0) -> Any:
                 "host": "127.0.0.1",
                 "env": worker_env(i if devices else None),
                 "silence_logs": QUIET,
+                "preload": [__name__],  # dask_setup: Prefect's settings from the worker's own environment
             },
         }
         for i in range(count)

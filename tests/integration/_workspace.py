@@ -47,7 +47,7 @@ def make_workspace(
     env = dict(os.environ)
     env.update(
         {
-            "PYTHONPATH": str(REPO),
+            "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)]),  # this checkout's library
             "PREFECT_HOME": str(root / ".prefect"),
             "PREFECT_LOCAL_STORAGE_PATH": str(root / ".prefect" / "storage"),
             "T2IBENCH_CACHE": str(model_cache),

@@ -179,9 +179,9 @@ def test_a_run_with_nothing_new_does_no_model_work(cached):
 
 def test_away_from_a_terminal_each_model_is_reported_as_it_finishes(cold):
     """On pipes (cron, CI) a line per model arrives when that model is done, saying when: not all at the end."""
-    lines = [(at, line) for at, line in cold["arrived"] if re.search(r"refresh smoke: tiny-[ab] done in", line)]
+    lines = [(at, line) for at, line in cold["arrived"] if re.search(r"refresh smoke: tiny-[ab] done at", line)]
     assert [line.split()[2] for _, line in lines] == ["tiny-a", "tiny-b"], cold["console"]
-    said = [float(re.search(r"done in (\d+) s", line).group(1)) for _, line in lines]
+    said = [float(re.search(r"done at (\d+) s", line).group(1)) for _, line in lines]
     (a_at, _), (b_at, _) = lines
     # the two models finish seconds apart (one worker thread: tiny-b's work starts after tiny-a's), and each line
     # arrived then, not at the end; the seconds it states move with its arrival (both count from the start)
@@ -412,7 +412,7 @@ def test_sql_report_and_run_verbs(workspace, cold, capsys, tmp_path):
     store = str(root / "data" / "t2ibench.duckdb")
     assert main(["sql", "--store", store, "SELECT model, smoke FROM leaderboard ORDER BY model"]) == 0
     out = capsys.readouterr().out
-    assert "| tiny-a | True |" in out
+    assert "| tiny-a | true |" in out
     assert main(["sql", "--store", store, "DELETE FROM runs"]) == 2  # read-only by default
     assert "not allowed in a read-only query" in capsys.readouterr().err
     assert main(["sql", "--store", store, "SELECT * FROM verdicts", "--out", str(tmp_path / "v.parquet")]) == 0
@@ -478,7 +478,7 @@ def test_a_failing_run_ends_with_its_real_cause(tmp_path, model_cache):
     stored = Store(tmp_path / "data" / "t2ibench.duckdb").rows("SELECT model FROM model_versions")
     assert stored == [{"model": "tiny-b"}]
     assert "refresh smoke: tiny-a failed after" in proc.stderr
-    assert "refresh smoke: tiny-b done in" in proc.stderr
+    assert "refresh smoke: tiny-b done at" in proc.stderr
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,63 @@
+"""A local Dask cluster's workers start from multiprocessing's fork server, which imports what every worker needs once
+(the model libraries, Prefect and the workspace's tasks): spawned workers import it all themselves, each again —
+seconds of CPU per worker, taken from the others on a machine with as many cores as workers. The refresh program
+starts the fork server as its very first step (``prestart_program``, before it imports Prefect itself), so the
+imports run beside its own start instead of after it. Nothing here imports Prefect or distributed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+PRELOAD = (
+    *("numpy", "scipy.linalg", "PIL.Image", "torch", "transformers", "diffusers", "open_clip", "cv2"),
+    "distributed",
+    "tasks.benchmark",
+)
+"""What a worker imports before its first task, in the fork server: once for every worker."""
+THREADS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+"""One math-library thread per worker (a worker runs one task at a time: one core each)."""
+
+
+def fork_server() -> None:
+    """Have Dask start local workers from the fork server, which preloads ``PRELOAD`` with one math thread (it and so
+    every worker inherits ``THREADS``, set before it imports numpy). Prefect read its settings when the fork server
+    imported it: each worker reads them again from its own environment as it starts (``runners.dask_setup``)."""
+    import multiprocessing
+
+    import dask
+
+    os.environ.update(THREADS)  # the fork server's environment: this process's numpy has its threads already
+    dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"})
+    multiprocessing.get_context("forkserver").set_forkserver_preload(list(PRELOAD))
+
+
+def prestart(runtime: object) -> None:
+    """For a local Dask cluster (``runtime``: a config's ``Runtime``), start its fork server now; nothing for other
+    task runners or a running cluster. Idempotent."""
+    if getattr(runtime, "task_runner", None) != "dask" or getattr(runtime, "address", None):
+        return
+    import multiprocessing.forkserver
+
+    fork_server()
+    multiprocessing.forkserver.ensure_running()
+
+
+def prestart_program(argv: Sequence[str]) -> None:
+    """The refresh program's first step: when its request (``argv``) runs the config on a local Dask cluster, start
+    the fork server now. Anything wrong with the request or the config is left for the program to report."""
+    from t2ibench.config import load_config
+    from t2ibench.errors import InputError
+    from t2ibench.requests import RefreshRequest, read_request
+
+    try:
+        request = read_request(RefreshRequest, argv)
+        runtime = load_config(request.config).runtime
+    except (InputError, OSError):
+        return
+    if request.dask:
+        import dataclasses
+
+        runtime = dataclasses.replace(runtime, task_runner="dask", workers=request.dask, devices=0, address=None)
+    prestart(runtime)
