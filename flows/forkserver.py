@@ -8,7 +8,6 @@ imports run beside its own start instead of after it. Nothing here imports Prefe
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 
 PRELOAD = (
     *("numpy", "scipy.linalg", "PIL.Image", "torch", "transformers", "diffusers", "open_clip", "cv2"),
@@ -44,15 +43,18 @@ def prestart(runtime: object) -> None:
     multiprocessing.forkserver.ensure_running()
 
 
-def prestart_program(argv: Sequence[str]) -> None:
-    """The refresh program's first step: when its request (``argv``) runs the config on a local Dask cluster, start
-    the fork server now. Anything wrong with the request or the config is left for the program to report."""
+def prestart_program() -> None:
+    """The refresh program's first step: when the request it was started with runs the config on a local Dask
+    cluster, start the fork server now. Anything wrong with the request or the config is left for the program to
+    report."""
     from t2ibench.config import load_config
     from t2ibench.errors import InputError
-    from t2ibench.requests import RefreshRequest, read_request
+    from t2ibench.requests import RefreshRequest, program_request
 
+    request = program_request(RefreshRequest)
+    if request is None:
+        return
     try:
-        request = read_request(RefreshRequest, argv)
         runtime = load_config(request.config).runtime
     except (InputError, OSError):
         return

@@ -27,7 +27,7 @@ from typing import Any
 if __name__ == "__main__":  # as the program: a local cluster's fork server starts importing now, beside what follows
     from flows.forkserver import prestart_program
 
-    prestart_program(sys.argv[1:])
+    prestart_program()
 
 import tasks  # noqa: F401  (project Prefect settings first)
 from prefect import allow_failure, flow, get_run_logger

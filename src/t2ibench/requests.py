@@ -109,10 +109,13 @@ class Request:
         """Rules across fields (none unless a request defines them); raise InputError naming the field."""
 
     def log_file(self) -> Path | None:
-        """Where the program sends Prefect's log and the libraries' output: ``<out>/logs/<module>.log`` for a request
-        that writes a folder ``out`` (None: the program knows its own place, as a refresh its config's)."""
+        """Where the program sends Prefect's log and the libraries' output: ``logs/<module>.log`` beside the folder
+        ``out`` a request writes (never inside it: it holds the artifacts only); None: the program knows its own
+        place, as a refresh its config's."""
         out = getattr(self, "out", None)
-        return None if not isinstance(out, str) else Path(out) / "logs" / f"{self.program.rsplit('.', 1)[-1]}.log"
+        if not isinstance(out, str):
+            return None
+        return Path(out).absolute().parent / "logs" / f"{self.program.rsplit('.', 1)[-1]}.log"
 
     def to_json(self) -> str:
         """The request as one line of JSON, its class under ``"request"``."""
@@ -197,6 +200,15 @@ def request_main(
         print(f"{program}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     return run(request)
+
+
+def program_request(kinds: type[R] | tuple[type[R], ...]) -> R | None:
+    """The request this program was started with, read as ``request_main`` will read it, or None when it is not one
+    (``request_main`` then says why): for a program's first step, before its heavy imports."""
+    try:
+        return read_request(kinds, sys.argv[1:])
+    except InputError:
+        return None
 
 
 # -- the requests ----------------------------------------------------------------------------------------------

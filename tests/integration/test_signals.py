@@ -7,6 +7,7 @@ from __future__ import annotations
 import fcntl
 import os
 import pty
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,6 +19,7 @@ import duckdb
 import psutil
 
 from t2ibench.signals import KILL_MARGIN_S
+from tests.conftest import GENEVAL_DATA
 from tests.integration._workspace import REPO, make_workspace, refresh_log
 
 GRACE_S = 4.0
@@ -268,8 +270,9 @@ def test_a_flow_killed_by_sigkill_is_reported_and_the_refresh_recorded(tmp_path)
         (ws / "flows" / f"{module}.py").write_text(KILLED_FLOW)
     (ws / "configs").mkdir()
     (ws / "configs" / "c.yaml").write_text(SMOKE)
-    (ws / "a.csv").write_text("x\n")
-    (ws / "m.jsonl").write_text("")
+    # agreement --flow reads its inputs before it starts the flow: GenEval's released files (a second to read)
+    shutil.copyfile(GENEVAL_DATA / "annotations_clip.csv", ws / "a.csv")
+    shutil.copyfile(GENEVAL_DATA / "evaluation_metadata.jsonl", ws / "m.jsonl")
     verbs = {
         "run": (("run", "--config", "configs/c.yaml"), "the refresh (flows.leaderboard_refresh)"),
         "tables": (("paper", "tables", "--config", "configs/c.yaml", "--out", "t"), "the paper-tables flow"),
@@ -286,8 +289,14 @@ def test_a_flow_killed_by_sigkill_is_reported_and_the_refresh_recorded(tmp_path)
         last = done.stderr.strip().splitlines()[-1]
         assert named in last, (verb, done.stderr)
         assert "was killed by SIGKILL (likely out of memory: the kernel's OOM killer sends SIGKILL" in last, last
-        if verb == "run":
-            assert last.endswith(f"its log: {ws / 'data' / 'logs' / 'refresh.log'}"), last
+        logs = {
+            "run": ws / "data" / "logs" / "refresh.log",
+            "tables": ws / "logs" / "paper_tables.log",
+            "digits": ws / "logs" / "paper_tables.log",
+            "agreement": ws / "logs" / "human_agreement.log",
+        }
+        if verb in logs:
+            assert last.endswith(f"its log: {logs[verb]}"), last
         else:
             assert last.endswith("its output is above"), last
     store = ws / "data" / "t2ibench.duckdb"
