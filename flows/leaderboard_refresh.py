@@ -115,6 +115,13 @@ def geneval2_prompts(plan: Any) -> int:
     return max((len(c.params["prompts"]) for c in calls if c.id.endswith("/generate-geneval2")), default=0)
 
 
+def shared_label(call: Call) -> str:
+    """A shared call as the console names it: its step, and what it is of when several share the step
+    ('reference-bandwidth (photos-v1)'; ids end with a settings hash)."""
+    parts = call.id.split("/")
+    return call.step + (f" ({'/'.join(parts[1:-1])})" if len(parts) > 2 else "")
+
+
 def work_of(futures: list[Any]) -> float:
     """Seconds of work the finished calls did (their results' ``elapsed_s``; a cache hit or a failed call: 0)."""
     done = [f for f in futures if f.state.is_completed() and f.state.name != "Cached"]
@@ -263,20 +270,20 @@ def leaderboard_refresh(config: str, wait: float = 0.0, begun: float | None = No
                     futures[call.id] = submit_call(call, futures, cfg, submit, stale)
                 graphs.append(graph)
             shared = {c.id: futures[c.id] for c in plan.shared}
-            shared_ids = {id(f): cid for cid, f in shared.items()}
+            shared_ids = {id(futures[c.id]): shared_label(c) for c in plan.shared}
             owner = {id(f): (g, step) for g in graphs for step, fs in g.steps().items() for f in fs}
             left = {(g.name, step): len(fs) for g in graphs for step, fs in g.steps().items()}
             every = [*shared.values(), *(f for g in graphs for fs in g.steps().values() for f in fs)]
-            pending_shared = set(shared)
+            pending_shared = set(shared_ids.values())
             display.at(*(("shared", ", ".join(sorted(pending_shared))) if shared else (graphs[0].name, "generate")))
             ran_here = [f for f in every if isinstance(f, Done)]
             # followed as they finish: a chain, never a list (unpacking as_completed would wait for all of them)
             for future in itertools.chain(ran_here, as_completed([f for f in every if not isinstance(f, Done)])):
                 future.wait()  # its final state, as the engine returned it (the API's copy may lag behind)
                 if id(future) not in owner:  # a shared call (self-test, reference bandwidth): said when long
-                    call_id = shared_ids.get(id(future), "")
-                    pending_shared.discard(call_id)
-                    display.step_done("shared", call_id, time.perf_counter() - started, work_of([future]))
+                    label = shared_ids.get(id(future), "")
+                    pending_shared.discard(label)
+                    display.step_done("shared", label, time.perf_counter() - started, work_of([future]))
                     if pending_shared:
                         display.at("shared", ", ".join(sorted(pending_shared)))
                     continue
@@ -318,7 +325,7 @@ def leaderboard_refresh(config: str, wait: float = 0.0, begun: float | None = No
         finish_run(ws, run_id, "completed", {"states": states, "task_runner": describe(runner)})
         display.at("all models", "report")
         report = report_task(ws.store, ws.reports, cfg.name, list(cfg.report.published_paths(ws.root)), ws.root)
-    shared_work = tuple((call_id, round(work_of([f]), 3)) for call_id, f in shared.items())
+    shared_work = tuple((shared_label(c), round(work_of([futures[c.id]]), 3)) for c in plan.shared)
     summary = run_summary(cfg, ws, run_id, len(prompts), outcomes, report, started, plan, shared_work)
     logger.info("reports: %s\n%s", report.get("markdown"), summary.render())
     return Refresh(
