@@ -29,6 +29,7 @@ from t2ibench.store.errors import (
     _first_line,
     _is_damage,
     _lock_holder,
+    file_identity,
     found_damaged,
 )
 from t2ibench.store.integrity import block_problem, header_problem
@@ -80,12 +81,9 @@ _VERIFIED_LOCK = threading.Lock()
 
 
 def _file_identity(path: Path) -> tuple[int, int, int, int] | None:
-    """(device, inode, size, mtime) of an existing non-empty file, None otherwise (nothing to verify yet)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) if st.st_size else None
+    """``file_identity`` of an existing non-empty file, None otherwise (nothing to verify yet)."""
+    identity = file_identity(path)
+    return identity if identity is not None and identity[2] else None
 
 
 def _still_verified(path: Path) -> None:

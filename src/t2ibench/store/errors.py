@@ -46,7 +46,9 @@ _DAMAGED: set[tuple[int, int, int, int]] = set()
 _DAMAGED_LOCK = threading.Lock()
 
 
-def _identity(path: Path) -> tuple[int, int, int, int] | None:
+def file_identity(path: Path) -> tuple[int, int, int, int] | None:
+    """(device, inode, size, mtime in ns) of the file at ``path`` (None: none there): a rewritten or replaced file
+    has another."""
     try:
         st = os.stat(path)
     except OSError:
@@ -55,7 +57,7 @@ def _identity(path: Path) -> tuple[int, int, int, int] | None:
 
 
 def _remember(path: Path) -> None:
-    identity = _identity(path)
+    identity = file_identity(path)
     if identity is not None:
         with _DAMAGED_LOCK:
             _DAMAGED.add(identity)
@@ -63,7 +65,7 @@ def _remember(path: Path) -> None:
 
 def found_damaged(path: str | Path) -> bool:
     """Whether this process already found the file at ``path`` (the same file, unchanged since) damaged."""
-    identity = _identity(Path(path))
+    identity = file_identity(Path(path))
     with _DAMAGED_LOCK:
         return identity is not None and identity in _DAMAGED
 
