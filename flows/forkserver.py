@@ -1,8 +1,9 @@
 """A local Dask cluster's workers start from multiprocessing's fork server, which imports what every worker needs once
 (the model libraries, Prefect and the workspace's tasks): spawned workers import it all themselves, each again —
-seconds of CPU per worker, taken from the others on a machine with as many cores as workers. The refresh program
-starts the fork server as its very first step (``prestart_program``, before it imports Prefect itself), so the
-imports run beside its own start instead of after it. Nothing here imports Prefect or distributed.
+seconds of CPU per worker, taken from the others on a machine with as many cores as workers. The refresh starts the
+fork server as soon as it knows it has work for a local cluster (``prestart``, before the flow and Prefect's
+temporary API start), so the imports run beside that start instead of after it. Nothing here imports Prefect or
+distributed.
 """
 
 from __future__ import annotations
@@ -33,33 +34,13 @@ def fork_server() -> None:
 
 
 def prestart(runtime: object) -> None:
-    """For a local Dask cluster (``runtime``: a config's ``Runtime``), start its fork server now; nothing for other
-    task runners or a running cluster. Idempotent."""
+    """For a local Dask cluster (``runtime``: a config's ``Runtime``), start its fork server now, importing beside
+    the flow's own start; nothing for other task runners or a running cluster. Idempotent. The fork server, and so
+    every worker forked from it, writes where this process's stdout and stderr point when it starts: the refresh
+    program calls this once they point at the run's log (a fully cached run starts none: it needs no worker)."""
     if getattr(runtime, "task_runner", None) != "dask" or getattr(runtime, "address", None):
         return
     import multiprocessing.forkserver
 
     fork_server()
     multiprocessing.forkserver.ensure_running()
-
-
-def prestart_program() -> None:
-    """The refresh program's first step: when the request it was started with runs the config on a local Dask
-    cluster, start the fork server now. Anything wrong with the request or the config is left for the program to
-    report."""
-    from t2ibench.config import load_config
-    from t2ibench.errors import InputError
-    from t2ibench.requests import RefreshRequest, program_request
-
-    request = program_request(RefreshRequest)
-    if request is None:
-        return
-    try:
-        runtime = load_config(request.config).runtime
-    except (InputError, OSError):
-        return
-    if request.dask:
-        import dataclasses
-
-        runtime = dataclasses.replace(runtime, task_runner="dask", workers=request.dask, devices=0, address=None)
-    prestart(runtime)

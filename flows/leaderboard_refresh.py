@@ -24,11 +24,6 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-if __name__ == "__main__":  # as the program: a local cluster's fork server starts importing now, beside what follows
-    from flows.forkserver import prestart_program
-
-    prestart_program()
-
 import tasks  # noqa: F401  (project Prefect settings first)
 from prefect import allow_failure, flow, get_run_logger
 from prefect.context import FlowRunContext

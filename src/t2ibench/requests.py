@@ -202,15 +202,6 @@ def request_main(
     return run(request)
 
 
-def program_request(kinds: type[R] | tuple[type[R], ...]) -> R | None:
-    """The request this program was started with, read as ``request_main`` will read it, or None when it is not one
-    (``request_main`` then says why): for a program's first step, before its heavy imports."""
-    try:
-        return read_request(kinds, sys.argv[1:])
-    except InputError:
-        return None
-
-
 # -- the requests ----------------------------------------------------------------------------------------------
 
 

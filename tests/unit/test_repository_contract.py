@@ -86,8 +86,7 @@ def test_every_stage_lists_the_code_it_runs(monkeypatch):
 
 def test_flows_and_tasks_parse_no_arguments():
     """The CLI is the only argument parser: a flow's program takes one typed request (t2ibench.requests), so no
-    module of flows/ or tasks/ imports argparse, and none reads sys.argv but through t2ibench.requests
-    (``request_main``; ``program_request`` for a program's first step)."""
+    module of flows/ or tasks/ imports argparse, and none reads sys.argv but through ``request_main``."""
     import ast
 
     for path in sorted([*(REPO / "flows").glob("*.py"), *(REPO / "tasks").glob("*.py")]):
