@@ -190,7 +190,9 @@ def test_repro_after_make_run_does_no_model_work_and_a_fresh_clone_reproduces_th
     images = store.rows("SELECT count(*) AS n FROM images")
     stale = data / "images" / "tiny-a" / ("0" * 16)
     stale.mkdir(parents=True)
-    (stale / "manifest.json").write_text("{}")  # an older version's folder
+    (stale / "manifest.json").write_text("{}")  # an older version's folder, planned by an earlier refresh (recorded)
+    (run_id,) = (r["run_id"] for r in store.rows("SELECT run_id FROM runs"))
+    store.record_folders(run_id, [(f"images/tiny-a/{stale.name}", "tiny-a")])
 
     log = dvc(first, "repro", "leaderboard", env=env)
     assert "Running stage 'leaderboard'" in log
