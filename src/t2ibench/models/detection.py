@@ -220,15 +220,20 @@ class HFMask2Former:
         top_scores, top_index = scores.flatten().topk(k, sorted=True)
         query = torch.div(top_index, num_classes, rounding_mode="floor")
         label_index = top_index % num_classes
-        logits = mask_logits[query][None]  # (1, k, h/4, w/4)
+        # a query picked with several labels has one mask: each distinct query's mask is upsampled and scored once
+        # (per channel, the same numbers as upsampling the k picked masks), then handed to each of its detections
+        distinct, inverse = torch.unique(query, return_inverse=True)
+        logits = mask_logits[distinct][None]  # (1, q, h/4, w/4)
         logits = functional.interpolate(logits, size=tuple(padded_hw), mode="bilinear", align_corners=False)
         logits = logits[:, :, : input_hw[0], : input_hw[1]]
         logits = functional.interpolate(logits, size=original_hw, mode="bilinear", align_corners=False)[0]
         binary = logits > 0
         mask_scores = (logits.sigmoid() * binary).flatten(1).sum(1) / (binary.flatten(1).sum(1) + 1e-6)
-        final = (top_scores * mask_scores).cpu().numpy()
-        masks = binary.cpu().numpy()
-        boxes = masks_to_boxes(masks)
+        final = (top_scores * mask_scores[inverse]).cpu().numpy()
+        picked = inverse.cpu().numpy()
+        distinct_masks = binary.cpu().numpy()
+        masks = distinct_masks[picked]
+        boxes = masks_to_boxes(distinct_masks)[picked]
         detections = [
             Detection(label=labels[int(c)], box=tuple(float(v) for v in boxes[j]), score=float(final[j]), ref=j)  # type: ignore[arg-type]
             for j, c in enumerate(label_index.cpu().numpy())
