@@ -228,3 +228,46 @@ def test_mmdet_backend_without_mmdet_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "mmdet.apis", None)
     with pytest.raises(InputError, match=r"t2ibench\[mmdet\]"):
         MMDetMask2Former(mmdet("config.py")).detect([Image.new("RGB", (4, 4))])
+
+
+def test_postprocessing_is_mmdets_per_detection_formula():
+    """mmdet's Mask2Former instance post-processing transcribed (the k picked (query, class) pairs' masks upsampled to
+    the padded input, cropped, upsampled to the image, each scored by its mean sigmoid inside the mask) gives the same
+    masks and boxes bit for bit, and the same scores to float32 rounding, as the detector's, which upsamples each
+    distinct query's mask once."""
+    import torch
+    from torch.nn import functional
+
+    def reference(class_logits, mask_logits, padded, valid, original, k):
+        scores = functional.softmax(class_logits, dim=-1)[:, :-1]
+        top, index = scores.flatten().topk(k, sorted=True)
+        query = torch.div(index, scores.shape[1], rounding_mode="floor")
+        masks = functional.interpolate(mask_logits[query][None], size=padded, mode="bilinear")  # all k picks at once
+        masks = functional.interpolate(masks[:, :, : valid[0], : valid[1]], size=original, mode="bilinear")[0]
+        binary = masks > 0
+        score = top * (masks.sigmoid() * binary).flatten(1).sum(1) / (binary.flatten(1).sum(1) + 1e-6)
+        return list(zip(score.tolist(), binary.numpy(), strict=True))
+
+    detector = HFMask2Former.__new__(HFMask2Former)
+    detector.max_per_image = 100
+    generator = torch.Generator().manual_seed(0)
+    for queries, classes in [(10, 80), (100, 80), (3, 5)]:
+        class_logits = torch.randn(queries, classes + 1, generator=generator)
+        mask_logits = 3 * torch.randn(queries, 12, 16, generator=generator)
+        found = detector._postprocess(
+            class_logits,
+            mask_logits,
+            (48, 64),
+            (45, 61),
+            (90, 120),
+            [str(c) for c in range(classes)],
+            functional,
+            torch,
+        )
+        expected = reference(class_logits, mask_logits, (48, 64), (45, 61), (90, 120), min(100, queries * classes))
+        assert len(found.detections) == len(expected)
+        assert len({d.ref for d in found.detections}) == len(expected)
+        for det, (score, mask) in zip(found.detections, expected, strict=True):
+            assert det.score == pytest.approx(score, rel=1e-6, abs=0)  # float32 sums in another order
+            assert np.array_equal(found.masks[det.ref], mask)
+            assert det.box == tuple(float(v) for v in masks_to_boxes(mask[None])[0])
