@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from t2ibench.geneval_eval import ResultRow
+from t2ibench.benchmarks.geneval.evaluate import ResultRow
 from t2ibench.metrics.geneval import COLORS, Detection, evaluate_detections
 from t2ibench.pipeline.rows import result_rows
 from t2ibench.report import failures

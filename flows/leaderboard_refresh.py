@@ -36,8 +36,10 @@ from t2ibench.config import Config, load_config
 from t2ibench.datasets import acquire_suites
 from t2ibench.logs import console, route_to_log
 from t2ibench.pipeline import Call, ModelPlan, answer, failure_cause, finish_run, plan_refresh, start_run
+from t2ibench.pipeline.plan import step_specs
 from t2ibench.pipeline.runs import log_file, record_folders
 from t2ibench.pipeline.summary import (
+    BENCHMARK_COLUMNS,
     STEPS,
     ModelSummary,
     RunSummary,
@@ -55,10 +57,9 @@ from t2ibench.store import run_lock
 from t2ibench.workspace import Workspace
 
 PROGRAM = "leaderboard_refresh"
-MODEL_WORK = (
-    "generate", "geneval", "geneval2", "selftest", "embed", "reference-bandwidth", "fkea-shard", "diversity", "scendi"
-)  # fmt: skip
-"""Steps that do model or metric work: retried on failure, and what a run's model-work seconds add up."""
+MODEL_WORK = frozenset(step for step, spec in step_specs().items() if spec.model_work)
+"""Steps that do model or metric work (cached, not cheap): retried on failure, and what a run's model-work seconds
+add up."""
 
 
 @dataclass(frozen=True)
@@ -99,15 +100,18 @@ def run_summary(
         log=str(log) if log is not None else None,
         seconds=round(time.perf_counter() - since, 3),
         report_rendered=bool(report.get("rendered", True)),
-        geneval2_prompts=geneval2_prompts(plan),
+        benchmark_prompts=benchmark_prompts(plan),
         shared=shared,
     )
 
 
-def geneval2_prompts(plan: Any) -> int:
-    """GenEval 2's prompts per model in ``plan`` (0 when no model runs it, or no plan)."""
-    calls = [c for m in (plan.models if plan is not None else ()) for c in m.calls]
-    return max((len(c.params["prompts"]) for c in calls if c.id.endswith("/generate-geneval2")), default=0)
+def benchmark_prompts(plan: Any) -> tuple[tuple[str, int], ...]:
+    """(benchmark, prompts per model) of every benchmark besides GenEval some model in ``plan`` runs (none: no plan)."""
+    found: dict[str, int] = {}
+    for model in plan.models if plan is not None else ():
+        for name, count in model.benchmark_prompts.items():
+            found[name] = max(found.get(name, 0), count)
+    return tuple(found.items())
 
 
 def shared_label(call: Call) -> str:
@@ -197,7 +201,7 @@ def summarise_model(ws: Workspace, graph: ModelGraph) -> ModelSummary:
             generate_outcome(all(_cached(f) for f in generate), images, graph.on_disk),
             embed_outcome(_cached(graph.of("embed")[0]), graph.vectors, embedding_cache_shards(ws.cache)),
             step_outcome("geneval", [_cached(f) for f in [*graph.of("geneval"), *graph.of("scores")]]),
-            *([step_outcome("geneval2", [_cached(f) for f in columns["geneval2"]])] if "geneval2" in columns else []),
+            *(step_outcome(b, [_cached(f) for f in columns[b]]) for b in BENCHMARK_COLUMNS if b in columns),
             step_outcome("diversity", [_cached(f) for f in columns["diversity"]]),
             step_outcome("scendi", [_cached(f) for f in columns["scendi"]]),
             store_outcome(graph.of("store")[0].result().unchanged),
@@ -418,7 +422,7 @@ def refresh_without_prefect(config: str, cfg: Config, wait: float = 0.0, begun: 
                             generate_outcome(True, images, {}),
                             embed_outcome(True, frozenset(), frozenset()),
                             step_outcome("geneval", [True]),
-                            *([step_outcome("geneval2", [True])] if "geneval2" in model.by_column() else []),
+                            *(step_outcome(b, [True]) for b in BENCHMARK_COLUMNS if b in model.by_column()),
                             step_outcome("diversity", [True]),
                             step_outcome("scendi", [True]),
                             store_outcome(stored.unchanged),

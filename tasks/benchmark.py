@@ -1,4 +1,5 @@
-"""The benchmark's Prefect tasks: one per ``t2ibench.pipeline`` step (``STEPS``), made by one function.
+"""The benchmark's Prefect tasks: one per ``t2ibench.pipeline`` step (``step_specs()``: the refresh's own and each
+benchmark's), made by one function.
 
 Each task calls its step with the parameters the plan gives (``t2ibench.pipeline.plan``) and returns the step's
 typed result, cached as JSON. A cached step's key is ``step_key`` over its arguments — the one derivation that also
@@ -19,8 +20,9 @@ from typing import Any
 from prefect import Task, task
 from prefect.cache_policies import NO_CACHE
 
-from t2ibench.pipeline import STEPS, PromptSet, select_prompts, step_key
-from t2ibench.pipeline.plan import StepSpec
+from t2ibench.pipeline import PromptSet, select_prompts, step_key
+from t2ibench.pipeline.identity import StepSpec
+from t2ibench.pipeline.plan import step_specs
 
 RESULTS: dict[str, Any] = {"persist_result": True, "result_serializer": "json", "cache_expiration": timedelta(days=365)}
 # A cached result whose output files have gone (deleted, or removed by ``dvc checkout``) is refreshed by the flow,
@@ -60,8 +62,8 @@ def step_task(step: str, spec: StepSpec) -> Task[..., Any]:
     return task(**options)(run)
 
 
-TASKS: dict[str, Task[..., Any]] = {step: step_task(step, spec) for step, spec in STEPS.items()}
-"""Every step's task, by step name."""
+TASKS: dict[str, Task[..., Any]] = {step: step_task(step, spec) for step, spec in step_specs().items()}
+"""Every step's task (the refresh's own and every benchmark's), by step name."""
 
 
 @task(name="prompts", **RESULTS, cache_key_fn=cache_key("prompts", select_prompts))

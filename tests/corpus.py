@@ -64,7 +64,7 @@ def geneval_folder(root: Path, per_prompt: int = 2) -> Path:
 
 
 def scan_report(folder: Path) -> str:
-    from t2ibench.geneval_eval import scan_folder
+    from t2ibench.benchmarks.geneval.evaluate import scan_folder
 
     return scan_folder(folder, SUITE, images_per_prompt=2).report(limit=50)
 
@@ -306,7 +306,7 @@ def _(tmp: Path) -> Any:
     "results-bad-line", "malformed line in results.jsonl", "error naming file and line", r"r\.jsonl:2: not valid JSON"
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.geneval_eval import read_results
+    from t2ibench.benchmarks.geneval.evaluate import read_results
 
     good = {"filename": "x/00000/samples/00000.png", "tag": "colors", "prompt": "p", "correct": True, "metadata": "{}"}
     (tmp / "r.jsonl").write_text(json.dumps(good) + "\n{broken\n")
@@ -320,7 +320,7 @@ def _(tmp: Path) -> Any:
     r"r\.jsonl:1: unknown tag 'paint'",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.geneval_eval import read_results
+    from t2ibench.benchmarks.geneval.evaluate import read_results
 
     (tmp / "r.jsonl").write_text(
         json.dumps({"filename": "a", "tag": "paint", "prompt": "p", "correct": True, "metadata": ""}) + "\n"
@@ -625,8 +625,8 @@ def _(tmp: Path) -> str:
     r"tiny: 1 images have no GenEval verdict",
 )
 def _(tmp: Path) -> Any:
+    from t2ibench.benchmarks.geneval.evaluate import ResultRow, write_results
     from t2ibench.config import parse_config
-    from t2ibench.geneval_eval import ResultRow, write_results
     from t2ibench.hashing import file_digest
     from t2ibench.pipeline import Generated, ImageInfo, Judged, PromptSet, Scores, TaskScores, step_store
 
@@ -692,7 +692,7 @@ def _(tmp: Path) -> Any:
     r"r\.jsonl:1: colours must map classes to lists of GenEval colour names",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.geneval_eval import read_results
+    from t2ibench.benchmarks.geneval.evaluate import read_results
 
     line = {"filename": "x/00000/samples/00000.png", "tag": "colors", "prompt": SUITE[1]["prompt"], "correct": False}
     line |= {"metadata": json.dumps(SUITE[1]), "details": "{}", "colours": json.dumps({"car": ["teal"]})}
@@ -887,7 +887,7 @@ def _(tmp: Path) -> Any:
 
 
 def results_line(tmp: Path, **changes: Any) -> Any:
-    from t2ibench.geneval_eval import read_results
+    from t2ibench.benchmarks.geneval.evaluate import read_results
 
     line = {"filename": "x/00000/samples/00000.png", "tag": "single_object", "prompt": SUITE[0]["prompt"]}
     line |= {"correct": True, "reason": "", "metadata": json.dumps(SUITE[0]), "details": "{}"}
@@ -933,7 +933,7 @@ def _(tmp: Path) -> Any:
     r"r\.jsonl:1: key 'correct' is given twice",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.geneval_eval import read_results
+    from t2ibench.benchmarks.geneval.evaluate import read_results
 
     (tmp / "r.jsonl").write_text('{"filename": "a", "correct": true, "correct": false}\n')
     return read_results(tmp / "r.jsonl")
@@ -946,7 +946,7 @@ def _(tmp: Path) -> Any:
     r"r\.jsonl:1: not valid JSON \(NaN is not JSON\)",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.geneval_eval import read_results
+    from t2ibench.benchmarks.geneval.evaluate import read_results
 
     (tmp / "r.jsonl").write_text('{"filename": "a", "score": NaN}\n')
     return read_results(tmp / "r.jsonl")
@@ -959,7 +959,7 @@ def _(tmp: Path) -> Any:
     r"r\.jsonl:2: a second result for x/00000/samples/00000\.png \(first at line 1\)",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.geneval_eval import ResultRow, read_results, write_results
+    from t2ibench.benchmarks.geneval.evaluate import ResultRow, read_results, write_results
 
     row = ResultRow("x/00000/samples/00000.png", "single_object", SUITE[0]["prompt"], True, "", SUITE[0])
     write_results(tmp / "r.jsonl", [row, row])
@@ -1079,8 +1079,8 @@ def _(tmp: Path) -> str:
 def _(tmp: Path) -> str:
     import logging
 
+    from t2ibench.benchmarks.geneval.evaluate import evaluate_scan, scan_folder
     from t2ibench.errors import NOTES
-    from t2ibench.geneval_eval import evaluate_scan, scan_folder
     from t2ibench.metrics.geneval import Detection, GenEvalParams
     from t2ibench.models.detection import DetectionSet
 
@@ -1101,7 +1101,7 @@ def _(tmp: Path) -> str:
     evaluate_scan(scan, Detector(), Red(), out=out, show_progress=False)
     lines = out.read_text().splitlines()
     # leave what an interrupted run with threshold 0.3 leaves, then resume with 0.6
-    from t2ibench.geneval_eval import evaluation_fingerprint, parse_result
+    from t2ibench.benchmarks.geneval.evaluate import evaluation_fingerprint, parse_result
     from t2ibench.hashing import file_sha256
     from t2ibench.resume import PartialResults
 
@@ -1989,8 +1989,8 @@ def _(tmp: Path) -> str:
     import contextlib
     import io
 
+    from t2ibench.benchmarks.geneval.evaluate import ResultRow, write_results
     from t2ibench.cli import main
-    from t2ibench.geneval_eval import ResultRow, write_results
     from t2ibench.suites.geneval import write_suite
 
     rows = [
@@ -2260,7 +2260,7 @@ def _(tmp: Path) -> str:
     r"prompt index: None",
 )
 def _(tmp: Path) -> str:
-    from t2ibench.geneval_eval import ResultRow
+    from t2ibench.benchmarks.geneval.evaluate import ResultRow
 
     return f"prompt index: {ResultRow('out/²/samples/00000.png', 'single_object', 'p', True, '', {}).prompt_index}"
 

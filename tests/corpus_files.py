@@ -37,7 +37,7 @@ def frames(path: Path, fmt: str, count: int = 3) -> None:
 
 def results_file(tmp: Path, names: list[str]) -> Path:
     """A results.jsonl judging prompt 0 of SUITE once per name in ``names``."""
-    from t2ibench.geneval_eval import ResultRow, write_results
+    from t2ibench.benchmarks.geneval.evaluate import ResultRow, write_results
 
     record = SUITE[0]
     rows = [ResultRow(n, record["tag"], record["prompt"], True, "", record) for n in names]
@@ -95,7 +95,7 @@ def _(tmp: Path) -> str:
     r"00002: the same folder as 00000",
 )
 def _(tmp: Path) -> str:
-    from t2ibench.geneval_eval import scan_folder
+    from t2ibench.benchmarks.geneval.evaluate import scan_folder
 
     folder = geneval_folder(tmp)
     (folder / "00002").symlink_to("00000")
@@ -313,7 +313,7 @@ def _(tmp: Path) -> Any:
     r"r\.jsonl:2: a second result for .*samples/00000\.png \(first at line 1, as .*samples/\./00000\.png",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.geneval_eval import read_results
+    from t2ibench.benchmarks.geneval.evaluate import read_results
 
     folder = geneval_folder(tmp)
     sample = folder / "00000" / "samples"
@@ -327,7 +327,7 @@ def _(tmp: Path) -> Any:
     r"r\.jsonl:2: a second result for out/00000/samples/00000\.png \(first at line 1",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.geneval_eval import read_results
+    from t2ibench.benchmarks.geneval.evaluate import read_results
 
     return read_results(results_file(tmp, ["out/00000/samples/../samples/00000.png", "out/00000/samples/00000.png"]))
 
@@ -339,7 +339,7 @@ def _(tmp: Path) -> Any:
     r"r\.jsonl:2: a second result for .*00000/samples/00001\.png \(first at line 1, as .*00000\.png",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.geneval_eval import read_results
+    from t2ibench.benchmarks.geneval.evaluate import read_results
 
     folder = geneval_folder(tmp)
     sample = folder / "00000" / "samples"

@@ -23,7 +23,7 @@ def suite_file(tmp: Path, *lines: object) -> Path:
 
 
 def read(path: Path, *, full: bool = False) -> Any:
-    from t2ibench.suites.geneval2 import read_geneval2
+    from t2ibench.benchmarks.geneval2.suite import read_geneval2
 
     return read_geneval2(path, full=full)
 
@@ -32,7 +32,7 @@ def image_map(tmp: Path, mapping: dict[str, str]) -> str:
     """The scan report of an image map against the two-prompt suite."""
     from PIL import Image
 
-    from t2ibench.geneval2_eval import scan_images
+    from t2ibench.benchmarks.geneval2.evaluate import scan_images
 
     Image.new("RGB", (16, 16), (200, 30, 30)).save(tmp / "a.png")
     path = tmp / "images.json"
@@ -130,7 +130,7 @@ def _(tmp: Path) -> Any:
 def _(tmp: Path) -> Any:
     from PIL import Image
 
-    from t2ibench.geneval2_eval import judge_images, scan_images
+    from t2ibench.benchmarks.geneval2.evaluate import judge_images, scan_images
 
     class Judge:  # a character tokenizer that cannot spell 'Yes' (never asked: the ids are refused first)
         def describe(self) -> dict[str, str]:

@@ -336,7 +336,7 @@ def _(tmp: Path) -> Any:
     r"r\.jsonl:2: a second result for out/0/samples/0\.PNG \(first at line 1, as 'out/00000/samples/00000\.png'",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.geneval_eval import read_results
+    from t2ibench.benchmarks.geneval.evaluate import read_results
     from tests.corpus_files import results_file
 
     return read_results(results_file(tmp, ["out/00000/samples/00000.png", "out/0/samples/0.PNG"]))

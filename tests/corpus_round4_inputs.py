@@ -65,11 +65,11 @@ def _(tmp: Path) -> str:
 
     from PIL import Image
 
+    from t2ibench.benchmarks.geneval2.evaluate import evaluate_scan, parse_result, protocol, scan_images
+    from t2ibench.benchmarks.geneval2.suite import read_geneval2
     from t2ibench.errors import NOTES
-    from t2ibench.geneval2_eval import evaluate_scan, parse_result, protocol, scan_images
     from t2ibench.hashing import file_sha256
     from t2ibench.resume import PartialResults
-    from t2ibench.suites.geneval2 import read_geneval2
     from tests.geneval2_lines import LINE
 
     (tmp / "suite.jsonl").write_text(json.dumps(LINE) + "\n")
@@ -184,8 +184,8 @@ def _(tmp: Path) -> str:
 def _(tmp: Path) -> str:
     from PIL import Image
 
-    from t2ibench.geneval2_eval import scan_images
-    from t2ibench.suites.geneval2 import read_geneval2
+    from t2ibench.benchmarks.geneval2.evaluate import scan_images
+    from t2ibench.benchmarks.geneval2.suite import read_geneval2
     from tests.geneval2_lines import LINE
 
     (tmp / "suite.jsonl").write_text(json.dumps(LINE) + "\n")

@@ -148,7 +148,7 @@ def _(tmp: Path) -> str:
     r"suite\.jsonl:2: the prompt has 60,000 characters; at most 10,000",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.suites.geneval2 import read_geneval2
+    from t2ibench.benchmarks.geneval2.suite import read_geneval2
 
     path = tmp / "suite.jsonl"
     path.write_text(json.dumps(LINES[0]) + "\n" + json.dumps({**LINES[1], "prompt": "a red car " * 6000}) + "\n")
@@ -162,7 +162,7 @@ def _(tmp: Path) -> Any:
     r"huge\.jsonl: 414,888,890 bytes; a GenEval 2 suite holds at most 102,400,000 \(refused unread\)",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.suites.geneval2 import read_geneval2
+    from t2ibench.benchmarks.geneval2.suite import read_geneval2
 
     path = tmp / "huge.jsonl"
     with path.open("wb") as fh:

@@ -594,9 +594,9 @@ def _geneval_inputs(args: argparse.Namespace) -> list[Any]:
 
 
 def _geneval2_suite(args: argparse.Namespace) -> Any:
+    from t2ibench.benchmarks.geneval2.suite import read_geneval2
     from t2ibench.config import GENEVAL2_DATA
     from t2ibench.datasets import check_release_copy
-    from t2ibench.suites.geneval2 import read_geneval2
 
     if args.suite_file == GENEVAL2_DATA and Path(args.suite_file).exists():
         check_release_copy("geneval2", args.suite_file, where="--suite")  # the release's place holds the release
@@ -609,7 +609,7 @@ def _geneval2_suite(args: argparse.Namespace) -> Any:
 
 
 def _geneval2_evaluator(args: argparse.Namespace) -> Any:
-    from t2ibench.benchmarks.geneval2 import Geneval2Evaluator
+    from t2ibench.benchmarks.geneval2.benchmark import Geneval2Evaluator
     from t2ibench.specs import VQAJudgeConfig
 
     judge = _spec(
@@ -640,7 +640,7 @@ _EVALUATE: dict[str, tuple[Any, Any, Any]] = {
 
 
 def _cmd_summary(args: argparse.Namespace) -> int:
-    from t2ibench.geneval_eval import read_results, summarise
+    from t2ibench.benchmarks.geneval.evaluate import read_results, summarise
     from t2ibench.paths import place, refuse_outputs
     from t2ibench.report.geneval import render_summary
 
@@ -1155,6 +1155,7 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every verb (defaults come from the config classes: one place for each)."""
     from t2ibench.config import GENEVAL2_DATA, MAX_SHARDS, DiversityConfig, GeneratorConfig, Runtime
+    from t2ibench.metrics.checks import KERNELS
     from t2ibench.requests import AgreementRequest, DigitsRequest, PaperTablesRequest, RefreshRequest, ScheduleRequest
 
     parser = argparse.ArgumentParser(prog="t2ibench", description="Benchmark system for text-to-image models.")
@@ -1171,7 +1172,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     div.add_argument("embeddings", nargs="?", help="(n, d) embeddings as .npy (streamed) or .npz")
     div.add_argument("--example", choices=["digits"], help="run a bundled example instead of a file")
-    div.add_argument("--kernel", choices=["gaussian", "cosine"], default="gaussian")
+    div.add_argument("--kernel", choices=KERNELS, default=DiversityConfig.kernel)
     div.add_argument(
         "--sigma",
         type=_file_bandwidth,
@@ -1601,9 +1602,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _geneval2_parser(benchmarks: Any) -> None:
     """``t2ibench evaluate geneval2``: its options (the judge's from ``VQAJudgeConfig``, the answer rule's from
-    ``t2ibench.metrics.soft_tifa``)."""
+    ``t2ibench.benchmarks.geneval2.metrics``)."""
+    from t2ibench.benchmarks.geneval2.metrics import ANSWER_RULES, DEFAULT_ANSWER_RULE
     from t2ibench.config import GENEVAL2_DATA
-    from t2ibench.metrics.soft_tifa import ANSWER_RULES, DEFAULT_ANSWER_RULE
     from t2ibench.models.registry import VQA_JUDGES
     from t2ibench.specs import VQAJudgeConfig
 

@@ -25,11 +25,15 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
+from t2ibench.benchmarks import names
+from t2ibench.benchmarks.geneval2.metrics import ANSWER_RULES, DEFAULT_ANSWER_RULE
+from t2ibench.benchmarks.geneval2.suite import (
+    MAX_GENEVAL2_LINES,  # a bound for benchmarks.geneval2.prompts before the file is read
+)
 from t2ibench.errors import FieldError, InputError, unknown_choice
 from t2ibench.io import load_yaml, read_text_file
-from t2ibench.metrics.checks import MIN_SIGMA, check_alphas, check_memory
+from t2ibench.metrics.checks import MIN_SIGMA, KernelName, check_alphas, check_memory
 from t2ibench.metrics.geneval import GenEvalParams
-from t2ibench.metrics.soft_tifa import ANSWER_RULES, DEFAULT_ANSWER_RULE
 from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS, EMBEDDERS, GENERATORS, VQA_JUDGES, Registry
 from t2ibench.specs import ColourConfig as ColourConfig
 from t2ibench.specs import DetectorConfig as DetectorConfig
@@ -39,9 +43,6 @@ from t2ibench.specs import ModelSource, check_int, check_seed
 from t2ibench.specs import VQAJudgeConfig as VQAJudgeConfig
 from t2ibench.specs import visible_text as visible_text  # re-exported: its home is t2ibench.specs
 from t2ibench.suites.geneval import MAX_PER_TASK, generate_suite
-from t2ibench.suites.geneval2 import (
-    MAX_GENEVAL2_LINES,  # a bound for benchmarks.geneval2.prompts before the file is read
-)
 from t2ibench.suites.photos import load_photo_truth
 from t2ibench.suites.published import BUILTIN, load_published
 
@@ -135,7 +136,7 @@ class GenEvalSuite:
 
 
 GENEVAL2_DATA = "data/external/geneval2/geneval2_data.jsonl"  # where `t2ibench data fetch geneval2` (DVC) puts it
-BENCHMARK_NAMES = ("geneval", "geneval2")  # the benchmarks a refresh can run (t2ibench.benchmarks.REGISTRY's)
+BENCHMARK_NAMES = names()  # the benchmarks a refresh can run: the registry's (t2ibench.benchmarks.REGISTRY)
 
 
 @dataclass(frozen=True)
@@ -260,7 +261,7 @@ class GenEvalConfig(GenEvalParams):
 class DiversityConfig:
     """FKEA/VENDI/RKE on the image embedder's features."""
 
-    kernel: Literal["gaussian", "cosine"] = "gaussian"
+    kernel: KernelName = "gaussian"
     sigma: BandwidthSetting = "reference"  # embedding units, or a rule (BANDWIDTH_RULES)
     rff_dim: int = 2000
     alphas: tuple[float | str, ...] = (1.0, 2.0, "inf")
@@ -313,7 +314,7 @@ class DiversityConfig:
 class ScendiConfig:
     """Scendi on CLIP (image, prompt) pairs."""
 
-    kernel: Literal["gaussian", "cosine"] = "gaussian"
+    kernel: KernelName = "gaussian"
     image_sigma: BandwidthSetting = "reference"  # the CLIP image features' σ (BANDWIDTH_RULES)
     text_sigma: BandwidthSetting = "reference"  # the CLIP text features' σ
     rff_dim: int = 1000

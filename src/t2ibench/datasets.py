@@ -21,10 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from t2ibench.benchmarks.geneval2 import (
+    suite as geneval2_suite,  # the pinned version lives with the suite that reads it
+)
 from t2ibench.errors import InputError, note, unknown_choice
 from t2ibench.hashing import file_sha256
 from t2ibench.io import output_dir
-from t2ibench.suites import geneval2 as geneval2_suite  # the pinned version lives with the suite that reads it
 
 
 @dataclass(frozen=True)

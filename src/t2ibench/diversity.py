@@ -42,7 +42,7 @@ from t2ibench.metrics import (
     median_heuristic_sigma,
     scendi_modes,
 )
-from t2ibench.metrics.checks import check_sigma, parse_alpha
+from t2ibench.metrics.checks import KernelName, check_sigma, parse_alpha
 from t2ibench.metrics.entropy import CENTER_BLOCK, DEFAULT_BATCH, mean_of_blocks
 from t2ibench.progress import progress
 
@@ -226,7 +226,7 @@ def _settings_sentence(settings: dict[str, Any]) -> str:
 def diversity_of_file(
     path: str | Path,
     *,
-    kernel: Literal["gaussian", "cosine"] = DiversityConfig.kernel,
+    kernel: KernelName = DiversityConfig.kernel,
     sigma: SigmaRule = None,
     method: Literal["auto", "exact", "fkea", "both"] = "auto",
     rff_dim: int = DiversityConfig.rff_dim,
@@ -360,7 +360,7 @@ def diversity_of_pairs(
     images: str | Path,
     prompts: str | Path,
     *,
-    kernel: Literal["gaussian", "cosine"] = "gaussian",
+    kernel: KernelName = "gaussian",
     image_sigma: float | Median = MEDIAN,
     text_sigma: float | Median = MEDIAN,
     rff_dim: int = 1000,

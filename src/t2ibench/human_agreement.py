@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from t2ibench import artifacts
+from t2ibench.benchmarks.geneval.evaluate import ResultRow
 from t2ibench.errors import InputError, unknown_choice
-from t2ibench.geneval_eval import ResultRow
 from t2ibench.io import read_jsonl
 from t2ibench.metrics.agreement import (
     AgreementIntervals,
@@ -298,7 +298,7 @@ def load_agreement_inputs(
 ) -> AgreementInputs:
     """Read and check every input file of the analysis (annotations, each once; ``auto``: ``[SOURCE=]results.jsonl``
     each; ``scores``) — under a second for GenEval's files; ``agreement --flow`` calls it before starting the flow."""
-    from t2ibench.geneval_eval import read_results
+    from t2ibench.benchmarks.geneval.evaluate import read_results
 
     annotations, loads = load_all_annotations(annotation_paths, suite)
     verdicts = human_verdicts(annotations, suite)

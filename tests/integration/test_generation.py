@@ -6,9 +6,9 @@ import types
 import numpy as np
 import pytest
 
+from t2ibench.benchmarks.geneval.evaluate import scan_folder
 from t2ibench.config import GeneratorConfig
 from t2ibench.errors import InputError
-from t2ibench.geneval_eval import scan_folder
 from t2ibench.hashing import file_sha256
 from t2ibench.models.generation import (
     DiffusersGenerator,

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from t2ibench.benchmarks.geneval2.evaluate import read_results
+from t2ibench.benchmarks.geneval2.suite import first_per_atom_count, read_geneval2
 from t2ibench.cli import main
-from t2ibench.geneval2_eval import read_results
 from t2ibench.models.tiny import build_tiny_qwen3_vl
-from t2ibench.suites.geneval2 import first_per_atom_count, read_geneval2
 from tests.conftest import GENEVAL2_DATA
 
 RELEASED = GENEVAL2_DATA / "geneval2_data.jsonl"
@@ -295,8 +295,8 @@ def test_the_refresh_generates_judges_stores_and_shows_geneval2(refreshed):
     """One refresh of both benchmarks: GenEval 2's prompts fetched (pinned bytes), generated into their own folder,
     every question of every image answered and stored with the model version, its tables on the leaderboard and in
     the report; the stored GM is the geometric mean of the stored probabilities, recomputed here."""
+    from t2ibench.benchmarks.geneval2.suite import RELEASE_SHA256
     from t2ibench.store import Store
-    from t2ibench.suites.geneval2 import RELEASE_SHA256
     from tests.integration._workspace import noise, summary_table
 
     root, _, console = refreshed

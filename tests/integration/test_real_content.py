@@ -19,7 +19,7 @@ import yaml
 
 pytest.importorskip("cv2", reason="the real detector needs opencv-python-headless (the 'models' extra)")
 
-from t2ibench.geneval_eval import ImageItem, judge_image
+from t2ibench.benchmarks.geneval.evaluate import ImageItem, judge_image
 from t2ibench.models.colour import LabColourClassifier
 from t2ibench.models.ssd import SSDMobileNetDetector, model_files
 from t2ibench.selftest import THRESHOLD_GRID

@@ -1,4 +1,5 @@
-"""A transcription of GenEval 2's reference arithmetic, for the differential test of ``t2ibench.metrics.soft_tifa``.
+"""A transcription of GenEval 2's reference arithmetic, for the differential test of
+``t2ibench.benchmarks.geneval2.metrics``.
 
 Written from facebookresearch/GenEval2 at a6e82d2289e8d418f27f0adee77908b07060eea3, statement for statement:
 ``evaluation.py`` (``return_numeric_string``, ``send_message_with_image`` from the softmax on, ``vqa_score``,

@@ -185,7 +185,7 @@ def test_released_annotations_are_internally_consistent(path):
 
 @needs_shared
 def test_agreement_cli_on_the_released_files(tmp_path, capsys):
-    from t2ibench.geneval_eval import ResultRow, write_results
+    from t2ibench.benchmarks.geneval.evaluate import ResultRow, write_results
 
     suite = [json.loads(line) for line in (GENEVAL_DATA / "evaluation_metadata.jsonl").read_text().splitlines()]
     anns, _ = load_annotations(CSVS[1], suite)

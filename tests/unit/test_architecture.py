@@ -26,11 +26,17 @@ def py_files(folder: Path):
     return sorted(folder.rglob("*.py"))
 
 
+def arithmetic_files() -> list[Path]:
+    """The pure arithmetic: the metrics package and each benchmark's own ``metrics.py`` (e.g. Soft-TIFA)."""
+    return py_files(SRC / "metrics") + sorted((SRC / "benchmarks").glob("*/metrics.py"))
+
+
 def test_metrics_use_only_numpy_scipy_and_the_standard_library():
     # plus two statistics libraries built on them, for the agreement statistics ("use a library" for κ):
     # scikit-learn (Cohen's κ) and statsmodels (Fleiss' κ), both imported lazily inside the functions
     allowed_third_party = {"numpy", "scipy", "sklearn", "statsmodels"}
-    for path in py_files(SRC / "metrics"):
+    assert (SRC / "benchmarks" / "geneval2" / "metrics.py") in arithmetic_files()
+    for path in arithmetic_files():
         for name in imported_roots(path):
             root = name.split(".")[0]
             if root in sys.stdlib_module_names or root in allowed_third_party or root == "__future__":
@@ -50,8 +56,9 @@ def test_heavy_dependencies_stay_in_their_layer(module, home):
 
 def test_core_import_pulls_in_no_heavy_module():
     code = (
-        "import sys, t2ibench.metrics, t2ibench.cli, t2ibench.io, t2ibench.examples.digits, t2ibench.geneval_eval,"
-        " t2ibench.models.detection, t2ibench.models.colour, t2ibench.suites.geneval;"
+        "import sys, t2ibench.metrics, t2ibench.cli, t2ibench.io, t2ibench.examples.digits,"
+        " t2ibench.benchmarks.geneval.evaluate, t2ibench.models.detection, t2ibench.models.colour,"
+        " t2ibench.suites.geneval;"
         "print(','.join(m for m in ('torch', 'prefect', 'duckdb', 'open_clip') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -139,6 +146,9 @@ ALLOWED_INSIDE = {
         "t2ibench.metrics",
         "t2ibench.suites",
         "t2ibench.models.registry",
+        # the registry's names, a benchmark's arithmetic and suite reader (answer rules, the suite's bounds); never
+        # its evaluation (the floors below keep the config under it)
+        "t2ibench.benchmarks",
     ),
     "t2ibench.metrics": ("t2ibench.metrics", "t2ibench.errors"),
     "t2ibench.store": ("t2ibench.store", "t2ibench.errors", "t2ibench.metrics"),
@@ -169,7 +179,7 @@ ALLOWED_INSIDE = {
         "t2ibench.io",
         "t2ibench.metrics",
         "t2ibench.store",
-        "t2ibench.geneval_eval",
+        "t2ibench.benchmarks",  # the registry, the benchmarks' report sections and results readers
         "t2ibench.human_agreement",
         "t2ibench.suites",  # published reference tables are suite data
         "t2ibench.hashing",  # the code version in the report's render stamp
@@ -191,6 +201,99 @@ def test_library_internal_imports_follow_the_layers():
                 allowed = ALLOWED_INSIDE[layer]
                 ok = any(imported == a or imported.startswith(a + ".") for a in allowed)
                 assert ok, f"{module} imports {imported} (the {layer} layer may import only {', '.join(allowed)})"
+
+
+# Every module's floor: a module imports only modules on its own floor or below (function-local and type-only
+# imports included), so nothing reaches up. Keys are module prefixes (the longest one present decides); every
+# top-level module and package of t2ibench has one, and a new one fails the test below until it is placed.
+FLOORS = {
+    "t2ibench.errors": 0,
+    "t2ibench.hashing": 0,
+    "t2ibench.logs": 0,
+    "t2ibench.metrics": 1,  # numpy/scipy arithmetic
+    "t2ibench.paths": 1,
+    "t2ibench.images": 1,
+    "t2ibench.specs": 1,
+    "t2ibench.progress": 1,
+    "t2ibench.signals": 1,
+    "t2ibench.benchmarks": 1,  # the registry module alone (its entries load by name); plugins: BENCHMARK_ROLES
+    "t2ibench.pipeline.identity": 1,  # a step's inputs as its identity: hashing only
+    "t2ibench.io": 2,
+    "t2ibench.pipeline.results": 2,
+    "t2ibench.artifacts": 3,
+    "t2ibench.embed_cache": 3,
+    "t2ibench.resume": 3,
+    "t2ibench.params": 3,
+    "t2ibench.requests": 3,
+    "t2ibench.store": 3,
+    "t2ibench.suites": 3,
+    "t2ibench.pipeline.stamps": 3,
+    "t2ibench.models": 4,
+    "t2ibench.config": 5,
+    "t2ibench.datasets": 6,
+    "t2ibench.features": 6,
+    "t2ibench.workspace": 6,
+    "t2ibench.selftest": 6,
+    "t2ibench.diversity": 6,
+    "t2ibench.human_agreement": 8,
+    "t2ibench.report": 9,
+    "t2ibench.examples": 10,
+    "t2ibench.pipeline": 11,
+    "t2ibench.cli": 13,
+}
+
+# A benchmark plugin's modules (t2ibench.benchmarks.<name>.<role>) sit at the floor of their role: its arithmetic
+# with the metrics, its suite with the suites, its evaluation above the models and the config, its report section
+# with the report, its steps beside the pipeline's, its plan above the pipeline's, and its registry entry (what
+# `benchmark(name)` loads by name and the plan and the CLI call) on top, tying its parts together.
+BENCHMARK_ROLES = {
+    "": 1,  # the package's __init__: a docstring, no imports
+    "metrics": 1,
+    "suite": 3,
+    "evaluate": 7,
+    "rows": 7,
+    "report": 9,
+    "steps": 10,
+    "plan": 12,
+    "benchmark": 12,
+}
+
+
+def floor_of(module: str) -> int | None:
+    """The floor of a package module (None: it has none)."""
+    parts = module.split(".")
+    if len(parts) >= 3 and parts[1] == "benchmarks":
+        return BENCHMARK_ROLES.get(".".join(parts[3:4]))
+    while parts:
+        if ".".join(parts) in FLOORS:
+            return FLOORS[".".join(parts)]
+        parts.pop()
+    return None
+
+
+def test_every_module_has_a_floor_and_nothing_reaches_up():
+    """Each top-level module or package has its own floor, and every benchmark module a known role; an import
+    (anywhere in a file) goes to the same floor or below."""
+    graph = module_graph()
+    tops = {m.split(".")[1] for m in graph if m != "t2ibench"}
+    assert not sorted(t for t in tops if f"t2ibench.{t}" not in FLOORS), "top-level modules without a floor"
+    assert not sorted(m for m in graph if m != "t2ibench" and floor_of(m) is None), "modules without a floor"
+    up = [
+        f"{m} (floor {floor_of(m)}) imports {i} (floor {floor_of(i)})"
+        for m, imported in sorted(graph.items())
+        for i in sorted(imported)
+        if i in graph and m != "t2ibench" and floor_of(i) > floor_of(m)  # type: ignore[operator]
+    ]
+    assert not up, "imports that reach up:\n" + "\n".join(up)
+
+
+def test_the_floor_rule_places_modules_by_prefix_and_benchmark_role():
+    assert floor_of("t2ibench.benchmarks.geneval2.metrics") == FLOORS["t2ibench.metrics"]
+    assert floor_of("t2ibench.benchmarks.dpg.plan") == BENCHMARK_ROLES["plan"]
+    assert floor_of("t2ibench.benchmarks.dpg.unplaced") is None
+    assert floor_of("t2ibench.benchmarks") == 1
+    assert floor_of("t2ibench.pipeline.identity") < floor_of("t2ibench.pipeline.plan")  # type: ignore[operator]
+    assert floor_of("t2ibench.store.connection") < floor_of("t2ibench.report.site")  # type: ignore[operator]
 
 
 def module_graph() -> dict[str, set[str]]:

@@ -36,8 +36,8 @@ def test_an_unknown_benchmark_gets_a_did_you_mean():
 def test_the_registry_loads_no_plugin_until_asked():
     code = "import sys, t2ibench.benchmarks; print(sorted(m for m in sys.modules if m.startswith('t2ibench.')))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert "t2ibench.benchmarks.geneval" not in loaded
-    assert "t2ibench.geneval_eval" not in loaded
+    assert "t2ibench.benchmarks.geneval.benchmark" not in loaded
+    assert "t2ibench.benchmarks.geneval.evaluate" not in loaded
 
 
 def test_the_evaluate_verb_offers_exactly_the_registered_benchmarks(capsys):

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from t2ibench.benchmarks.geneval.evaluate import ResultRow
 from t2ibench.cli import main
 from t2ibench.errors import InputError
-from t2ibench.geneval_eval import ResultRow
 from t2ibench.metrics.geneval import COLORS, RELATIONS, Detection, box_iou, evaluate_detections
 from t2ibench.pipeline.rows import result_rows
 from t2ibench.report import failures

@@ -12,16 +12,16 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from t2ibench.errors import InputError
-from t2ibench.geneval2_eval import (
+from t2ibench.benchmarks.geneval2.evaluate import (
     evaluate_scan,
     judge_images,
     read_results,
     scan_images,
     summarise,
 )
+from t2ibench.benchmarks.geneval2.suite import Geneval2Suite, read_geneval2
+from t2ibench.errors import InputError
 from t2ibench.models.vqa import JudgeAnswer, JudgeRequest
-from t2ibench.suites.geneval2 import Geneval2Suite, read_geneval2
 from tests.geneval2_lines import LINES
 
 # as Qwen's tokenizer: a space and a word are one token, a space and a digit two (the bare space, then the digit)
@@ -162,7 +162,7 @@ def judge_images_in_chunks(scan, judge, suite, out, expect_stop=False):
         with pytest.raises(KeyboardInterrupt):
             judge_images_in_chunks(scan, judge, suite, out)
         return None
-    import t2ibench.geneval2_eval as module
+    import t2ibench.benchmarks.geneval2.evaluate as module
 
     original = module.judge_images
 
@@ -250,7 +250,7 @@ def test_a_judge_without_an_answer_token_is_refused_naming_the_line_and_question
 def test_a_resume_reuses_nothing_of_another_suite_file_or_of_an_edited_question(tmp_path, suite):
     """An image map (no metadata to disagree with): a stored row is reused only under the same suite file, and
     only for the very questions the current suite asks."""
-    from t2ibench.geneval2_eval import parse_result
+    from t2ibench.benchmarks.geneval2.evaluate import parse_result
     from t2ibench.resume import PartialResults
 
     imgs = folder(tmp_path / "imgs", suite, samples=1)

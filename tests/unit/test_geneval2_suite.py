@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from t2ibench.errors import InputError
-from t2ibench.suites.geneval2 import (
+from t2ibench.benchmarks.geneval2.suite import (
     ATOM_COUNTS,
     SKILLS,
     first_per_atom_count,
@@ -16,6 +15,7 @@ from t2ibench.suites.geneval2 import (
     skill_counts,
     subset,
 )
+from t2ibench.errors import InputError
 from tests.conftest import GENEVAL2_DATA
 from tests.geneval2_lines import LINE
 

@@ -5,8 +5,7 @@ import json
 import pytest
 from PIL import Image
 
-from t2ibench.cli import main
-from t2ibench.geneval_eval import (
+from t2ibench.benchmarks.geneval.evaluate import (
     ResultRow,
     evaluate_scan,
     read_results,
@@ -14,6 +13,7 @@ from t2ibench.geneval_eval import (
     summarise,
     write_results,
 )
+from t2ibench.cli import main
 from t2ibench.metrics.geneval import Detection, GenEvalParams
 from t2ibench.models.detection import DetectionSet
 from t2ibench.suites.geneval import generate_suite, write_suite
@@ -404,7 +404,7 @@ def test_an_image_reached_twice_is_judged_once(tmp_path):
 
 
 def test_results_names_are_relative_to_the_workspace_even_through_a_link(tmp_path):
-    from t2ibench.geneval_eval import FolderScan, ImageItem
+    from t2ibench.benchmarks.geneval.evaluate import FolderScan, ImageItem
 
     (tmp_path / "ws" / "data").mkdir(parents=True)
     (tmp_path / "alias").symlink_to(tmp_path / "ws")

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
+from t2ibench.benchmarks.geneval2.steps import select_geneval2
 from t2ibench.config import parse_config
 from t2ibench.errors import InputError
 from t2ibench.pipeline import plan_refresh, select_prompts
 from t2ibench.pipeline.plan import ModelPlan
 from t2ibench.pipeline.results import PromptSet
-from t2ibench.pipeline.steps import select_geneval2
 from t2ibench.workspace import Workspace
 from tests.geneval2_lines import LINES
 
@@ -138,8 +138,11 @@ def test_a_geneval2_model_gets_its_own_generation_judge_and_tables(tmp_path):
     assert gen2.params["out"] in a.image_folders
     assert judge.params["out"].name == "geneval2_results.jsonl"
     assert judge.params["out"].parent in a.folders
-    store = calls["a/store"].params
-    assert {"geneval2", "geneval2_images", "geneval2_scores"} <= set(store)
+    # its rows reach the store write through its own rows call, which takes its images, answers and tables
+    rows = calls["a/geneval2-rows"]
+    assert set(rows.upstream()) == {"a/generate-geneval2", "a/geneval2", "a/geneval2-scores"}
+    assert [r.call for r in calls["a/store"].params["benchmarks"]] == ["a/geneval2-rows"]
+    assert "benchmarks" not in next(c for c in b.calls if c.step == "store").params
     assert "geneval2" not in a.protocol  # GenEval 2's settings make its own version (ModelPlan.benchmarks)
     assert "geneval2" not in b.protocol
 
@@ -162,8 +165,8 @@ def test_a_judge_setting_changes_geneval2_s_call_and_its_own_version_only(tmp_pa
     assert (after.model_hash, after.evaluator_hash) == (before.model_hash, before.evaluator_hash)
     assert after.protocol == before.protocol
     assert after.benchmarks["geneval2"] != before.benchmarks["geneval2"]
-    store = next(c for c in after.calls if c.id == "a/store")
-    assert store.params["geneval2_hash"] == after.benchmarks["geneval2"]
+    rows = next(c for c in after.calls if c.id == "a/geneval2-rows")
+    assert rows.params["evaluator_hash"] == after.benchmarks["geneval2"]
     changed = {c.id for c in before.calls if key_of(before, c.id) != key_of(after, c.id)}
     assert changed == {"a/geneval2"}  # its tables and the store take its result: they follow it, keys unchanged
     # the GenEval 2 prompts are a setting of its generation: a different selection makes other images elsewhere
@@ -199,7 +202,7 @@ def test_an_empty_geneval2_key_is_refused_not_read_as_absent():
 def test_a_suite_file_changed_after_selection_is_refused(tmp_path):
     """Between planning and judging the suite file is read again: other bytes, or a prompt that is no longer the one
     selected, stop the judge step with a one-line error instead of judging other questions."""
-    from t2ibench.pipeline.steps import selected_geneval2
+    from t2ibench.benchmarks.geneval2.steps import selected_geneval2
 
     path = write_suite(tmp_path)
     prompts, stamp = select_geneval2(parse_config(raw_config()).benchmarks.geneval2, path)  # type: ignore[arg-type]

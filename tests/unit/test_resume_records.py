@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from t2ibench.geneval_eval import evaluate_scan, read_results, scan_folder
+from t2ibench.benchmarks.geneval.evaluate import evaluate_scan, read_results, scan_folder
 from t2ibench.hashing import file_sha256, record_sha256
 from t2ibench.metrics.geneval import Detection
 from t2ibench.models.detection import DetectionSet

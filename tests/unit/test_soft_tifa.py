@@ -1,4 +1,4 @@
-"""GenEval 2's Soft-TIFA, TIFA and VQAScore arithmetic (t2ibench.metrics.soft_tifa).
+"""GenEval 2's Soft-TIFA, TIFA and VQAScore arithmetic (t2ibench.benchmarks.geneval2.metrics).
 
 The differential test drives ``tests/unit/geneval2_reference.py`` (a transcription of the reference's
 evaluation.py and soft_tifa_analysis.py) and the project's functions with one scripted judge — fixed float32
@@ -19,9 +19,7 @@ import numpy as np
 import pytest
 from scipy.stats import gmean
 
-from t2ibench.errors import InputError
-from t2ibench.metrics.bootstrap import cluster_draws
-from t2ibench.metrics.soft_tifa import (
+from t2ibench.benchmarks.geneval2.metrics import (
     ANSWER_RULES,
     DEFAULT_ANSWER_RULE,
     NUMBER_WORDS,
@@ -40,6 +38,8 @@ from t2ibench.metrics.soft_tifa import (
     tifa_correct,
     vqascore_text,
 )
+from t2ibench.errors import InputError
+from t2ibench.metrics.bootstrap import cluster_draws
 from tests.conftest import GENEVAL2_DATA as SHARED_GENEVAL2
 from tests.unit import geneval2_reference as reference
 

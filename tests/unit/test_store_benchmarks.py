@@ -14,10 +14,21 @@ import pytest
 
 from t2ibench.store import BenchmarkRows, Store, VersionRows
 
-PROTOCOL = {"judge": {"model": "j", "commit": "c", "loaded_dtype": "float32"}, "answer_rule": "reference",
-            "suite_sha256": "s" * 64, "prompt_set": "p1"}  # fmt: skip
-SOURCE = {"writer": "t2ibench evaluate", "images": "/x/imgs", "images_identity": "images", "prompts_judged": 3,
-          "suite": "/x/g2.jsonl", "suite_prompts": 800, "suite_released": True}  # fmt: skip
+PROTOCOL = {
+    "judge": {"model": "j", "commit": "c", "loaded_dtype": "float32"},
+    "answer_rule": "reference",
+    "suite_sha256": "s" * 64,
+    "prompt_set": "p1",
+}
+SOURCE = {
+    "writer": "t2ibench evaluate",
+    "images": "/x/imgs",
+    "images_identity": "images",
+    "prompts_judged": 3,
+    "suite": "/x/g2.jsonl",
+    "suite_prompts": 800,
+    "suite_released": True,
+}
 
 
 def stored_evaluation(store: Store, version: dict[str, str], scores: list[dict[str, Any]]) -> None:
@@ -30,15 +41,37 @@ def stored_evaluation(store: Store, version: dict[str, str], scores: list[dict[s
 
 
 def answer(prompt: int, q: int, p: float) -> dict[str, Any]:
-    return {"benchmark": "geneval2", "prompt_index": prompt, "sample": "00000", "question_index": q, "kind": "atom",
-            "prompt": f"prompt {prompt}", "atom_count": 3, "skill": "object", "question": f"q{q}", "answer": "Yes",
-            "probability": p, "top_answer": "Yes", "correct": p > 0.5, "image": f"img{prompt}.png"}  # fmt: skip
+    return {
+        "benchmark": "geneval2",
+        "prompt_index": prompt,
+        "sample": "00000",
+        "question_index": q,
+        "kind": "atom",
+        "prompt": f"prompt {prompt}",
+        "atom_count": 3,
+        "skill": "object",
+        "question": f"q{q}",
+        "answer": "Yes",
+        "probability": p,
+        "top_answer": "Yes",
+        "correct": p > 0.5,
+        "image": f"img{prompt}.png",
+    }
 
 
 def score(key: str, estimate: float, table: str = "overall") -> dict[str, Any]:
-    return {"benchmark": "geneval2", "table_name": table, "key": key, "estimate": estimate, "ci_low": estimate - 1,
-            "ci_high": estimate + 1, "ci_level": 0.95, "ci_method": "percentile bootstrap over prompts, B=10",
-            "prompts": 2, "questions": 4}  # fmt: skip
+    return {
+        "benchmark": "geneval2",
+        "table_name": table,
+        "key": key,
+        "estimate": estimate,
+        "ci_low": estimate - 1,
+        "ci_high": estimate + 1,
+        "ci_level": 0.95,
+        "ci_method": "percentile bootstrap over prompts, B=10",
+        "prompts": 2,
+        "questions": 4,
+    }
 
 
 def geneval2(gm: float, protocol: dict[str, Any] = PROTOCOL, judged: str = "g") -> BenchmarkRows:
@@ -176,8 +209,11 @@ def test_an_evaluation_store_is_t2ibench_evaluates_and_a_configs_store_refuses_i
 
     own = Store(tmp_path / "cli.duckdb")
     own.check_evaluation_target()  # not there yet: fine
-    own.write_evaluation({"model": "m", "model_hash": "h", "evaluator_hash": "e"}, "geneval2", PROTOCOL, [],
-                         [score("soft_tifa_gm", 10.0)], SOURCE)  # fmt: skip
+    own.write_evaluation(
+        {"model": "m", "model_hash": "h", "evaluator_hash": "e"},
+        BenchmarkRows("geneval2", "e", PROTOCOL, [], [score("soft_tifa_gm", 10.0)]),
+        SOURCE,
+    )
     assert own.owner() == {"writer": "t2ibench evaluate"}
     own.check_evaluation_target()  # its own: fine again
     with pytest.raises(InputError, match=r"holds evaluations stored by `t2ibench evaluate --store`.*config 'x'"):
@@ -189,8 +225,11 @@ def test_an_evaluation_store_is_t2ibench_evaluates_and_a_configs_store_refuses_i
     with pytest.raises(InputError, match=refused):
         config_store.check_evaluation_target()
     with pytest.raises(InputError, match=refused):
-        config_store.write_evaluation({"model": "tiny-a", "model_hash": "h", "evaluator_hash": "e"}, "geneval2",
-                                      PROTOCOL, [], [score("soft_tifa_gm", 10.0)], SOURCE)  # fmt: skip
+        config_store.write_evaluation(
+            {"model": "tiny-a", "model_hash": "h", "evaluator_hash": "e"},
+            BenchmarkRows("geneval2", "e", PROTOCOL, [], [score("soft_tifa_gm", 10.0)]),
+            SOURCE,
+        )
     assert config_store.path.read_bytes() == before
 
 
@@ -198,8 +237,13 @@ def test_a_damaged_store_is_refused_before_judging_and_never_opened_for_writing(
     from t2ibench.store import StoreDamagedError
 
     good = Store(tmp_path / "good.duckdb")
-    good.write_evaluation({"model": "m", "model_hash": "h", "evaluator_hash": "e"}, "geneval2", PROTOCOL,
-                          [answer(i, 0, 0.5) for i in range(3000)], [score("soft_tifa_gm", 10.0)], SOURCE)  # fmt: skip
+    good.write_evaluation(
+        {"model": "m", "model_hash": "h", "evaluator_hash": "e"},
+        BenchmarkRows(
+            "geneval2", "e", PROTOCOL, [answer(i, 0, 0.5) for i in range(3000)], [score("soft_tifa_gm", 10.0)]
+        ),
+        SOURCE,
+    )
     data = good.path.read_bytes()
     half = tmp_path / "half.duckdb"
     half.write_bytes(data[: len(data) // 2])
@@ -211,17 +255,21 @@ def test_a_damaged_store_is_refused_before_judging_and_never_opened_for_writing(
 def test_the_geneval2_section_shows_the_overall_prompt_count_and_where_each_evaluation_came_from(store):
     """The prompts column is the overall table's count even when a per-atom-count cell (1 prompt each) comes first;
     a stored evaluation says it was stored by `t2ibench evaluate`, from which images, and how much of its suite."""
-    from t2ibench.report import geneval2 as section
+    from t2ibench.benchmarks.geneval2 import report as section
+    from t2ibench.benchmarks.geneval2.suite import RELEASE_SHA256
     from t2ibench.store import queries
-    from t2ibench.suites.geneval2 import RELEASE_SHA256
 
     cells = [{**score(str(k), 10.0, "atom_count"), "prompts": 1} for k in range(3, 11)]  # stored first
     cells += [{**score(m, 20.0), "prompts": 8} for m in ("soft_tifa_gm", "soft_tifa_am", "tifa", "vqascore")]
     protocol = {**PROTOCOL, "suite_sha256": RELEASE_SHA256}
     with store.write() as con:
         rows = BenchmarkRows("geneval2", "e", protocol, [], cells)
-        store._write_benchmark(con, {"model": "cli", "model_hash": "h" * 16, "evaluator_hash": "e"}, rows,
-                               source={**SOURCE, "prompts_judged": 8})  # fmt: skip
+        store._write_benchmark(
+            con,
+            {"model": "cli", "model_hash": "h" * 16, "evaluator_hash": "e"},
+            rows,
+            source={**SOURCE, "prompts_judged": 8},
+        )
     scores = queries.geneval2_scores(store)
     assert next(iter(section.versions(scores)[0]["cells"].values()))["prompts"] == 1  # the trap the old code fell in
     html = section.html_section(scores)
@@ -239,7 +287,7 @@ def test_the_geneval2_section_shows_the_overall_prompt_count_and_where_each_eval
 def test_the_geneval2_pages_show_every_image_as_a_linked_thumbnail(store, tmp_path):
     from PIL import Image
 
-    from t2ibench.report import geneval2 as section
+    from t2ibench.benchmarks.geneval2 import report as section
     from t2ibench.store import queries
 
     folder = tmp_path / "imgs"
@@ -248,8 +296,12 @@ def test_the_geneval2_pages_show_every_image_as_a_linked_thumbnail(store, tmp_pa
     answers = [answer(i, 0, 0.7) for i in range(2)]
     with store.write() as con:
         rows = BenchmarkRows("geneval2", "e", PROTOCOL, answers, [score("soft_tifa_gm", 20.0)])
-        store._write_benchmark(con, {"model": "cli", "model_hash": "h" * 16, "evaluator_hash": "e"}, rows,
-                               source={**SOURCE, "names_from": str(folder)})  # fmt: skip
+        store._write_benchmark(
+            con,
+            {"model": "cli", "model_hash": "h" * 16, "evaluator_hash": "e"},
+            rows,
+            source={**SOURCE, "names_from": str(folder)},
+        )
     out = tmp_path / "report"
     (page,) = section.write_pages(queries.geneval2_scores(store), queries.geneval2_answers(store), out).values()
     text = Path(page).read_text()

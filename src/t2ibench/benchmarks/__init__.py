@@ -46,6 +46,7 @@ class Benchmark(ABC, Generic[SuiteT, EvaluatorT, ScanT, RecordT, TablesT]):
 
     name: ClassVar[str]
     title: ClassVar[str]  # with its citation, e.g. "GenEval (Ghosh et al. 2023)"
+    label: ClassVar[str]  # its short name in tables and console lines, e.g. "GenEval 2"
     release: ClassVar[str | None]  # the t2ibench.datasets release its prompts come from (None: generated)
     judges: ClassVar[tuple[str, ...]]  # the model registries its evaluator builds from
     docs: ClassVar[str]  # the docs page
@@ -102,6 +103,24 @@ class Benchmark(ABC, Generic[SuiteT, EvaluatorT, ScanT, RecordT, TablesT]):
         """What the tables were measured with, for their JSON (the suite file, its hash, the protocol)."""
         return {}
 
+    # -- its slice of the refresh (``t2ibench.pipeline.plan``); a benchmark without one runs in `evaluate` only --
+
+    def refresh_steps(self) -> Mapping[str, Any]:
+        """The steps this benchmark adds to the refresh, by task name (``t2ibench.pipeline.identity.StepSpec``s;
+        their calls count in the run summary's column named after the benchmark)."""
+        return {}
+
+    def select_for_refresh(self, config: Any, workspace: Any) -> Any:
+        """This benchmark's prompts for a refresh of ``config`` (a ``t2ibench.config.Config``): read and checked once,
+        before any work, and shared by every model that runs it."""
+        raise InputError(f"{self.name}: this benchmark does not run in a refresh yet (use `t2ibench evaluate`)")
+
+    def plan_for_model(self, scope: Any, selected: Any) -> Any:
+        """This benchmark's calls for one model (``scope``: a ``t2ibench.pipeline.plan.ModelScope``, whose ``add``
+        takes each call) on the prompts ``select_for_refresh`` chose; a ``t2ibench.pipeline.plan.BenchmarkPart``
+        (the call whose result is its rows for the store write, its own evaluation hash, its folders)."""
+        raise InputError(f"{self.name}: this benchmark does not run in a refresh yet (use `t2ibench evaluate`)")
+
 
 @dataclass(frozen=True)
 class Evaluation(Generic[ScanT, RecordT, TablesT]):
@@ -114,14 +133,19 @@ class Evaluation(Generic[ScanT, RecordT, TablesT]):
 
 # name → "module:class"; a new benchmark is one line here and its module (docs/benchmarks.md)
 REGISTRY: Mapping[str, str] = {
-    "geneval": "t2ibench.benchmarks.geneval:GenEvalBenchmark",
-    "geneval2": "t2ibench.benchmarks.geneval2:Geneval2Benchmark",
+    "geneval": "t2ibench.benchmarks.geneval.benchmark:GenEvalBenchmark",
+    "geneval2": "t2ibench.benchmarks.geneval2.benchmark:Geneval2Benchmark",
 }
 
 
 def names() -> tuple[str, ...]:
     """The registered benchmarks, in registry order."""
     return tuple(REGISTRY)
+
+
+def label(name: str) -> str:
+    """The short display name of the benchmark registered as ``name`` ("GenEval 2")."""
+    return benchmark(name).label
 
 
 def benchmark(name: str) -> Benchmark[Any, Any, Any, Any, Any]:
@@ -149,3 +173,24 @@ def evaluate_images(
     records = bench.judge(scan, evaluator, suite=suite, out=out, device=device, show_progress=show_progress)
     tables = bench.summarise(records) if records else None
     return Evaluation(scan, tuple(records), tables)
+
+
+def benchmark_score_rows(tables: Any, benchmark: str) -> list[dict[str, Any]]:
+    """``benchmark_scores`` rows of a benchmark's tables (each cell of ``tables.rows()``, with the interval's
+    method)."""
+    method = tables.describe()
+    return [
+        {
+            "benchmark": benchmark,
+            "table_name": cell["table"],
+            "key": cell["key"],
+            "estimate": cell["estimate"],
+            "ci_low": cell["ci_low"],
+            "ci_high": cell["ci_high"],
+            "ci_level": cell["ci_level"],
+            "ci_method": method,
+            "prompts": cell["prompts"],
+            "questions": cell["questions"],
+        }
+        for cell in tables.rows()
+    ]

@@ -9,15 +9,18 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from t2ibench.errors import InputError, unknown_choice
 
-KERNELS = ("gaussian", "cosine")
-"""The kernels every diversity estimator offers: Gaussian (bandwidth σ, embedding units) and cosine."""
+KernelName = Literal["gaussian", "cosine"]
+"""A kernel every diversity estimator offers: Gaussian (bandwidth σ, embedding units) or cosine — the one list of
+kernel names (config fields, command-line choices and the estimator table are derived from it)."""
+KERNELS: tuple[str, ...] = get_args(KernelName)
+"""The kernel names, in ``KernelName``'s order."""
 
 
 def check_kernel(kernel: str) -> str:

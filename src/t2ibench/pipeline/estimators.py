@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from t2ibench.errors import InputError, unknown_choice
+from t2ibench.metrics.checks import KERNELS
 from t2ibench.metrics.entropy import FKEA, CosineEntropy, StreamingKernelEntropy, feature_center
 
 
@@ -60,6 +61,8 @@ KERNEL_CHOICES: dict[str, KernelChoice] = {
     "gaussian": KernelChoice("gaussian", FKEA, "fkea", bandwidth=True, make=_fkea),
     "cosine": KernelChoice("cosine", CosineEntropy, "cosine_vendi", bandwidth=False, make=_cosine),
 }
+if tuple(KERNEL_CHOICES) != KERNELS:  # the estimator table covers exactly the kernel names (metrics.checks)
+    raise TypeError(f"KERNEL_CHOICES {tuple(KERNEL_CHOICES)} must cover the kernels {KERNELS}, in order")
 
 
 def kernel_choice(kernel: str) -> KernelChoice:

@@ -21,10 +21,10 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol, get_origin, get_type_hints, runtime_checkable
+from typing import Annotated, Any, Protocol, get_origin, get_type_hints, runtime_checkable
 
 from t2ibench.hashing import code_version, content_hash
 
@@ -43,6 +43,30 @@ OUTPUT = Role("output")
 """``Annotated[Path, OUTPUT]``: a location the step writes to (in the key, not in versions or the protocol)."""
 PLACEMENT = Role("placement")
 """``Annotated[T, PLACEMENT]``: how the work runs (device, progress, shared cache); in no key, version or protocol."""
+
+Out = Annotated[Path, OUTPUT]
+"""A path a step writes (an output parameter)."""
+Device = Annotated[str, PLACEMENT]
+"""The device a step runs on ('auto', 'cpu', 'cuda', ...): placement."""
+Progress = Annotated[bool, PLACEMENT]
+"""Whether a step shows a progress bar: placement."""
+SharedCache = Annotated[Path, PLACEMENT]
+"""The content-keyed embedding cache: where, never what (placement)."""
+
+
+@dataclass(frozen=True)
+class StepSpec:
+    """A step of the refresh: its function; ``cached`` (False: it always runs — merges and the store write, which
+    are cheap and check their inputs themselves); ``cheap`` (no model work: may run in the flow's own process)."""
+
+    fn: Callable[..., Any]
+    cached: bool = True
+    cheap: bool = False
+
+    @property
+    def model_work(self) -> bool:
+        """Whether the step does model or metric work (cached and not cheap): retried, and counted as work."""
+        return self.cached and not self.cheap
 
 
 class Content:

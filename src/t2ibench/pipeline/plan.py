@@ -23,6 +23,7 @@ import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from t2ibench.errors import InputError
 from t2ibench.features import SPACES_FILE
 from t2ibench.hashing import file_digest
 from t2ibench.pipeline import steps
-from t2ibench.pipeline.identity import settings, step_key, version_hash
+from t2ibench.pipeline.identity import StepSpec, settings, step_key, version_hash
 from t2ibench.pipeline.results import (
     Bandwidth,
     Embedded,
@@ -41,7 +42,6 @@ from t2ibench.pipeline.results import (
     PromptSet,
     ReferenceStamp,
     ShardState,
-    SuiteFile,
 )
 from t2ibench.pipeline.stamps import stamp_of
 from t2ibench.suites.reference import reference_digest
@@ -51,24 +51,12 @@ current_call: ContextVar[str | None] = ContextVar("t2ibench_current_call", defau
 """The id of the call whose parameters are being built or whose step is running (None elsewhere)."""
 
 
-@dataclass(frozen=True)
-class StepSpec:
-    """A step of the refresh: its function; ``cached`` (False: it always runs — merges and the store write, which
-    are cheap and check their inputs themselves); ``cheap`` (no model work: may run in the flow's own process)."""
-
-    fn: Callable[..., Any]
-    cached: bool = True
-    cheap: bool = False
-
-
 STEPS: dict[str, StepSpec] = {
     "generate": StepSpec(steps.step_generate),
     "images": StepSpec(steps.merge_generated, cached=False, cheap=True),
     "geneval": StepSpec(steps.step_geneval),
     "verdicts": StepSpec(steps.merge_judged, cached=False, cheap=True),
     "scores": StepSpec(steps.step_scores, cheap=True),
-    "geneval2": StepSpec(steps.step_geneval2),
-    "geneval2-scores": StepSpec(steps.step_geneval2_scores, cheap=True),
     "selftest": StepSpec(steps.step_selftest),
     "embed": StepSpec(steps.step_embed),
     "reference-bandwidth": StepSpec(steps.step_reference_bandwidth),
@@ -78,7 +66,32 @@ STEPS: dict[str, StepSpec] = {
     "scendi": StepSpec(steps.step_scendi),
     "store": StepSpec(steps.step_store, cached=False, cheap=True),
 }
-"""Every step a refresh runs, by task name."""
+"""The refresh's own steps, by task name; each benchmark adds its own (``benchmark_steps``, ``step_specs``)."""
+
+
+@cache
+def benchmark_steps() -> dict[str, StepSpec]:
+    """The steps the registered benchmarks add to the refresh (``Benchmark.refresh_steps``), by task name."""
+    from t2ibench.benchmarks import benchmark, names
+
+    found: dict[str, StepSpec] = {}
+    for name in names():
+        for step, spec in benchmark(name).refresh_steps().items():
+            if step in STEPS or step in found:
+                raise TypeError(f"benchmark {name!r} adds a step {step!r} the refresh already has")
+            found[step] = spec
+    return found
+
+
+def step_specs() -> dict[str, StepSpec]:
+    """Every step a refresh can run, by task name: its own, then each benchmark's."""
+    return {**STEPS, **benchmark_steps()}
+
+
+def step_spec(step: str) -> StepSpec:
+    """The step called ``step`` (the refresh's own first)."""
+    return STEPS[step] if step in STEPS else benchmark_steps()[step]
+
 
 EVALUATION_STEPS = (
     "geneval",
@@ -91,10 +104,6 @@ EVALUATION_STEPS = (
     "scendi",
 )
 """The steps whose settings make the evaluation version (evaluator hash) and the protocol record."""
-
-BENCHMARK_STEPS = {"geneval2": ("geneval2", "geneval2-scores")}
-"""The steps of each VQA-judged benchmark, whose settings make that benchmark's own evaluation version: a judge
-change re-judges and re-versions that benchmark only, never GenEval's verdicts or the diversity scores."""
 
 
 @dataclass(frozen=True)
@@ -121,7 +130,7 @@ class Call:
     @property
     def spec(self) -> StepSpec:
         """The step's function and flags."""
-        return STEPS[self.step]
+        return step_spec(self.step)
 
     def upstream(self) -> list[str]:
         """The ids of the calls whose results this one takes."""
@@ -176,6 +185,7 @@ class ModelPlan:
     folders: tuple[Path, ...] = ()  # the version folders it writes: images, GenEval results, embeddings
     image_folders: tuple[Path, ...] = ()  # every images folder it generates into (GenEval's, then GenEval 2's)
     benchmarks: Mapping[str, str] = field(default_factory=dict)  # benchmark → the hash of its own evaluation
+    benchmark_prompts: Mapping[str, int] = field(default_factory=dict)  # benchmark → its prompts for this model
 
     def by_column(self) -> dict[str, list[Call]]:
         """The model's calls by run-summary column, in order."""
@@ -223,11 +233,6 @@ def local_files(ws: Workspace, model: ModelConfig) -> LocalFiles:
 def embedder_weights(*embedders: EmbedderConfig) -> LocalFiles:
     """The stamp of the embedders' local weights (a model folder or checkpoint file given as a path), if any."""
     return stamp_of([p for e in embedders for p in (e.model, e.pretrained or "")])
-
-
-def judge_weights(geneval2: Any) -> LocalFiles:
-    """The stamp of the VQA judge's local weights (a model folder given as a path), if any."""
-    return stamp_of([geneval2.judge.model])
 
 
 def evaluator_weights(geneval: Any) -> LocalFiles:
@@ -299,6 +304,41 @@ class _Builder:
         return Bandwidth(value=float(setting), source="fixed"), []
 
 
+@dataclass(frozen=True)
+class ModelScope:
+    """What a benchmark plans one model's calls with: the config, the workspace, the model, its version
+    (``model_hash``), the settings of its generation (``step_generate``'s, GenEval's prompts among them), the
+    runtime's device and ``add``, which takes each call into the model's plan and returns its id."""
+
+    config: Config
+    ws: Workspace
+    model: ModelConfig
+    model_hash: str
+    generation: Mapping[str, Any]
+    device: str
+    add: Callable[[Call], str]
+
+
+@dataclass(frozen=True)
+class BenchmarkPart:
+    """A benchmark's part of one model's plan: the id of the call whose result is its rows for the store write
+    (``t2ibench.store.BenchmarkRows``), its own evaluation hash (the settings of its evaluation calls: a change
+    re-judges and re-versions that benchmark only), the version folders it writes and the images folders among them."""
+
+    rows: str
+    evaluator_hash: str
+    folders: tuple[Path, ...]
+    image_folders: tuple[Path, ...]
+    prompts: int  # its prompts the model is evaluated on
+
+
+def refresh_benchmarks(config: Config, model: ModelConfig) -> list[Any]:
+    """The registered benchmarks ``model`` runs besides GenEval (whose calls are the refresh's spine), in run order."""
+    from t2ibench.benchmarks import benchmark
+
+    return [benchmark(name) for name in config.benchmarks_of(model) if name != "geneval"]
+
+
 def plan_model(
     config: Config,
     ws: Workspace,
@@ -306,7 +346,7 @@ def plan_model(
     prompts: PromptSet,
     run_id: str,
     builder: _Builder,
-    geneval2: tuple[PromptSet, SuiteFile] | None = None,
+    selected: Mapping[str, Any] | None = None,
 ) -> ModelPlan:
     """One model's calls, versions and protocol (see the module docstring). Each call's parameters are built inside
     ``building(call id)``, so a tracer sees which call reads which config field; placement is read once, outside."""
@@ -371,45 +411,22 @@ def plan_model(
         params = {"judged": Ref(judged), "ci_level": ev.ci_level}
     scores = add(Call(f"{name}/scores", "scores", params, name, "geneval"))
 
-    # GenEval 2 (when the model runs it): its own generation, the VQA judge, its tables
-    benchmark_refs: dict[str, Any] = {}
+    # every other benchmark the model runs: its own calls (``Benchmark.plan_for_model``), its rows to the store
+    benchmark_rows: list[Ref] = []
     benchmark_hashes: dict[str, str] = {}
+    benchmark_prompts: dict[str, int] = {}
     benchmark_folders: list[Path] = []
     image_folders = [images]
-    if "geneval2" in config.benchmarks_of(model):
-        if geneval2 is None:
-            raise InputError(f"{name}: GenEval 2 is configured but its prompts were not selected")
-        prompts2, suite2 = geneval2
-        gen2_id = f"{name}/generate-geneval2"
-        with building(gen2_id):
-            generation2 = {**generation, "prompts": prompts2}
-        images2 = ws.images_dir(name, version_hash({"generate": settings(steps.step_generate, generation2)}))
-        image_files = tuple(
-            images2 / f"{i:05d}" / "samples" / f"{k:05d}.png" for i, _ in prompts2 for k in range(images_per_prompt)
-        )
-        outputs = (images2 / "manifest.json", images2 / "samples.jsonl", *image_files)
-        params = {**generation2, "out": images2, "device": device}
-        gen2 = add(Call(gen2_id, "generate", params, name, "generate", outputs))
-        judge2_id = f"{name}/geneval2"
-        with building(judge2_id):
-            judge_settings = {"geneval2": ev.geneval2, "prompts": prompts2}
-            weights2 = judge_weights(ev.geneval2)
-        out2 = ws.results_dir(
-            name, model_hash, version_hash({"geneval2": settings(steps.step_geneval2, judge_settings)})
-        )
-        out2 = out2 / "geneval2_results.jsonl"
-        params = {**judge_settings, "generated": Ref(gen2), "suite": suite2, "weights": weights2}
-        params |= {"out": out2, "names_from": ws.root, "device": device}
-        judged2 = add(Call(judge2_id, "geneval2", params, name, "geneval2", (out2,)))
-        with building(f"{name}/geneval2-scores"):
-            params = {"judged": Ref(judged2), "prompts": prompts2, "ci_level": ev.ci_level}
-        scores2 = add(Call(f"{name}/geneval2-scores", "geneval2-scores", params, name, "geneval2"))
-        own = {c.step: c.settings() for c in calls if c.id in (judge2_id, scores2)}
-        benchmark_hashes["geneval2"] = version_hash(own)
-        benchmark_refs = {"geneval2_images": Ref(gen2), "geneval2": Ref(judged2), "geneval2_scores": Ref(scores2)}
-        benchmark_refs["geneval2_hash"] = benchmark_hashes["geneval2"]
-        benchmark_folders += [images2, out2.parent]
-        image_folders.append(images2)
+    scope = ModelScope(config, ws, model, model_hash, generation, device, add)
+    for bench in refresh_benchmarks(config, model):
+        if selected is None or bench.name not in selected:
+            raise InputError(f"{name}: {bench.title} is configured but its prompts were not selected")
+        own: BenchmarkPart = bench.plan_for_model(scope, selected[bench.name])
+        benchmark_rows.append(Ref(own.rows))
+        benchmark_hashes[bench.name] = own.evaluator_hash
+        benchmark_prompts[bench.name] = own.prompts
+        benchmark_folders += own.folders
+        image_folders += own.image_folders
 
     # embeddings
     with building(f"{name}/embed"):
@@ -520,7 +537,7 @@ def plan_model(
             "scores": Ref(scores),
             "diversity": Ref(diversity),
             "scendi": Ref(scendi),
-            **benchmark_refs,
+            **({"benchmarks": benchmark_rows} if benchmark_rows else {}),
             **({"selftest": builder.selftest(config, ws)} if ev.selftest is not None else {}),
         }
     calls.append(Call(store_id, "store", store, name, "store"))
@@ -536,6 +553,7 @@ def plan_model(
         folders,
         tuple(image_folders),
         benchmark_hashes,
+        benchmark_prompts,
     )
 
 
@@ -571,12 +589,13 @@ def plan_refresh(config: Config, ws: Workspace, prompts: PromptSet, run_id: str)
     previous model's, so store writes stay in config order."""
     builder = _Builder(config.runtime.device)
     models: list[ModelPlan] = []
-    geneval2 = None
-    selection = config.benchmarks.geneval2
-    if selection is not None and any("geneval2" in config.benchmarks_of(m) for m in config.models):
-        geneval2 = steps.select_geneval2(selection, ws.path(selection.data))
+    selected: dict[str, Any] = {}  # each benchmark's prompts, chosen once for every model that runs it
     for model in config.models:
-        plan = plan_model(config, ws, model, prompts, run_id, builder, geneval2)
+        for bench in refresh_benchmarks(config, model):
+            if bench.name not in selected:
+                selected[bench.name] = bench.select_for_refresh(config, ws)
+    for model in config.models:
+        plan = plan_model(config, ws, model, prompts, run_id, builder, selected)
         if models:
             store = plan.calls[-1]
             chained = dataclasses.replace(store, after=(models[-1].store,))

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from t2ibench.benchmarks.geneval.evaluate import ResultRow
 from t2ibench.config import DiversityConfig, ModelConfig, ScendiConfig
-from t2ibench.geneval_eval import ResultRow
 from t2ibench.hashing import content_hash, to_plain
 from t2ibench.pipeline.estimators import kernel_choice
 from t2ibench.pipeline.results import Bandwidth, Generated, MetricRecord, ModeRecord, Scores
@@ -142,18 +142,6 @@ def selftest_rows(selftest: Any) -> dict[str, Any]:
     report = to_plain(selftest.report)
     evaluator = {**report.get("evaluator", {}), "params": report.get("params")}
     return {"selftest_hash": selftest.digest(), "evaluator": evaluator, "report": report}
-
-
-def geneval2_rows(results: Sequence[Any], scores: Any, evaluator_hash: str) -> BenchmarkRows:
-    """GenEval 2's rows of one evaluation (``evaluator_hash``: its own version): the protocol its scores were
-    measured under, every answer of its judged images (``Geneval2Result``s), every cell of its tables."""
-    return BenchmarkRows(
-        benchmark="geneval2",
-        evaluator_hash=evaluator_hash,
-        settings=to_plain(scores.protocol),
-        answers=vqa_answer_rows(results, "geneval2"),
-        scores=[dict(r) for r in scores.rows],
-    )
 
 
 # -- score records (the steps' results as rows) -----------------------------------------------------------------
@@ -404,65 +392,3 @@ def scendi_records(
             ("info_vendi", conditional.information[1.0]),
         )
     )
-
-
-def vqa_answer_rows(results: Sequence[Any], benchmark: str) -> list[dict[str, Any]]:
-    """``vqa_answers`` rows of judged images (``Geneval2Result``s): every atom's question, then the image's VQAScore
-    question (kind 'vqascore', question_index -1), keyed by prompt index, sample and question."""
-    from t2ibench.metrics.soft_tifa import YES_VARIANTS, vqascore_text
-
-    rows = []
-    for r in results:
-        key = {"benchmark": benchmark, "prompt_index": int(r.prompt_index), "sample": str(r.sample)}
-        shared = {"prompt": r.prompt, "atom_count": int(r.atom_count), "image": r.filename}
-        for q in r.questions:
-            rows.append(
-                {
-                    **key,
-                    **shared,
-                    "question_index": int(q.index),
-                    "kind": "atom",
-                    "skill": q.skill,
-                    "question": q.question,
-                    "answer": q.answer,
-                    "probability": float(q.probability),
-                    "top_answer": q.top_text,
-                    "correct": bool(q.correct),
-                }
-            )
-        rows.append(
-            {
-                **key,
-                **shared,
-                "question_index": -1,
-                "kind": "vqascore",
-                "skill": None,
-                "question": vqascore_text(r.prompt),
-                "answer": YES_VARIANTS[0],
-                "probability": float(r.vqascore),
-                "top_answer": r.vqascore_top_text,
-                "correct": r.vqascore_top_text.lower() in YES_VARIANTS,
-            }
-        )
-    return rows
-
-
-def benchmark_score_rows(tables: Any, benchmark: str) -> list[dict[str, Any]]:
-    """``benchmark_scores`` rows of a benchmark's tables (each cell of ``tables.rows()``, with the interval's
-    method)."""
-    method = tables.describe()
-    return [
-        {
-            "benchmark": benchmark,
-            "table_name": cell["table"],
-            "key": cell["key"],
-            "estimate": cell["estimate"],
-            "ci_low": cell["ci_low"],
-            "ci_high": cell["ci_high"],
-            "ci_level": cell["ci_level"],
-            "ci_method": method,
-            "prompts": cell["prompts"],
-            "questions": cell["questions"],
-        }
-        for cell in tables.rows()
-    ]

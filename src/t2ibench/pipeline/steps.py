@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -23,8 +23,6 @@ from t2ibench.config import (
     DiversityConfig,
     EmbedderConfig,
     GeneratorConfig,
-    Geneval2Config,
-    Geneval2Prompts,
     GenEvalConfig,
     GenEvalSuite,
     ModelConfig,
@@ -32,14 +30,13 @@ from t2ibench.config import (
     SelftestConfig,
     select_indices,
 )
-from t2ibench.errors import InputError, note
+from t2ibench.errors import InputError
 from t2ibench.features import EmbeddingSpace, write_spaces
 from t2ibench.hashing import file_digest
 from t2ibench.pipeline.estimators import kernel_choice
-from t2ibench.pipeline.identity import OUTPUT, PLACEMENT
+from t2ibench.pipeline.identity import Device, Out, Progress, SharedCache
 from t2ibench.pipeline.results import (
     Bandwidth,
-    BenchmarkScores,
     Embedded,
     EmbeddingFiles,
     Generated,
@@ -52,7 +49,6 @@ from t2ibench.pipeline.results import (
     SelfTest,
     ShardState,
     Stored,
-    SuiteFile,
     TaskScores,
 )
 from t2ibench.pipeline.rows import (
@@ -63,13 +59,10 @@ from t2ibench.pipeline.rows import (
     truncated_records,
     vendi_records,
 )
-from t2ibench.pipeline.stamps import stamp_of
+from t2ibench.pipeline.stamps import check_stamp
+from t2ibench.store import BenchmarkRows
 from t2ibench.suites.reference import IMAGE_SET, TEXT_SET
 
-Out = Annotated[Path, OUTPUT]
-Device = Annotated[str, PLACEMENT]
-Progress = Annotated[bool, PLACEMENT]
-SharedCache = Annotated[Path, PLACEMENT]  # the content-keyed embedding cache: where, never what
 Prompts = Sequence[tuple[int, Mapping[str, Any]]]
 Features = Literal["image", "clip_image", "clip_text"]
 
@@ -190,7 +183,7 @@ def step_geneval(
     (a model version's, or one prompt shard's that ``merge_judged`` joins), resuming a partial one. Results name
     each image by its path relative to ``names_from`` (the workspace), so the file is the same in every clone;
     ``weights`` stamps the detector's and colour model's local files, if any."""
-    from t2ibench.geneval_eval import FolderScan, ImageItem, judge_scan, summarise
+    from t2ibench.benchmarks.geneval.evaluate import FolderScan, ImageItem, judge_scan, summarise
 
     check_stamp(weights)
     records = prompts.by_index()
@@ -216,7 +209,7 @@ def merge_judged(shards: list[Judged], out: Out) -> Judged:
     file an unsharded run writes (each shard's rows are in folder order, and shards are consecutive prompt ranges).
     The file is rewritten only when its bytes change; a shard file that changed since its verdicts were made is
     refused."""
-    from t2ibench.geneval_eval import read_results, summarise
+    from t2ibench.benchmarks.geneval.evaluate import read_results, summarise
     from t2ibench.io import write_bytes_atomic
 
     if not shards:
@@ -240,7 +233,7 @@ def merge_judged(shards: list[Judged], out: Out) -> Judged:
 def step_scores(judged: Judged, ci_level: float) -> TaskScores:
     """GenEval's Table 2 of a model version from its verdicts: accuracy per task and overall, with bootstrap
     intervals over prompts at ``ci_level``."""
-    from t2ibench.geneval_eval import read_results
+    from t2ibench.benchmarks.geneval.evaluate import read_results
     from t2ibench.metrics.geneval import table2_rows
 
     if not Path(judged.results).is_file() or file_digest(judged.results) != judged.sha256:
@@ -248,114 +241,6 @@ def step_scores(judged: Judged, ci_level: float) -> TaskScores:
     results = read_results(judged.results)
     rows = table2_rows(((r.tag, r.correct, r.prompt) for r in results), level=ci_level)
     return TaskScores(model=judged.model, rows=tuple(rows), level=ci_level)
-
-
-# -- GenEval 2 -----------------------------------------------------------------------------------------------------
-
-
-def select_geneval2(selection: Geneval2Prompts, path: Path) -> tuple[PromptSet, SuiteFile]:
-    """GenEval 2's prompts chosen by ``selection`` from the suite file ``path`` (each record the publisher's line,
-    keyed by its 0-based index; the release's shape checked unless a subset is chosen) and the file's stamp."""
-    from t2ibench.config import GENEVAL2_DATA
-    from t2ibench.datasets import check_release_copy
-    from t2ibench.suites.geneval2 import first_per_atom_count, read_geneval2
-
-    if not path.is_file() and selection.data != GENEVAL2_DATA:
-        raise InputError(f"benchmarks.geneval2.data {selection.data}: no such file ({path})")
-    if not path.is_file():
-        raise InputError(
-            f"{path}: GenEval 2's suite is not in the workspace (benchmarks.geneval2.data): run "
-            "`t2ibench data fetch geneval2` (offline: --from DIR, or $T2IBENCH_GENEVAL2_DATA=DIR), or "
-            "`dvc repro geneval2_data`"
-        )
-    if selection.data == GENEVAL2_DATA:  # the release's own place holds the release, checked at every read
-        check_release_copy("geneval2", path, where="benchmarks.geneval2.data")
-    suite = read_geneval2(path, full=selection.per_atom_count is None and selection.prompts is None)
-    if not suite.released:
-        note(
-            f"benchmarks.geneval2.data {selection.data}: not GenEval 2's released file (SHA-256 {suite.sha256[:16]}…); "
-            "its GenEval 2 numbers are stored and shown as measured on another suite"
-        )
-    chosen = list(range(len(suite.prompts)))
-    if selection.prompts is not None:
-        chosen = [i for i, _ in select_indices(suite.prompts, selection.prompts, where="benchmarks.geneval2.prompts")]
-    if selection.per_atom_count is not None:
-        first = set(first_per_atom_count(suite, selection.per_atom_count))
-        chosen = [i for i in chosen if i in first]
-    if not chosen:
-        raise InputError("benchmarks.geneval2: the prompt selection is empty")
-    return PromptSet.of([(i, suite.prompts[i].record()) for i in chosen]), SuiteFile(str(path), suite.sha256)
-
-
-def selected_geneval2(prompts: PromptSet, suite: SuiteFile) -> Any:
-    """The suite (``Geneval2Suite``) of the selected prompts, read again from its file: refused when the file
-    changed since the prompts were selected from it (its SHA-256) or no longer holds them."""
-    from t2ibench.suites.geneval2 import read_geneval2, subset
-
-    read = read_geneval2(suite.path, full=False)
-    if read.sha256 != suite.sha256:
-        raise InputError(f"{suite.path}: the GenEval 2 suite file changed since the prompts were selected from it")
-    chosen = subset(read, [i for i, _ in prompts])
-    for (i, record), prompt in zip(prompts, chosen.prompts, strict=True):
-        if prompt.record() != record:
-            raise InputError(f"{suite.path}:{prompt.line}: prompt {i} is not the one selected")
-    return chosen
-
-
-def step_geneval2(
-    geneval2: Geneval2Config,
-    generated: Generated,
-    prompts: PromptSet,
-    suite: SuiteFile,
-    weights: LocalFiles,
-    out: Out,
-    names_from: Out,
-    device: Device = "auto",
-    show_progress: Progress = False,
-) -> Judged:
-    """Ask the VQA judge every question of GenEval 2 about every image of ``generated`` (those of ``prompts``);
-    writes the results file ``out`` (resuming a partial one); results name each image relative to ``names_from``
-    (the workspace); ``weights`` stamps the judge's local weights, if any."""
-    from t2ibench.geneval2_eval import Geneval2Image, Geneval2Scan, evaluate_scan
-    from t2ibench.models.registry import VQA_JUDGES
-
-    check_stamp(weights)
-    chosen = selected_geneval2(prompts, suite)
-    by_index = {p.index: p for p in chosen.prompts}
-    items = tuple(
-        Geneval2Image(by_index[i.prompt_index], f"{i.sample:05d}", Path(i.path))
-        for i in generated.images
-        if i.prompt_index in by_index
-    )
-    if not items:
-        raise InputError(f"{generated.model}: no images of GenEval 2's prompts to judge")
-    scan = Geneval2Scan(
-        source=Path(generated.folder),
-        items=items,
-        expected_prompts=len(by_index),
-        found_prompts=len({i.prompt.index for i in items}),
-        names_from=names_from,
-    )
-    judge = VQA_JUDGES.reuse(geneval2.judge.backend, geneval2.judge, device=device)
-    rows = evaluate_scan(scan, judge, suite=chosen, rule=geneval2.answer_rule, out=out, show_progress=show_progress)
-    summary = {"images": len(rows), "prompts": len({r.prompt_index for r in rows})}
-    summary["questions"] = sum(len(r.questions) for r in rows)
-    return Judged(model=generated.model, results=str(out), sha256=file_digest(out), summary=summary)
-
-
-def step_geneval2_scores(judged: Judged, prompts: PromptSet, ci_level: float) -> BenchmarkScores:
-    """GenEval 2's tables of a model version from its answers (overall ×100, per skill AM, per atom count GM), with
-    bootstrap intervals over prompts at ``ci_level``, and the one protocol its answers were measured under."""
-    from t2ibench.geneval2_eval import check_one_protocol, prompt_set_digest, read_results, summarise
-    from t2ibench.pipeline.rows import benchmark_score_rows
-
-    if not Path(judged.results).is_file() or file_digest(judged.results) != judged.sha256:
-        raise InputError(f"{judged.results}: the results file is missing or changed since it was judged")
-    results = read_results(judged.results)
-    tables = summarise(results, level=ci_level)
-    protocol = {**check_one_protocol(results), "prompt_set": prompt_set_digest(list(prompts))}
-    rows = tuple(benchmark_score_rows(tables, "geneval2"))
-    return BenchmarkScores(model=judged.model, benchmark="geneval2", rows=rows, protocol=protocol, level=ci_level)
 
 
 # -- the evaluator self-test -------------------------------------------------------------------------------------
@@ -477,13 +362,6 @@ def step_embed(
         text_prompt_ids=tuple(prompt_ids),
         truncated_prompts=tuple(prompt_ids[i] for i in truncated),
     )
-
-
-def check_stamp(local: LocalFiles) -> None:
-    """Refuse local input files (weights, a source folder) that changed since their stamp was taken for this run's
-    keys: the step would compute from other files than its key names."""
-    if local.path and stamp_of(local.path.split(";")) != local:
-        raise InputError(f"{local.path}: changed while this refresh ran (its stamp is part of the key); run it again")
 
 
 def load_features(embedded: Embedded, which: Features) -> np.ndarray:
@@ -790,41 +668,18 @@ def step_store(
     scores: TaskScores,
     diversity: Scores,
     scendi: Scores,
-    geneval2_images: Generated | None = None,
-    geneval2: Judged | None = None,
-    geneval2_scores: BenchmarkScores | None = None,
-    geneval2_hash: str | None = None,
+    benchmarks: Sequence[BenchmarkRows] = (),
     selftest: SelfTest | None = None,
 ) -> Stored:
     """Write one model version's rows into ``store`` in one transaction (idempotent: an unchanged version is not
     rewritten); ``protocol`` is the evaluator settings by step, as the evaluator hash was derived from them, and
-    ``lite`` names the offline stand-ins among the evaluators (empty for the reference ones). With GenEval 2, its
-    protocol, answers and tables are written in the same transaction, under the model version and GenEval 2's own
-    evaluation hash ``geneval2_hash``, and linked to ``run_id``; with ``selftest``, the GenEval evaluator's self-test
-    is stored (once per content) and linked to ``run_id`` and the model."""
-    from t2ibench.geneval_eval import read_results
-    from t2ibench.pipeline.rows import geneval2_rows, selftest_rows, version_rows
+    ``lite`` names the offline stand-ins among the evaluators (empty for the reference ones). ``benchmarks``: the
+    rows of every other benchmark the model ran (each under its own evaluation hash, made by its ``<name>-rows``
+    step), written in the same transaction and linked to ``run_id``; with ``selftest``, the GenEval evaluator's
+    self-test is stored (once per content) and linked to ``run_id`` and the model."""
+    from t2ibench.benchmarks.geneval.evaluate import read_results
+    from t2ibench.pipeline.rows import selftest_rows, version_rows
     from t2ibench.store import Store
-
-    benchmarks = []
-    given = (geneval2, geneval2_images, geneval2_scores, geneval2_hash)
-    if geneval2 is not None and geneval2_images is not None and geneval2_scores is not None and geneval2_hash:
-        from t2ibench.geneval2_eval import read_results as read_geneval2_results
-
-        if not Path(geneval2.results).is_file() or file_digest(geneval2.results) != geneval2.sha256:
-            raise InputError(f"{geneval2.results}: GenEval 2's results file is missing or changed since it was judged")
-        answered = read_geneval2_results(geneval2.results)
-        keys = {(r.prompt_index, r.sample) for r in answered}
-        unjudged = [i for i in geneval2_images.images if (i.prompt_index, f"{i.sample:05d}") not in keys]
-        if unjudged:
-            first = unjudged[0]
-            raise InputError(
-                f"{model.name}: {len(unjudged)} GenEval 2 images have no answers (e.g. prompt {first.prompt_index} "
-                f"sample {first.sample})"
-            )
-        benchmarks.append(geneval2_rows(answered, geneval2_scores, geneval2_hash))
-    elif any(g is not None for g in given):
-        raise InputError(f"{model.name}: GenEval 2's images, answers and tables are stored together or not at all")
 
     if not Path(judged.results).is_file() or file_digest(judged.results) != judged.sha256:
         raise InputError(f"{judged.results}: the results file is missing or changed since it was judged")

@@ -14,12 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from t2ibench.benchmarks import label, names
+
 Status = Literal["computed", "cached"]
-STEPS = ("generate", "embed", "geneval", "geneval2", "diversity", "scendi", "store")
+BENCHMARK_COLUMNS = tuple(b for b in names() if b != "geneval")
+"""Columns of benchmarks a config may leave out (every registered one but GenEval, which every refresh runs): shown
+only when some model has them (a missing one elsewhere: '-'); each covers its benchmark's judging and tables."""
+STEPS = ("generate", "embed", "geneval", *BENCHMARK_COLUMNS, "diversity", "scendi", "store")
 """The summary's columns: a model's steps in run order (diversity covers the bandwidth, the FKEA shards and their
-merge; geneval2 the VQA judge and its tables, for models that run GenEval 2)."""
-OPTIONAL_STEPS = ("geneval2",)
-"""Columns of benchmarks a config may leave out: shown only when some model has them (a missing one elsewhere: '-')."""
+merge)."""
 LEGEND = "cached: reused from an earlier run (content-keyed task cache, images already on disk, unchanged stored rows)"
 
 FileStamp = tuple[int, int]  # (inode, modification time in ns): a rewritten file gets a new one
@@ -72,7 +75,7 @@ class RunSummary:
     log: str | None
     seconds: float
     report_rendered: bool = True  # False: the report's rows had not changed, its files were kept
-    geneval2_prompts: int = 0  # GenEval 2's prompts per model that runs it (0: none does)
+    benchmark_prompts: tuple[tuple[str, int], ...] = ()  # (benchmark, prompts per model) besides GenEval
     shared: tuple[tuple[str, float], ...] = ()  # the calls every model shares (self-test, bandwidths): their work
 
     def render(self) -> str:
@@ -81,7 +84,7 @@ class RunSummary:
         shown = [
             step
             for step in STEPS
-            if step not in OPTIONAL_STEPS or any(m.outcome(step) is not None for m in self.models)
+            if step not in BENCHMARK_COLUMNS or any(m.outcome(step) is not None for m in self.models)
         ]
         header = ["model", *shown, "work", "done at"]
         rows = [
@@ -94,7 +97,7 @@ class RunSummary:
             for m in self.models
         ]
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-        extra = f" + {self.geneval2_prompts} GenEval 2 prompts" if self.geneval2_prompts else ""
+        extra = "".join(f" + {n} {label(b)} prompts" for b, n in self.benchmark_prompts if n)
         lines = [
             f"refresh {self.config} (run {self.run_id}): {len(self.models)} models × {self.prompts} prompts{extra}"
         ]

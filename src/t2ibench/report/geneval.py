@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from t2ibench.geneval_eval import Summary
+from t2ibench.benchmarks.geneval.evaluate import Summary
 from t2ibench.report.markdown import markdown_table
 
 TASK_TITLES = {

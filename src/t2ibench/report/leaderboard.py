@@ -23,11 +23,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from t2ibench.benchmarks.geneval2 import report as geneval2
 from t2ibench.errors import InputError
 from t2ibench.hashing import code_version
 from t2ibench.io import remove_stale_tmp, write_text_atomic
 from t2ibench.metrics.geneval import TASKS
-from t2ibench.report import failures, geneval2, selftest
+from t2ibench.report import failures, selftest
 from t2ibench.report.geneval import TASK_TITLES
 from t2ibench.report.markdown import markdown_table
 from t2ibench.report.pages import write_model_pages

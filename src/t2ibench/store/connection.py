@@ -554,16 +554,15 @@ class Store:
     def write_evaluation(
         self,
         version: Mapping[str, str],
-        benchmark: str,
-        settings: Mapping[str, Any],
-        answers: Sequence[Mapping[str, Any]],
-        scores: Sequence[Mapping[str, Any]],
+        rows: BenchmarkRows,
         source: Mapping[str, Any],
     ) -> None:
-        """Store an evaluation made outside a refresh (``t2ibench evaluate --store``) in one transaction, as
-        a refresh's version does, with its ``source`` (who stored it, the images, the prompts judged); the store
-        is claimed for ``t2ibench evaluate`` in the same transaction, and one belonging to a config is refused."""
-        rows = BenchmarkRows(benchmark, version["evaluator_hash"], settings, answers, scores)
+        """Store a benchmark's evaluation ``rows`` made outside a refresh (``t2ibench evaluate --store``) in one
+        transaction, through the same write as a refresh's version, with its ``source`` (who stored it, the images,
+        the prompts judged); the store is claimed for ``t2ibench evaluate`` in the same transaction, and one
+        belonging to a config is refused."""
+        if rows.evaluator_hash != version["evaluator_hash"]:
+            raise ValueError(f"{rows.benchmark}: rows of evaluation {rows.evaluator_hash} given for {version}")
         with self.write() as con:
             if not self._refuse_for_evaluation(con):
                 con.execute("INSERT INTO store_meta VALUES ('owner', ?)", [json.dumps({"writer": EVALUATE_WRITER})])

@@ -140,7 +140,7 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     "output_folders": ("folder VARCHAR, model VARCHAR, run_id VARCHAR", ("folder",)),
     # which self-test measured the GenEval evaluator a run judged each of its models with
     "run_selftests": ("run_id VARCHAR, model VARCHAR, selftest_hash VARCHAR", ("run_id", "model")),
-    # every cell of a benchmark's tables as its metrics module computed it (GenEval 2: t2ibench.metrics.soft_tifa):
+    # every cell of a benchmark's tables as its metrics module computed it (GenEval 2: benchmarks/geneval2/metrics.py):
     # table_name 'overall' (key: the method), 'skill', 'atom_count'; estimate in percent points with its interval
     "benchmark_scores": (
         "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, benchmark VARCHAR, table_name VARCHAR, "

@@ -1,19 +1,19 @@
 """GenEval 2 as a benchmark plugin: a VQA judge asks every atom's question; Soft-TIFA, TIFA and VQAScore tables
-(``t2ibench.geneval2_eval`` does the work, ``t2ibench.report.geneval2`` renders)."""
+(``evaluate`` beside this module does the work, ``report`` renders)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from t2ibench.benchmarks import Benchmark
-from t2ibench.geneval2_eval import Geneval2Result, Geneval2Scan, evaluate_scan, scan_images, summarise
-from t2ibench.metrics.soft_tifa import DEFAULT_ANSWER_RULE, Geneval2Tables, check_answer_rule
-from t2ibench.report.geneval2 import render_tables
+from t2ibench.benchmarks.geneval2.evaluate import Geneval2Result, Geneval2Scan, evaluate_scan, scan_images, summarise
+from t2ibench.benchmarks.geneval2.metrics import DEFAULT_ANSWER_RULE, Geneval2Tables, check_answer_rule
+from t2ibench.benchmarks.geneval2.report import render_tables
+from t2ibench.benchmarks.geneval2.suite import Geneval2Suite
 from t2ibench.specs import DEFAULT_VQA_JUDGE_MODEL, VQAJudgeConfig
-from t2ibench.suites.geneval2 import Geneval2Suite
 
 PAPER_JUDGE = DEFAULT_VQA_JUDGE_MODEL  # the paper's judge: another one is labelled not comparable
 
@@ -34,9 +34,28 @@ class Geneval2Benchmark(Benchmark[Geneval2Suite, Geneval2Evaluator, Geneval2Scan
 
     name = "geneval2"
     title = "GenEval 2 (Kamath et al. 2025)"
+    label = "GenEval 2"
     release = "geneval2"
     judges = ("VQA judge backend",)
     docs = "docs/geneval2.md"
+
+    def refresh_steps(self) -> Mapping[str, Any]:
+        """Judging, its tables and its rows (``steps.STEPS``)."""
+        from t2ibench.benchmarks.geneval2.steps import STEPS
+
+        return STEPS
+
+    def select_for_refresh(self, config: Any, workspace: Any) -> Any:
+        """``steps.select_geneval2`` of ``benchmarks.geneval2`` (its suite file checked, its prompts chosen)."""
+        from t2ibench.benchmarks.geneval2.plan import select
+
+        return select(config, workspace)
+
+    def plan_for_model(self, scope: Any, selected: Any) -> Any:
+        """``plan.plan_model``: generation of GenEval 2's prompts, judging, tables, rows."""
+        from t2ibench.benchmarks.geneval2.plan import plan_model
+
+        return plan_model(scope, selected)
 
     def scan(self, source: Path, suite: Geneval2Suite, *, images_per_prompt: int | None) -> Geneval2Scan:
         """``scan_images`` of a GenEval-layout folder or a {prompt: image path} map."""
@@ -81,7 +100,7 @@ class Geneval2Benchmark(Benchmark[Geneval2Suite, Geneval2Evaluator, Geneval2Scan
         tables: Geneval2Tables,
     ) -> str:
         """``geneval2_eval.store_results``: the answers (``vqa_answers``) and tables (``benchmark_scores``)."""
-        from t2ibench.geneval2_eval import store_results
+        from t2ibench.benchmarks.geneval2.evaluate import store_results
 
         done = store_results(path, model=model, results=records, tables=tables, suite=suite, scan=scan)
         return (
@@ -93,7 +112,7 @@ class Geneval2Benchmark(Benchmark[Geneval2Suite, Geneval2Evaluator, Geneval2Scan
         self, suite: Geneval2Suite, evaluator: Geneval2Evaluator, records: Sequence[Geneval2Result]
     ) -> dict[str, Any]:
         """The suite file, its hash and prompt count, whether it is the release, and the one protocol measured."""
-        from t2ibench.geneval2_eval import check_one_protocol
+        from t2ibench.benchmarks.geneval2.evaluate import check_one_protocol
 
         return {
             "suite": str(suite.path),

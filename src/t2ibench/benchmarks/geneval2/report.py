@@ -1,7 +1,7 @@
 """GenEval 2's tables as Markdown: overall by method, Soft-TIFA AM per skill, Soft-TIFA GM per atom count.
 
-Renders what ``t2ibench.metrics.soft_tifa.geneval2_tables`` computed; nothing is computed here. Scores are percent
-points with two decimals (as the reference's analysis prints them) and their bootstrap interval beside them.
+Renders what ``metrics.geneval2_tables`` (beside this module) computed; nothing is computed here. Scores are
+percent points with two decimals (as the reference's analysis prints them) and their bootstrap interval beside them.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from t2ibench.metrics.soft_tifa import Geneval2Tables, TableCell
+from t2ibench.benchmarks.geneval2.metrics import Geneval2Tables, TableCell
 from t2ibench.report.markdown import markdown_table
 
 METHOD_TITLES = {
@@ -125,7 +125,7 @@ def prompts_judged(version: Mapping[str, Any]) -> int | None:
 def coverage_labels(suite_sha256: str | None, prompts: int | None) -> list[str]:
     """What a GenEval 2 number was measured on, when it is not the whole released suite: 'not the released suite'
     (another file, or none recorded) or 'N of 800 prompts'."""
-    from t2ibench.suites.geneval2 import RELEASE_PROMPTS, RELEASE_SHA256
+    from t2ibench.benchmarks.geneval2.suite import RELEASE_PROMPTS, RELEASE_SHA256
 
     if suite_sha256 != RELEASE_SHA256:
         return ["not the released suite" if suite_sha256 else "suite not recorded"]

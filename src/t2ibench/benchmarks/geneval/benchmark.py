@@ -1,5 +1,5 @@
 """GenEval as a benchmark plugin: detector rules over the official (or a generated) suite, Table 2
-(``t2ibench.geneval_eval`` does the work, ``t2ibench.report.geneval`` renders)."""
+(``t2ibench.benchmarks.geneval.evaluate`` does the work, ``t2ibench.report.geneval`` renders)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from t2ibench.benchmarks import Benchmark
-from t2ibench.geneval_eval import FolderScan, ResultRow, Summary, judge_scan, scan_folder, summarise
+from t2ibench.benchmarks.geneval.evaluate import FolderScan, ResultRow, Summary, judge_scan, scan_folder, summarise
 from t2ibench.report.geneval import render_summary
 
 
@@ -17,6 +17,7 @@ class GenEvalBenchmark(Benchmark[Sequence[Mapping[str, Any]], Any, FolderScan, R
 
     name = "geneval"
     title = "GenEval (Ghosh et al. 2023)"
+    label = "GenEval"
     release = None  # the suite is generated from the templates (equal to the released file; geneval_data stage)
     judges = ("detector backend", "colour classifier backend")
     docs = "docs/geneval.md"

@@ -9,9 +9,9 @@ make one file two images are problems, and the command stops on any of them unle
 
 Per image the judge answers each question (``'{question} Answer in one word.'``) and, for VQAScore, ``'Does this
 image show "{prompt}"? …'``; a question's score is the judge's probability of the expected answer under the
-recorded answer rule (``t2ibench.metrics.soft_tifa``), its TIFA verdict whether the judge's top token is one of the
-answer's variants. ``results.jsonl`` holds one line per image with every question's probability and top token, and
-the protocol (judge identity, answer rule) it was measured under; an interrupted run resumes from
+recorded answer rule (``metrics`` beside this module), its TIFA verdict whether the judge's top token is one
+of the answer's variants. ``results.jsonl`` holds one line per image with every question's probability and top
+token, and the protocol (judge identity, answer rule) it was measured under; an interrupted run resumes from
 ``results.jsonl.partial`` when the protocol is unchanged.
 """
 
@@ -24,10 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from t2ibench.errors import InputError, note
-from t2ibench.hashing import file_sha256
-from t2ibench.io import loads_strict, read_text_file, write_text_atomic
-from t2ibench.metrics.soft_tifa import (
+from t2ibench.benchmarks.geneval2.metrics import (
     PROBABILITY_SLACK,
     QuestionScore,
     answer_probability,
@@ -39,12 +36,15 @@ from t2ibench.metrics.soft_tifa import (
     tifa_correct,
     vqascore_text,
 )
+from t2ibench.benchmarks.geneval2.suite import Geneval2Prompt, Geneval2Suite, parse_line
+from t2ibench.errors import InputError, note
+from t2ibench.hashing import file_sha256
+from t2ibench.io import loads_strict, read_text_file, write_text_atomic
 from t2ibench.paths import file_key, name_under, regular_file, resolved, shown
 from t2ibench.progress import progress
-from t2ibench.suites.geneval2 import Geneval2Prompt, Geneval2Suite, parse_line
 
 if TYPE_CHECKING:
-    from t2ibench.metrics.soft_tifa import Geneval2Tables
+    from t2ibench.benchmarks.geneval2.metrics import Geneval2Tables
     from t2ibench.models.vqa import VQAJudge
 
 YES = "Yes"  # VQAScore's expected answer: its variants are the yes variants
@@ -131,7 +131,7 @@ def scan_images(
 def _scan_folder(
     base: Path, suite: Geneval2Suite, *, images_per_prompt: int | None, verify_images: bool
 ) -> Geneval2Scan:
-    from t2ibench.geneval_eval import scan_folder
+    from t2ibench.benchmarks.geneval.evaluate import scan_folder
 
     records = [p.record() for p in suite.prompts]
     scan = scan_folder(
@@ -556,8 +556,8 @@ def store_results(
     """Write one model's GenEval 2 answers and tables into the store, in one transaction: its version is the images
     judged (``images_identity``) and the protocol (``benchmark_protocols`` gets its record); a re-evaluation of the same
     version replaces its rows, so no stale answer survives."""
+    from t2ibench.benchmarks.geneval2.rows import evaluation_rows
     from t2ibench.hashing import content_hash
-    from t2ibench.pipeline.rows import benchmark_score_rows, vqa_answer_rows
     from t2ibench.store import Store
 
     if not model.strip():
@@ -566,8 +566,7 @@ def store_results(
     judged = {r.prompt_index for r in results}
     settings["prompt_set"] = prompt_set_digest([(p.index, p.record()) for p in suite.prompts if p.index in judged])
     version = {"model": model, "model_hash": images_identity(scan, suite), "evaluator_hash": content_hash(settings)}
-    answers = vqa_answer_rows(results, "geneval2")
-    scores = benchmark_score_rows(tables, "geneval2")
+    rows = evaluation_rows(results, tables, settings, version["evaluator_hash"])
     source = {
         "writer": "t2ibench evaluate",
         "images": str(scan.source),
@@ -578,5 +577,7 @@ def store_results(
         "suite_prompts": len(suite.prompts),
         "suite_released": suite.released,
     }
-    Store(store_path).write_evaluation(version, "geneval2", settings, answers, scores, source)
-    return StoredEvaluation(model, version["model_hash"], version["evaluator_hash"], len(answers), len(scores))
+    Store(store_path).write_evaluation(version, rows, source)
+    return StoredEvaluation(
+        model, version["model_hash"], version["evaluator_hash"], len(rows.answers), len(rows.scores)
+    )

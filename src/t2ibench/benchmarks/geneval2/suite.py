@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from t2ibench.benchmarks.geneval2.metrics import COUNT_PREFIX, NUMBER_WORDS, SKILLS
 from t2ibench.errors import InputError, unknown_choice
 from t2ibench.hashing import file_sha256
-from t2ibench.metrics.soft_tifa import COUNT_PREFIX, NUMBER_WORDS, SKILLS
 from t2ibench.paths import shown
 from t2ibench.suites import check_prompt_text, read_suite_lines
 

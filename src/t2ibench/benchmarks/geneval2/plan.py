@@ -1,0 +1,72 @@
+"""GenEval 2's slice of a refresh plan: its prompts chosen once (``select``) and, per model, the generation of those
+prompts into an images folder of its own, the VQA judge's call, the tables and the rows for the store write
+(``plan_model``). Its own evaluation hash is derived from the settings of its judging and tables calls, by the
+one mechanism every call's identity comes from (``t2ibench.pipeline.identity``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from t2ibench.benchmarks.geneval2.steps import select_geneval2, step_geneval2
+from t2ibench.config import Config, Geneval2Config
+from t2ibench.pipeline.identity import settings, version_hash
+from t2ibench.pipeline.plan import BenchmarkPart, Call, ModelScope, Ref, building
+from t2ibench.pipeline.results import LocalFiles, PromptSet, SuiteFile
+from t2ibench.pipeline.stamps import stamp_of
+from t2ibench.pipeline.steps import step_generate
+from t2ibench.workspace import Workspace
+
+
+def select(config: Config, ws: Workspace) -> tuple[PromptSet, SuiteFile]:
+    """GenEval 2's prompts for a refresh of ``config`` (``benchmarks.geneval2``) and the stamp of its suite file."""
+    selection = config.benchmarks.geneval2
+    if selection is None:
+        raise ValueError("benchmarks.geneval2 is not configured")  # refresh_benchmarks never asks then
+    return select_geneval2(selection, ws.path(selection.data))
+
+
+def judge_weights(geneval2: Geneval2Config) -> LocalFiles:
+    """The stamp of the VQA judge's local weights (a model folder given as a path), if any."""
+    return stamp_of([geneval2.judge.model])
+
+
+def plan_model(scope: ModelScope, selected: tuple[PromptSet, SuiteFile]) -> BenchmarkPart:
+    """One model's GenEval 2 calls: generate its prompts, judge them, their tables and rows."""
+    name, ws, device, ev = scope.model.name, scope.ws, scope.device, scope.config.evaluators
+    prompts, suite = selected
+    per_prompt = scope.model.generator.images_per_prompt
+    generate_id = f"{name}/generate-geneval2"
+    with building(generate_id):
+        generation = {**scope.generation, "prompts": prompts}
+    images = ws.images_dir(name, version_hash({"generate": settings(step_generate, generation)}))
+    files = tuple(images / f"{i:05d}" / "samples" / f"{k:05d}.png" for i, _ in prompts for k in range(per_prompt))
+    outputs = (images / "manifest.json", images / "samples.jsonl", *files)
+    params: dict[str, Any] = {**generation, "out": images, "device": device}
+    generated = scope.add(Call(generate_id, "generate", params, name, "generate", outputs))
+
+    judge_id = f"{name}/geneval2"
+    with building(judge_id):
+        judge_settings = {"geneval2": ev.geneval2, "prompts": prompts}
+        weights = judge_weights(ev.geneval2)
+    judge_hash = version_hash({"geneval2": settings(step_geneval2, judge_settings)})
+    out = ws.results_dir(name, scope.model_hash, judge_hash) / "geneval2_results.jsonl"
+    params = {**judge_settings, "generated": Ref(generated), "suite": suite, "weights": weights}
+    params |= {"out": out, "names_from": ws.root, "device": device}
+    judge = Call(judge_id, "geneval2", params, name, "geneval2", (out,))
+    judged = scope.add(judge)
+    with building(f"{name}/geneval2-scores"):
+        params = {"judged": Ref(judged), "prompts": prompts, "ci_level": ev.ci_level}
+    tables = Call(f"{name}/geneval2-scores", "geneval2-scores", params, name, "geneval2")
+    scores = scope.add(tables)
+
+    # its own evaluation version: the settings of its judging and tables calls, by step
+    evaluator_hash = version_hash({c.step: c.settings() for c in (judge, tables)})
+    params = {
+        "model": name,
+        "images": Ref(generated),
+        "judged": Ref(judged),
+        "scores": Ref(scores),
+        "evaluator_hash": evaluator_hash,
+    }
+    rows = scope.add(Call(f"{name}/geneval2-rows", "geneval2-rows", params, name, "geneval2"))
+    return BenchmarkPart(rows, evaluator_hash, (images, out.parent), (images,), len(prompts))
