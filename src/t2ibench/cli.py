@@ -609,7 +609,7 @@ def _geneval2_suite(args: argparse.Namespace) -> Any:
 
 
 def _geneval2_evaluator(args: argparse.Namespace) -> Any:
-    from t2ibench.benchmarks.geneval2.benchmark import Geneval2Evaluator
+    from t2ibench.benchmarks.geneval2.options import Geneval2Config
     from t2ibench.specs import VQAJudgeConfig
 
     judge = _spec(
@@ -622,7 +622,7 @@ def _geneval2_evaluator(args: argparse.Namespace) -> Any:
         ),
         _JUDGE_OPTIONS,
     )
-    return Geneval2Evaluator(judge=judge, answer_rule=args.answer_rule)
+    return Geneval2Config(judge=judge, answer_rule=args.answer_rule)
 
 
 def _geneval2_inputs(args: argparse.Namespace) -> list[Any]:

@@ -20,16 +20,15 @@ import re
 import types
 import typing
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
 from t2ibench.benchmarks import names
-from t2ibench.benchmarks.geneval2.metrics import ANSWER_RULES, DEFAULT_ANSWER_RULE
-from t2ibench.benchmarks.geneval2.suite import (
-    MAX_GENEVAL2_LINES,  # a bound for benchmarks.geneval2.prompts before the file is read
-)
+from t2ibench.benchmarks.geneval2.options import GENEVAL2_DATA as GENEVAL2_DATA
+from t2ibench.benchmarks.geneval2.options import Geneval2Config as Geneval2Config
+from t2ibench.benchmarks.geneval2.options import Geneval2Prompts as Geneval2Prompts
 from t2ibench.errors import FieldError, InputError, unknown_choice
 from t2ibench.io import load_yaml, read_text_file
 from t2ibench.metrics.checks import MIN_SIGMA, KernelName, check_alphas, check_memory
@@ -45,6 +44,8 @@ from t2ibench.specs import visible_text as visible_text  # re-exported: its home
 from t2ibench.suites.geneval import MAX_PER_TASK, generate_suite
 from t2ibench.suites.photos import load_photo_truth
 from t2ibench.suites.published import BUILTIN, load_published
+from t2ibench.suites.selection import parse_indices as parse_indices
+from t2ibench.suites.selection import select_indices as select_indices
 
 T = TypeVar("T")
 
@@ -135,29 +136,7 @@ class GenEvalSuite:
         return (80 if self.classes is None else len(self.classes)) + 5 * self.per_task
 
 
-GENEVAL2_DATA = "data/external/geneval2/geneval2_data.jsonl"  # where `t2ibench data fetch geneval2` (DVC) puts it
 BENCHMARK_NAMES = names()  # the benchmarks a refresh can run: the registry's (t2ibench.benchmarks.REGISTRY)
-
-
-@dataclass(frozen=True)
-class Geneval2Prompts:
-    """GenEval 2's prompts for a refresh: the suite file (workspace-relative; the default is where ``t2ibench data
-    fetch geneval2`` and its DVC stage put the pinned release) and an optional subset of it — the first
-    ``per_atom_count`` prompts of each atom count 3..10 and/or explicit line indices ``prompts`` ("0-9,400")."""
-
-    data: str = GENEVAL2_DATA
-    per_atom_count: int | None = None
-    prompts: str | None = None
-
-    def __post_init__(self) -> None:
-        if not self.data.strip() or not visible_text(self.data):
-            raise FieldError("data", f"must name the suite file (geneval2_data.jsonl); got {self.data!r}")
-        check_int(self, "per_atom_count", 1, 100)
-        if self.prompts is not None:
-            try:  # the syntax here; the indices against the suite file when it is read (a user's may be longer)
-                parse_indices(self.prompts, size=MAX_GENEVAL2_LINES)
-            except InputError as exc:
-                raise FieldError("prompts", str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -172,34 +151,6 @@ class Benchmarks:
     def names(self) -> tuple[str, ...]:
         """The configured benchmarks, in run order."""
         return ("geneval",) + (("geneval2",) if self.geneval2 is not None else ())
-
-
-def parse_indices(text: str, *, size: int) -> list[int]:
-    """Indices from 'a-b,c' ranges, each in [0, size); InputError on bad syntax, reversed or out-of-range parts."""
-    wanted: set[int] = set()
-    for part in text.split(","):
-        start, dash, stop = part.strip().partition("-")
-        if not DIGITS.fullmatch(start) or (dash and not DIGITS.fullmatch(stop)):
-            raise InputError(f"cannot read {part.strip()!r} (use indices or ranges like 0-9,20)")
-        first, last = int(start), int(stop) if dash else int(start)
-        if last < first:
-            raise InputError(f"range {part.strip()!r} runs backwards")
-        if last >= size:
-            raise InputError(f"index {last} is beyond the suite ({size} prompts at most, numbered from 0)")
-        wanted.update(range(first, last + 1))
-    return sorted(wanted)
-
-
-def select_indices(records: Sequence[T], text: str | None, *, where: str) -> list[tuple[int, T]]:
-    """(index, record) of ``records`` whose index ``text`` ('a-b,c'; None: all) names; errors prefixed ``where``."""
-    selected = list(enumerate(records))
-    if text:
-        try:
-            wanted = set(parse_indices(text, size=len(records)))
-        except InputError as exc:
-            raise InputError(f"{where}: {exc}") from None
-        selected = [(i, r) for i, r in selected if i in wanted]
-    return selected
 
 
 @dataclass(frozen=True)
@@ -342,20 +293,6 @@ class ScendiConfig:
         check_seed(self)
         check_int(self, "modes", 1, 1000)
         check_int(self, "top", 1, 1000)
-
-
-@dataclass(frozen=True)
-class Geneval2Config:
-    """What judges GenEval 2: the VQA judge's spec (default: the paper's Qwen3-VL-8B-Instruct) and the answer rule
-    ('reference': the reference's first-token sum, the default because published numbers use it; 'unique': each
-    distinct token id once). Both are recorded with every result."""
-
-    judge: VQAJudgeConfig = field(default_factory=VQAJudgeConfig)
-    answer_rule: str = DEFAULT_ANSWER_RULE
-
-    def __post_init__(self) -> None:
-        if self.answer_rule not in ANSWER_RULES:
-            raise FieldError("answer_rule", str(unknown_choice("answer_rule", self.answer_rule, ANSWER_RULES)))
 
 
 @dataclass(frozen=True)

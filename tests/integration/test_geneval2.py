@@ -357,3 +357,34 @@ def test_the_refresh_and_evaluate_give_one_answer_per_question(refreshed, capsys
     assert code == 0, capsys.readouterr().err
     again = {(r.prompt_index, q.index): q.probability for r in read_results(out) for q in r.questions}
     assert again == {k: v for k, v in stored.items() if k[1] >= 0}
+
+
+def test_a_refresh_stored_and_a_cli_stored_evaluation_of_the_same_images_store_identical_rows(refreshed, capsys):
+    """One code path: `t2ibench evaluate geneval2 --store` on the images the refresh generated, with the refresh's
+    judge and answer rule, stores the same answers, table cells (with intervals) and protocol as the refresh did —
+    only the version columns differ (the refresh's model version and its own evaluation hash, against the images'
+    identity and the protocol's hash) and the image names' base (the workspace, against the images folder)."""
+    from t2ibench.store import Store
+
+    root, _, _ = refreshed
+    (images,) = [p.parent for p in (root / "data" / "images" / "tiny-a").glob("*/manifest.json")
+                 if (p.parent / "00000" / "metadata.jsonl").read_text().count("vqa_list")]  # fmt: skip
+    fetched = root / "data" / "external" / "geneval2" / "geneval2_data.jsonl"
+    other = root / "cli-store.duckdb"
+    code = main(["evaluate", "geneval2", str(images), "--suite", str(fetched), "--judge-model", "tiny-random:0",
+                 "--dtype", "float32", "--device", "cpu", "--allow-missing", "--out", str(root / "cli.jsonl"),
+                 "--store", str(other), "--model", "tiny-a", "--quiet"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    query = {
+        "vqa_answers": "SELECT * EXCLUDE (model_hash, evaluator_hash, image) FROM vqa_answers ORDER BY ALL",
+        "benchmark_scores": "SELECT * EXCLUDE (model_hash, evaluator_hash) FROM benchmark_scores ORDER BY ALL",
+        "benchmark_protocols": "SELECT settings FROM benchmark_protocols WHERE model = 'tiny-a'",
+    }
+    refresh, cli = Store(root / "data" / "t2ibench.duckdb"), Store(other)
+    for table, sql in query.items():
+        ours, theirs = refresh.rows(sql), cli.rows(sql)
+        assert ours, table
+        assert ours == theirs, table
+    names = "SELECT prompt_index, sample, question_index, image FROM vqa_answers ORDER BY 1, 2, 3"
+    pairs = zip(refresh.rows(names), cli.rows(names), strict=True)
+    assert all(a["image"] == f"{images.relative_to(root)}/{b['image']}" for a, b in pairs)

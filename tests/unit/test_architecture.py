@@ -250,6 +250,7 @@ BENCHMARK_ROLES = {
     "": 1,  # the package's __init__: a docstring, no imports
     "metrics": 1,
     "suite": 3,
+    "options": 3,
     "evaluate": 7,
     "rows": 7,
     "report": 9,

@@ -4,32 +4,21 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from t2ibench.benchmarks import Benchmark
-from t2ibench.benchmarks.geneval2.evaluate import Geneval2Result, Geneval2Scan, evaluate_scan, scan_images, summarise
-from t2ibench.benchmarks.geneval2.metrics import DEFAULT_ANSWER_RULE, Geneval2Tables, check_answer_rule
+from t2ibench.benchmarks.geneval2.evaluate import Geneval2Result, Geneval2Scan, judge_with, scan_images, summarise
+from t2ibench.benchmarks.geneval2.metrics import DEFAULT_ANSWER_RULE, Geneval2Tables
+from t2ibench.benchmarks.geneval2.options import Geneval2Config
 from t2ibench.benchmarks.geneval2.report import render_tables
 from t2ibench.benchmarks.geneval2.suite import Geneval2Suite
-from t2ibench.specs import DEFAULT_VQA_JUDGE_MODEL, VQAJudgeConfig
+from t2ibench.specs import DEFAULT_VQA_JUDGE_MODEL
 
 PAPER_JUDGE = DEFAULT_VQA_JUDGE_MODEL  # the paper's judge: another one is labelled not comparable
 
 
-@dataclass(frozen=True)
-class Geneval2Evaluator:
-    """What judges GenEval 2: the VQA judge's spec and the answer rule (both recorded with every result)."""
-
-    judge: VQAJudgeConfig
-    answer_rule: str = DEFAULT_ANSWER_RULE
-
-    def __post_init__(self) -> None:
-        check_answer_rule(self.answer_rule)
-
-
-class Geneval2Benchmark(Benchmark[Geneval2Suite, Geneval2Evaluator, Geneval2Scan, Geneval2Result, Geneval2Tables]):
+class Geneval2Benchmark(Benchmark[Geneval2Suite, Geneval2Config, Geneval2Scan, Geneval2Result, Geneval2Tables]):
     """GenEval 2 (Kamath et al. 2025): a VQA judge asks every atom's question; Soft-TIFA, TIFA, VQAScore tables."""
 
     name = "geneval2"
@@ -64,18 +53,15 @@ class Geneval2Benchmark(Benchmark[Geneval2Suite, Geneval2Evaluator, Geneval2Scan
     def judge(
         self,
         scan: Geneval2Scan,
-        evaluator: Geneval2Evaluator,
+        evaluator: Geneval2Config,
         *,
         suite: Geneval2Suite,
         out: Path | None,
         device: str,
         show_progress: bool,
     ) -> list[Geneval2Result]:
-        """``evaluate_scan`` with the judge ``VQA_JUDGES`` builds from the evaluator's spec."""
-        from t2ibench.models.registry import VQA_JUDGES
-
-        judge = VQA_JUDGES.build(evaluator.judge.backend, evaluator.judge, device=device)
-        return evaluate_scan(scan, judge, suite=suite, rule=evaluator.answer_rule, out=out, show_progress=show_progress)
+        """``judge_with``: the refresh's judging (``steps.step_geneval2``) as it is."""
+        return judge_with(scan, evaluator, suite=suite, out=out, device=device, show_progress=show_progress)
 
     def summarise(self, records: Sequence[Geneval2Result]) -> Geneval2Tables:
         """The reference's tables with bootstrap intervals."""
@@ -109,7 +95,7 @@ class Geneval2Benchmark(Benchmark[Geneval2Suite, Geneval2Evaluator, Geneval2Scan
         )
 
     def provenance(
-        self, suite: Geneval2Suite, evaluator: Geneval2Evaluator, records: Sequence[Geneval2Result]
+        self, suite: Geneval2Suite, evaluator: Geneval2Config, records: Sequence[Geneval2Result]
     ) -> dict[str, Any]:
         """The suite file, its hash and prompt count, whether it is the release, and the one protocol measured."""
         from t2ibench.benchmarks.geneval2.evaluate import check_one_protocol
@@ -123,7 +109,7 @@ class Geneval2Benchmark(Benchmark[Geneval2Suite, Geneval2Evaluator, Geneval2Scan
             "protocol": dict(check_one_protocol(records)),
         }
 
-    def caveat(self, suite: Geneval2Suite, evaluator: Geneval2Evaluator) -> str | None:
+    def caveat(self, suite: Geneval2Suite, evaluator: Geneval2Config) -> str | None:
         """Another suite file, another judge or the non-default answer rule: not the published protocol."""
         reasons = []
         if not suite.released:

@@ -36,6 +36,7 @@ from t2ibench.benchmarks.geneval2.metrics import (
     tifa_correct,
     vqascore_text,
 )
+from t2ibench.benchmarks.geneval2.options import Geneval2Config
 from t2ibench.benchmarks.geneval2.suite import Geneval2Prompt, Geneval2Suite, parse_line
 from t2ibench.errors import InputError, note
 from t2ibench.hashing import file_sha256
@@ -394,6 +395,24 @@ def _checked(answers: Sequence[Any], requests: Sequence[Any]) -> Sequence[Any]:
                     "probability (finite, in [0, 1]); nothing of this image is stored"
                 )
     return answers
+
+
+def judge_with(
+    scan: Geneval2Scan,
+    evaluator: Geneval2Config,
+    *,
+    suite: Geneval2Suite,
+    out: str | Path | None,
+    device: str,
+    show_progress: bool,
+) -> list[Geneval2Result]:
+    """The one way GenEval 2's images are judged, by the refresh's step and by ``t2ibench evaluate`` alike: the judge
+    ``VQA_JUDGES`` builds from ``evaluator.judge`` on ``device`` (kept for the next call of this thread), then
+    ``evaluate_scan`` under ``evaluator.answer_rule``."""
+    from t2ibench.models.registry import VQA_JUDGES
+
+    judge = VQA_JUDGES.reuse(evaluator.judge.backend, evaluator.judge, device=device)
+    return evaluate_scan(scan, judge, suite=suite, rule=evaluator.answer_rule, out=out, show_progress=show_progress)
 
 
 def evaluate_scan(

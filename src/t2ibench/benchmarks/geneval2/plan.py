@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from t2ibench.benchmarks.geneval2.options import Geneval2Config
 from t2ibench.benchmarks.geneval2.steps import select_geneval2, step_geneval2
-from t2ibench.config import Config, Geneval2Config
+from t2ibench.config import Config
 from t2ibench.pipeline.identity import settings, version_hash
 from t2ibench.pipeline.plan import BenchmarkPart, Call, ModelScope, Ref, building
 from t2ibench.pipeline.results import LocalFiles, PromptSet, SuiteFile

@@ -16,14 +16,14 @@ from t2ibench.benchmarks.geneval2.evaluate import (
     Geneval2Image,
     Geneval2Scan,
     check_one_protocol,
-    evaluate_scan,
+    judge_with,
     prompt_set_digest,
     read_results,
     summarise,
 )
+from t2ibench.benchmarks.geneval2.options import GENEVAL2_DATA, Geneval2Config, Geneval2Prompts
 from t2ibench.benchmarks.geneval2.rows import evaluation_rows
 from t2ibench.benchmarks.geneval2.suite import first_per_atom_count, read_geneval2, subset
-from t2ibench.config import GENEVAL2_DATA, Geneval2Config, Geneval2Prompts, select_indices
 from t2ibench.datasets import check_release_copy
 from t2ibench.errors import InputError, note
 from t2ibench.hashing import file_digest
@@ -31,6 +31,7 @@ from t2ibench.pipeline.identity import Device, Out, Progress, StepSpec
 from t2ibench.pipeline.results import BenchmarkScores, Generated, Judged, LocalFiles, PromptSet, SuiteFile
 from t2ibench.pipeline.stamps import check_stamp
 from t2ibench.store import BenchmarkRows
+from t2ibench.suites.selection import select_indices
 
 
 def select_geneval2(selection: Geneval2Prompts, path: Path) -> tuple[PromptSet, SuiteFile]:
@@ -90,8 +91,6 @@ def step_geneval2(
     """Ask the VQA judge every question of GenEval 2 about every image of ``generated`` (those of ``prompts``);
     writes the results file ``out`` (resuming a partial one); results name each image relative to ``names_from``
     (the workspace); ``weights`` stamps the judge's local weights, if any."""
-    from t2ibench.models.registry import VQA_JUDGES
-
     check_stamp(weights)
     chosen = selected_geneval2(prompts, suite)
     by_index = {p.index: p for p in chosen.prompts}
@@ -109,8 +108,7 @@ def step_geneval2(
         found_prompts=len({i.prompt.index for i in items}),
         names_from=names_from,
     )
-    judge = VQA_JUDGES.reuse(geneval2.judge.backend, geneval2.judge, device=device)
-    rows = evaluate_scan(scan, judge, suite=chosen, rule=geneval2.answer_rule, out=out, show_progress=show_progress)
+    rows = judge_with(scan, geneval2, suite=chosen, out=out, device=device, show_progress=show_progress)
     summary = {"images": len(rows), "prompts": len({r.prompt_index for r in rows})}
     summary["questions"] = sum(len(r.questions) for r in rows)
     return Judged(model=generated.model, results=str(out), sha256=file_digest(out), summary=summary)
