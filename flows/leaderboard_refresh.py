@@ -33,10 +33,9 @@ from tasks.benchmark import TASKS, prompts_task, report_task
 
 from flows.runners import Done, Submitter, describe, prestart, task_runner
 from t2ibench.config import Config, load_config
-from t2ibench.datasets import acquire_suites
 from t2ibench.logs import console, route_to_log
 from t2ibench.pipeline import Call, ModelPlan, answer, failure_cause, finish_run, plan_refresh, start_run
-from t2ibench.pipeline.plan import step_specs
+from t2ibench.pipeline.plan import acquire_suites, step_specs
 from t2ibench.pipeline.runs import log_file, record_folders
 from t2ibench.pipeline.summary import (
     BENCHMARK_COLUMNS,

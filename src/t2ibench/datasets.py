@@ -7,8 +7,8 @@ variable) — and checks every data file against its pinned hash, so a truncated
 version is refused, never analysed.
 
 * ``geneval``: GenEval's released prompt metadata and the MTurk annotations of two of the paper's models (MIT).
-* ``geneval2``: GenEval 2's benchmark file ``geneval2_data.jsonl`` (800 prompts) at the pinned commit of
-  facebookresearch/GenEval2 (CC BY-NC 4.0: fetched into the user's workspace, never shipped with t2ibench).
+* each benchmark's own pin, beside the reader of its suite (``RELEASE`` in ``t2ibench.benchmarks.<name>.suite``,
+  e.g. a suite file under a non-commercial licence: fetched into the user's workspace, never shipped).
 """
 
 from __future__ import annotations
@@ -17,46 +17,13 @@ import os
 import shutil
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from t2ibench.benchmarks.geneval2 import (
-    suite as geneval2_suite,  # the pinned version lives with the suite that reads it
-)
 from t2ibench.errors import InputError, note, unknown_choice
 from t2ibench.hashing import file_sha256
 from t2ibench.io import output_dir
-
-
-@dataclass(frozen=True)
-class ReleasedFile:
-    """One file of a dataset release: its path in the source repository and, for data, its SHA-256."""
-
-    name: str
-    path: str
-    sha256: str | None  # None: copied as published (the licence text)
-
-
-@dataclass(frozen=True)
-class Release:
-    """A published version of a dataset: where it is downloaded from, its files, their hashes and its licence."""
-
-    name: str
-    title: str
-    repository: str  # raw-file base URL: a file is <repository>/<revision>/<path>
-    revision: str  # the version downloaded by default (a commit where the publisher has no release tag)
-    env: str  # the environment variable naming a local copy of the files
-    licence: str
-    files: tuple[ReleasedFile, ...]
-
-    def file(self, name: str) -> ReleasedFile:
-        """The released file called ``name`` (KeyError otherwise)."""
-        for item in self.files:
-            if item.name == name:
-                return item
-        raise KeyError(name)
-
+from t2ibench.suites.release import Release as Release
+from t2ibench.suites.release import ReleasedFile as ReleasedFile
 
 GENEVAL = Release(
     name="geneval",
@@ -84,24 +51,32 @@ GENEVAL = Release(
         ReleasedFile("LICENSE", "LICENSE", "e6082bfcbdf460dd19f8c55cc261055414df2a278768b4991c5382d65be2b52a"),
     ),
 )
-GENEVAL2 = Release(
-    name="geneval2",
-    title="GenEval 2's benchmark file (Kamath et al. 2025)",
-    repository="https://raw.githubusercontent.com/facebookresearch/GenEval2",
-    revision=geneval2_suite.RELEASE_COMMIT,
-    env="T2IBENCH_GENEVAL2_DATA",
-    licence="CC BY-NC 4.0 (attribution, non-commercial use only; never shipped with t2ibench)",
-    files=(
-        ReleasedFile(geneval2_suite.DATA_FILE, geneval2_suite.DATA_FILE, geneval2_suite.RELEASE_SHA256),
-        ReleasedFile("LICENSE", "LICENSE", "ee6c684e7f3c319ffed9964a27e334a469d7f01b32abf5530de067a488901f68"),
-    ),
-)
-RELEASES: dict[str, Release] = {r.name: r for r in (GENEVAL, GENEVAL2)}
+
+
+def benchmark_releases() -> dict[str, Release]:
+    """The releases the registered benchmarks pin: ``RELEASE`` in the ``suite`` module beside each entry's module
+    (a benchmark whose suite is generated, like GenEval's, has none)."""
+    import importlib
+    import importlib.util
+
+    from t2ibench.benchmarks import REGISTRY
+
+    found: dict[str, Release] = {}
+    for target in REGISTRY.values():
+        package = target.partition(":")[0].rpartition(".")[0]
+        if importlib.util.find_spec(f"{package}.suite") is not None:
+            pinned = getattr(importlib.import_module(f"{package}.suite"), "RELEASE", None)
+            if isinstance(pinned, Release):
+                found[pinned.name] = pinned
+    return found
+
+
+RELEASES: dict[str, Release] = {GENEVAL.name: GENEVAL, **benchmark_releases()}
+"""Every dataset ``t2ibench data fetch`` knows: GenEval's prompts and annotations, and each benchmark's pin."""
 
 # the names earlier code and tests read (GenEval's release)
 GENEVAL_FILES = GENEVAL.files
 LOCAL_GENEVAL_ENV = GENEVAL.env
-LOCAL_GENEVAL2_ENV = GENEVAL2.env
 
 
 def release(name: str) -> Release:
@@ -182,13 +157,6 @@ def fetch_geneval(
     return fetch_release("geneval", out, source=source, revision=revision, timeout=timeout)
 
 
-def fetch_geneval2(
-    out: str | Path, *, source: str | Path | None = None, revision: str | None = None, timeout: float = 60.0
-) -> list[Path]:
-    """GenEval 2's ``geneval2_data.jsonl`` and licence in ``out``, verified (``fetch_release('geneval2', ...)``)."""
-    return fetch_release("geneval2", out, source=source, revision=revision, timeout=timeout)
-
-
 def check_release_copy(name: str, path: str | Path, *, where: str) -> Path:
     """``path``, a copy of release ``name``'s data file kept where the release is fetched to, refused in one line
     unless its bytes are the release's (SHA-256): an edited or damaged copy at the release's own place is never read
@@ -207,23 +175,3 @@ def check_release_copy(name: str, path: str | Path, *, where: str) -> Path:
             "released file's)"
         )
     return target
-
-
-def acquire_suites(config: Any, root: Path) -> list[Path]:
-    """The released suite files a refresh of ``config`` (a ``Config``; workspace ``root``) reads, fetched where they
-    are missing: GenEval 2's at its default place (``benchmarks.geneval2.data`` left as is) comes from
-    ``$T2IBENCH_GENEVAL2_DATA`` or its pinned release, as ``t2ibench data fetch geneval2`` would, and verified
-    against the release's SHA-256 every time (``check_release_copy``). A suite file named elsewhere is the user's own
-    and is never fetched over (a missing one is refused when the run is planned; its numbers are labelled as not the
-    released file's)."""
-    from t2ibench.config import GENEVAL2_DATA
-
-    selection = config.benchmarks.geneval2
-    if selection is None or selection.data != GENEVAL2_DATA:
-        return []
-    target = root / selection.data
-    if target.is_file():
-        return [check_release_copy("geneval2", target, where="benchmarks.geneval2.data")]
-    note(f"{selection.data}: fetching GenEval 2's suite (as `t2ibench data fetch geneval2`)")
-    fetched = fetch_release("geneval2", target.parent)
-    return [p for p in fetched if p.name == target.name]

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from t2ibench import datasets
+from t2ibench.benchmarks.geneval2 import suite
 from t2ibench.errors import InputError
 from tests.conftest import GENEVAL2_DATA, GENEVAL_DATA
 
@@ -88,15 +89,16 @@ def test_offline_download_and_bad_sources_are_one_line_errors(tmp_path, monkeypa
 @pytest.mark.skipif(not GENEVAL2_DATA.is_dir(), reason="GenEval 2's file is not available")
 def test_geneval2_is_pinned_to_its_commit_and_hash_and_served_like_geneval(tmp_path, monkeypatch):
     spec = datasets.release("geneval2")
+    assert spec is suite.RELEASE  # the pin lives beside the suite's reader; datasets finds it through the registry
     assert spec.revision == "a6e82d2289e8d418f27f0adee77908b07060eea3"
     assert spec.file("geneval2_data.jsonl").sha256 in (GENEVAL2_DATA / "README.md").read_text()
     repo = tmp_path / "repo" / spec.revision
     repo.mkdir(parents=True)
     for item in spec.files:
         shutil.copyfile(GENEVAL2_DATA / item.name, repo / item.path)
-    monkeypatch.delenv(datasets.LOCAL_GENEVAL2_ENV, raising=False)
+    monkeypatch.delenv(spec.env, raising=False)
     serve_from(monkeypatch, (tmp_path / "repo").as_uri(), "geneval2")
-    files = datasets.fetch_geneval2(tmp_path / "out")
+    files = datasets.fetch_release("geneval2", tmp_path / "out")
     assert [f.name for f in files] == ["geneval2_data.jsonl", "LICENSE"]
     assert files[0].read_bytes() == (GENEVAL2_DATA / "geneval2_data.jsonl").read_bytes()
     # another revision's (here: an edited) file is refused, and nothing is left behind
@@ -104,7 +106,7 @@ def test_geneval2_is_pinned_to_its_commit_and_hash_and_served_like_geneval(tmp_p
     other.mkdir()
     (other / "geneval2_data.jsonl").write_bytes((GENEVAL2_DATA / "geneval2_data.jsonl").read_bytes()[:-10])
     with pytest.raises(InputError, match=r"main/geneval2_data\.jsonl: SHA-256 .* is not the released file's"):
-        datasets.fetch_geneval2(tmp_path / "out2", revision="main")
+        datasets.fetch_release("geneval2", tmp_path / "out2", revision="main")
     assert not (tmp_path / "out2" / "geneval2_data.jsonl").exists()
 
 
@@ -112,7 +114,7 @@ def test_geneval2_is_pinned_to_its_commit_and_hash_and_served_like_geneval(tmp_p
 def test_geneval2_local_override_and_cli(tmp_path, monkeypatch, capsys):
     from t2ibench.cli import main
 
-    monkeypatch.setenv(datasets.LOCAL_GENEVAL2_ENV, str(GENEVAL2_DATA))
+    monkeypatch.setenv(datasets.release("geneval2").env, str(GENEVAL2_DATA))
     monkeypatch.setattr(datasets, "_download", lambda *a: pytest.fail("downloaded despite the local override"))
     assert main(["data", "fetch", "geneval2", "--out", str(tmp_path / "g2")]) == 0
     assert (tmp_path / "g2" / "geneval2_data.jsonl").read_bytes() == (

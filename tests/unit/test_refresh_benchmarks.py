@@ -225,3 +225,37 @@ def test_explicit_geneval2_indices_are_checked_against_the_suite_file_read(tmp_p
         plans(tmp_path, raw_config(benchmarks={"geneval": SUITE, "geneval2": {"prompts": "0,900", "data": OWN_SUITE}}))
     with pytest.raises(InputError, match=r"benchmarks\.geneval2\.prompts: index 100000 is beyond the suite"):
         parse_config(raw_config(benchmarks={"geneval": SUITE, "geneval2": {"prompts": "0-100000"}}))
+
+
+def test_a_benchmark_s_steps_join_the_refresh_through_the_registry_and_lists_follow_them(monkeypatch):
+    """A benchmark's refresh steps come from its entry (``refresh_steps``): the step table, the Prefect tasks' step
+    names, the steps counted as model work and the run summary's columns are derived from the registry and the step
+    specs, never listed beside them; a benchmark that adds a step the refresh already has is refused."""
+    from t2ibench.benchmarks import REGISTRY, benchmark
+    from t2ibench.pipeline import plan as plan_module
+    from t2ibench.pipeline.summary import BENCHMARK_COLUMNS, STEPS
+
+    specs = plan_module.step_specs()
+    for name in REGISTRY:
+        for step, spec in benchmark(name).refresh_steps().items():
+            assert specs[step] is spec
+    assert {"geneval2", "geneval2-scores", "geneval2-rows"} <= set(specs) - set(plan_module.STEPS)
+    work = {s for s, spec in specs.items() if spec.model_work}
+    assert "geneval2" in work
+    assert not {"geneval2-scores", "geneval2-rows", "store"} & work
+    assert tuple(n for n in REGISTRY if n != "geneval") == BENCHMARK_COLUMNS
+    assert STEPS[:3] == ("generate", "embed", "geneval")
+    assert set(BENCHMARK_COLUMNS) <= set(STEPS)
+
+    class Clash:
+        def refresh_steps(self):
+            return {"embed": plan_module.STEPS["embed"]}
+
+    monkeypatch.setitem(REGISTRY, "clash", "t2ibench.benchmarks.geneval2.benchmark:Geneval2Benchmark")
+    monkeypatch.setattr("t2ibench.benchmarks.benchmark", lambda name: Clash())
+    plan_module.benchmark_steps.cache_clear()
+    try:
+        with pytest.raises(TypeError, match="adds a step 'embed' the refresh already has"):
+            plan_module.benchmark_steps()
+    finally:
+        plan_module.benchmark_steps.cache_clear()

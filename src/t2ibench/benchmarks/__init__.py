@@ -110,6 +110,11 @@ class Benchmark(ABC, Generic[SuiteT, EvaluatorT, ScanT, RecordT, TablesT]):
         their calls count in the run summary's column named after the benchmark)."""
         return {}
 
+    def acquire_for_refresh(self, config: Any, root: Path) -> list[Path]:
+        """The released files a refresh of ``config`` (workspace ``root``) reads for this benchmark, fetched where
+        they are missing and verified (before any work); none by default."""
+        return []
+
     def select_for_refresh(self, config: Any, workspace: Any) -> Any:
         """This benchmark's prompts for a refresh of ``config`` (a ``t2ibench.config.Config``): read and checked once,
         before any work, and shared by every model that runs it."""

@@ -339,6 +339,19 @@ def refresh_benchmarks(config: Config, model: ModelConfig) -> list[Any]:
     return [benchmark(name) for name in config.benchmarks_of(model) if name != "geneval"]
 
 
+def acquire_suites(config: Config, root: Path) -> list[Path]:
+    """The released suite files a refresh of ``config`` (workspace ``root``) reads, fetched where they are missing
+    and verified, before any work: each benchmark a model runs acquires its own (``Benchmark.acquire_for_refresh``)."""
+    found: list[Path] = []
+    done: set[str] = set()
+    for model in config.models:
+        for bench in refresh_benchmarks(config, model):
+            if bench.name not in done:
+                done.add(bench.name)
+                found += bench.acquire_for_refresh(config, root)
+    return found
+
+
 def plan_model(
     config: Config,
     ws: Workspace,
@@ -441,79 +454,9 @@ def plan_model(
     written = (*features, folder / "ids.json", folder / SPACES_FILE)
     embedded = add(Call(f"{name}/embed", "embed", params, name, "embed", written))
 
-    # bandwidths: one per embedding space (reference: shared by every model), per model (median), or fixed
-    div, sc = ev.diversity, ev.scendi
-    sigma: Any = None
-    if div.kernel == "gaussian":
-        sigma, extra = builder.bandwidth(
-            div.sigma,
-            embedder=ev.image_embedder,
-            reference=steps.FEATURES["image"].reference,
-            embedded=embedded,
-            features="image",
-            seed=lambda: div.seed,
-            model=name,
-            column="diversity",
-            name="sigma",
-        )
-        calls += extra
-    image_sigma: Any = None
-    text_sigma: Any = None
-    if sc.kernel == "gaussian":
-        sides: tuple[tuple[str, Any, steps.Features], ...] = (
-            ("image", sc.image_sigma, "clip_image"),
-            ("text", sc.text_sigma, "clip_text"),
-        )
-        for side, setting, which in sides:
-            value, extra = builder.bandwidth(
-                setting,
-                embedder=ev.clip,
-                reference=steps.FEATURES[which].reference,
-                embedded=embedded,
-                features=which,
-                seed=lambda: sc.seed,
-                model=name,
-                column="scendi",
-                name=f"scendi-{side}-sigma",
-            )
-            calls += extra
-            image_sigma, text_sigma = (value, text_sigma) if side == "image" else (image_sigma, value)
-
-    # FKEA shards: additive states, merged by the diversity step
-    shard_params = []
-    for i in range(div.shards):
-        with building(f"{name}/fkea-shard/{i}"):
-            shard_params.append(
-                {
-                    "embedded": Ref(embedded),
-                    "shard": i,
-                    "shards": div.shards,
-                    "kernel": div.kernel,
-                    "sigma": sigma,
-                    "rff_dim": div.rff_dim,
-                    "seed": div.seed,
-                    "orthogonal": div.orthogonal,
-                }
-            )
-    fkea_hash = version_hash({"fkea-shard": [settings(steps.step_fkea_shard, p) for p in shard_params]})
-    shard_ids = []
-    for i, params in enumerate(shard_params):
-        state = ws.shard_state(name, model_hash, embed_hash, fkea_hash, i, div.shards)
-        # no output listed: an empty shard writes no file; a cached state is checked by its digest (``intact``)
-        shard = Call(f"{name}/fkea-shard/{i}", "fkea-shard", {**params, "out": state}, name, "diversity")
-        shard_ids.append(add(shard))
-    with building(f"{name}/diversity"):
-        params = {
-            "embedded": Ref(embedded),
-            "shards": [Ref(s) for s in shard_ids],
-            "sigma": sigma,
-            "diversity": div,
-            "ci_level": ev.ci_level,
-        }
-    diversity = add(Call(f"{name}/diversity", "diversity", params, name, "diversity"))
-    with building(f"{name}/scendi"):
-        params = {"embedded": Ref(embedded), "scendi": sc, "image_sigma": image_sigma, "text_sigma": text_sigma}
-    scendi = add(Call(f"{name}/scendi", "scendi", params, name, "scendi"))
+    # bandwidths, FKEA shards, diversity and Scendi
+    diversity, scendi, bandwidths = _plan_diversity(config, ws, builder, name, model_hash, embedded, embed_hash, add)
+    sigma, image_sigma, text_sigma = bandwidths
 
     # the evaluation version and its protocol: the settings of every evaluation call, by step
     unsharded = {"geneval": settings(steps.step_geneval, geneval_settings)}  # shards are placement: not versions
@@ -555,6 +498,99 @@ def plan_model(
         benchmark_hashes,
         benchmark_prompts,
     )
+
+
+def _plan_diversity(
+    config: Config,
+    ws: Workspace,
+    builder: _Builder,
+    name: str,
+    model_hash: str,
+    embedded: str,
+    embed_hash: str,
+    add: Callable[[Call], str],
+) -> tuple[str, str, tuple[Any, Any, Any]]:
+    """A model's diversity calls (``add``ed in order): its bandwidths — one per embedding space (reference: shared by
+    every model), per model (median), or fixed — the FKEA shards, diversity and Scendi; returns the ids of the
+    diversity and Scendi calls and the bandwidth values (σ, Scendi's image σ and text σ) their steps take."""
+    ev = config.evaluators
+    # bandwidths: one per embedding space (reference: shared by every model), per model (median), or fixed
+    div, sc = ev.diversity, ev.scendi
+    sigma: Any = None
+    if div.kernel == "gaussian":
+        sigma, extra = builder.bandwidth(
+            div.sigma,
+            embedder=ev.image_embedder,
+            reference=steps.FEATURES["image"].reference,
+            embedded=embedded,
+            features="image",
+            seed=lambda: div.seed,
+            model=name,
+            column="diversity",
+            name="sigma",
+        )
+        for call in extra:
+            add(call)
+    image_sigma: Any = None
+    text_sigma: Any = None
+    if sc.kernel == "gaussian":
+        sides: tuple[tuple[str, Any, steps.Features], ...] = (
+            ("image", sc.image_sigma, "clip_image"),
+            ("text", sc.text_sigma, "clip_text"),
+        )
+        for side, setting, which in sides:
+            value, extra = builder.bandwidth(
+                setting,
+                embedder=ev.clip,
+                reference=steps.FEATURES[which].reference,
+                embedded=embedded,
+                features=which,
+                seed=lambda: sc.seed,
+                model=name,
+                column="scendi",
+                name=f"scendi-{side}-sigma",
+            )
+            for call in extra:
+                add(call)
+            image_sigma, text_sigma = (value, text_sigma) if side == "image" else (image_sigma, value)
+
+    # FKEA shards: additive states, merged by the diversity step
+    shard_params = []
+    for i in range(div.shards):
+        with building(f"{name}/fkea-shard/{i}"):
+            shard_params.append(
+                {
+                    "embedded": Ref(embedded),
+                    "shard": i,
+                    "shards": div.shards,
+                    "kernel": div.kernel,
+                    "sigma": sigma,
+                    "rff_dim": div.rff_dim,
+                    "seed": div.seed,
+                    "orthogonal": div.orthogonal,
+                }
+            )
+    fkea_hash = version_hash({"fkea-shard": [settings(steps.step_fkea_shard, p) for p in shard_params]})
+    shard_ids = []
+    for i, params in enumerate(shard_params):
+        state = ws.shard_state(name, model_hash, embed_hash, fkea_hash, i, div.shards)
+        # no output listed: an empty shard writes no file; a cached state is checked by its digest (``intact``)
+        shard = Call(f"{name}/fkea-shard/{i}", "fkea-shard", {**params, "out": state}, name, "diversity")
+        shard_ids.append(add(shard))
+    with building(f"{name}/diversity"):
+        params = {
+            "embedded": Ref(embedded),
+            "shards": [Ref(s) for s in shard_ids],
+            "sigma": sigma,
+            "diversity": div,
+            "ci_level": ev.ci_level,
+        }
+    diversity = add(Call(f"{name}/diversity", "diversity", params, name, "diversity"))
+    with building(f"{name}/scendi"):
+        params = {"embedded": Ref(embedded), "scendi": sc, "image_sigma": image_sigma, "text_sigma": text_sigma}
+    scendi = add(Call(f"{name}/scendi", "scendi", params, name, "scendi"))
+
+    return diversity, scendi, (sigma, image_sigma, text_sigma)
 
 
 def _protocol(calls: Sequence[Call], given: Mapping[str, Any], *bandwidths: Any) -> dict[str, Any]:

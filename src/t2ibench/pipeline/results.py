@@ -123,7 +123,7 @@ class Judged(Content):
 
 @dataclass(frozen=True)
 class SuiteFile(Content):
-    """A benchmark's prompt file as it was read (GenEval 2's geneval2_data.jsonl): its path and SHA-256; content,
+    """A benchmark's prompt file as it was read (a released suite file): its path and SHA-256; content,
     identified by its bytes (the prompts selected from it are a setting: ``PromptSet``)."""
 
     path: str

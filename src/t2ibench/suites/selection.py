@@ -1,5 +1,5 @@
 """Choosing prompts by index: 'a-b,c' ranges over a suite's records, checked against its size (the syntax every
-prompt selection uses: ``benchmarks.geneval.prompts``, ``benchmarks.geneval2.prompts``, ``--prompts``)."""
+prompt selection uses: a benchmark section's ``prompts`` in a config, ``--prompts`` on the command line)."""
 
 from __future__ import annotations
 

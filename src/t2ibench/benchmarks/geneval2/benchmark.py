@@ -34,6 +34,12 @@ class Geneval2Benchmark(Benchmark[Geneval2Suite, Geneval2Config, Geneval2Scan, G
 
         return STEPS
 
+    def acquire_for_refresh(self, config: Any, root: Path) -> list[Path]:
+        """``plan.acquire``: the pinned suite file at its default place, fetched if missing, verified every time."""
+        from t2ibench.benchmarks.geneval2.plan import acquire
+
+        return acquire(config, root)
+
     def select_for_refresh(self, config: Any, workspace: Any) -> Any:
         """``steps.select_geneval2`` of ``benchmarks.geneval2`` (its suite file checked, its prompts chosen)."""
         from t2ibench.benchmarks.geneval2.plan import select

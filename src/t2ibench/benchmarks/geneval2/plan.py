@@ -5,11 +5,14 @@ one mechanism every call's identity comes from (``t2ibench.pipeline.identity``).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from t2ibench.benchmarks.geneval2.options import Geneval2Config
+from t2ibench.benchmarks.geneval2.options import GENEVAL2_DATA, Geneval2Config
 from t2ibench.benchmarks.geneval2.steps import select_geneval2, step_geneval2
 from t2ibench.config import Config
+from t2ibench.datasets import check_release_copy, fetch_release
+from t2ibench.errors import note
 from t2ibench.pipeline.identity import settings, version_hash
 from t2ibench.pipeline.plan import BenchmarkPart, Call, ModelScope, Ref, building
 from t2ibench.pipeline.results import LocalFiles, PromptSet, SuiteFile
@@ -24,6 +27,23 @@ def select(config: Config, ws: Workspace) -> tuple[PromptSet, SuiteFile]:
     if selection is None:
         raise ValueError("benchmarks.geneval2 is not configured")  # refresh_benchmarks never asks then
     return select_geneval2(selection, ws.path(selection.data))
+
+
+def acquire(config: Config, root: Path) -> list[Path]:
+    """The released suite file a refresh of ``config`` (workspace ``root``) reads, fetched where it is missing: at its
+    default place (``benchmarks.geneval2.data`` left as is) it comes from ``$T2IBENCH_GENEVAL2_DATA`` or the pinned
+    release, as ``t2ibench data fetch geneval2`` would, and is verified against the release's SHA-256 every time
+    (``check_release_copy``). A suite file named elsewhere is the user's own and is never fetched over (a missing one
+    is refused when the run is planned; its numbers are labelled as not the released file's)."""
+    selection = config.benchmarks.geneval2
+    if selection is None or selection.data != GENEVAL2_DATA:
+        return []
+    target = root / selection.data
+    if target.is_file():
+        return [check_release_copy("geneval2", target, where="benchmarks.geneval2.data")]
+    note(f"{selection.data}: fetching GenEval 2's suite (as `t2ibench data fetch geneval2`)")
+    fetched = fetch_release("geneval2", target.parent)
+    return [p for p in fetched if p.name == target.name]
 
 
 def judge_weights(geneval2: Geneval2Config) -> LocalFiles:

@@ -1,7 +1,7 @@
 """The GenEval 2 prompt suite (Kamath et al. 2025): 800 prompts of 3–10 atoms, each atom a yes/number question.
 
 The suite is the publisher's ``geneval2_data.jsonl`` (CC BY-NC 4.0), fetched into the workspace by
-``t2ibench data fetch geneval2`` (pinned commit and SHA-256, ``t2ibench.datasets.GENEVAL2``); t2ibench never ships
+``t2ibench data fetch geneval2`` (pinned commit and SHA-256: ``RELEASE`` below); t2ibench never ships
 it. Each line: ``prompt`` (str), ``atom_count`` (int), ``vqa_list`` ([question, answer] per question) and
 ``skills`` (one of object / attribute / count / position / verb per question). A prompt has more questions than
 atoms when it names "a X": the count question "How many X…?" (answer "one") is asked but not counted as an atom.
@@ -26,6 +26,7 @@ from t2ibench.errors import InputError, unknown_choice
 from t2ibench.hashing import file_sha256
 from t2ibench.paths import shown
 from t2ibench.suites import check_prompt_text, read_suite_lines
+from t2ibench.suites.release import Release, ReleasedFile
 
 ATOM_COUNTS = tuple(range(3, 11))
 PROMPTS_PER_ATOM_COUNT = 100
@@ -39,6 +40,19 @@ MAX_GENEVAL2_LINES = 100_000
 MAX_GENEVAL2_LINE_BYTES = 1024
 MAX_QUESTIONS = 100
 RELEASE_SHA256 = "09233adbc9f877fba205f1a20efa4a8640e7e62a91dfd55893562bed8a928e43"  # its geneval2_data.jsonl
+RELEASE = Release(
+    name="geneval2",
+    title="GenEval 2's benchmark file (Kamath et al. 2025)",
+    repository="https://raw.githubusercontent.com/facebookresearch/GenEval2",
+    revision=RELEASE_COMMIT,
+    env="T2IBENCH_GENEVAL2_DATA",
+    licence="CC BY-NC 4.0 (attribution, non-commercial use only; never shipped with t2ibench)",
+    files=(
+        ReleasedFile(DATA_FILE, DATA_FILE, RELEASE_SHA256),
+        ReleasedFile("LICENSE", "LICENSE", "ee6c684e7f3c319ffed9964a27e334a469d7f01b32abf5530de067a488901f68"),
+    ),
+)
+"""The pinned release `t2ibench data fetch geneval2` fetches and verifies (``t2ibench.datasets``)."""
 
 
 @dataclass(frozen=True)
