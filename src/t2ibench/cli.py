@@ -1154,13 +1154,38 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every verb (defaults come from the config classes: one place for each)."""
-    from t2ibench.config import GENEVAL2_DATA, MAX_SHARDS, DiversityConfig, GeneratorConfig, Runtime
-    from t2ibench.metrics.checks import KERNELS
-    from t2ibench.requests import AgreementRequest, DigitsRequest, PaperTablesRequest, RefreshRequest, ScheduleRequest
-
     parser = argparse.ArgumentParser(prog="t2ibench", description="Benchmark system for text-to-image models.")
     parser.add_argument("--version", action="version", version=f"t2ibench {__version__}")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+
+    _add_diversity(verbs)
+    _add_prompts(verbs)
+    _add_evaluate(verbs)
+    _add_selftest(verbs)
+    _add_summary(verbs)
+    _add_agreement(verbs)
+    _add_generate(verbs)
+    _add_run(verbs)
+    _add_gc(verbs)
+    _add_report(verbs)
+    _add_sql(verbs)
+    _add_failures(verbs)
+    _add_data(verbs)
+    _add_schedule(verbs)
+    kinds = _add_paper(verbs)
+
+    from t2ibench.params import add_params_option
+
+    for verb in [*verbs.choices.values(), *kinds.choices.values()]:  # every verb reads a params file the same way
+        add_params_option(verb)
+    return parser
+
+
+def _add_diversity(verbs: Any) -> None:
+    """``t2ibench diversity``: its options (defaults from the typed classes)."""
+    from t2ibench.config import MAX_SHARDS, DiversityConfig, Runtime
+    from t2ibench.metrics.checks import KERNELS
+    from t2ibench.requests import DigitsRequest
 
     div = verbs.add_parser(
         "diversity",
@@ -1289,11 +1314,19 @@ def build_parser() -> argparse.ArgumentParser:
     div.add_argument("--quiet", action="store_true", help="no progress bar")
     div.set_defaults(func=_cmd_diversity)
 
+
+def _add_prompts(verbs: Any) -> None:
+    """``t2ibench prompts``: its options (defaults from the typed classes)."""
+
     prompts = verbs.add_parser("prompts", help="write a prompt suite (GenEval: the official 553 prompts by default)")
     prompts.add_argument("suite", choices=["geneval"])
     _suite_options(prompts, metadata=False)
     prompts.add_argument("--out", help="write JSON lines here (default: standard output)")
     prompts.set_defaults(func=_cmd_prompts)
+
+
+def _add_evaluate(verbs: Any) -> None:
+    """``t2ibench evaluate``: its options (defaults from the typed classes)."""
 
     evaluate_verb = verbs.add_parser(
         "evaluate",
@@ -1319,6 +1352,10 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--quiet", action="store_true")
     evaluate.set_defaults(func=_cmd_evaluate)
     _geneval2_parser(benchmarks)
+
+
+def _add_selftest(verbs: Any) -> None:
+    """``t2ibench selftest``: its options (defaults from the typed classes)."""
 
     selftest = verbs.add_parser(
         "selftest",
@@ -1347,6 +1384,10 @@ def build_parser() -> argparse.ArgumentParser:
     selftest.add_argument("--quiet", action="store_true")
     selftest.set_defaults(func=_cmd_selftest)
 
+
+def _add_summary(verbs: Any) -> None:
+    """``t2ibench summary``: its options (defaults from the typed classes)."""
+
     summary = verbs.add_parser("summary", help="GenEval Table-2 summary of a results.jsonl (ours or the reference's)")
     summary.add_argument("results")
     _suite_options(summary, metadata=True)
@@ -1354,6 +1395,11 @@ def build_parser() -> argparse.ArgumentParser:
     summary.add_argument("--allow-missing", action="store_true", help="exit 0 even if the results miss prompts")
     summary.add_argument("--json", help="also write the summary as JSON")
     summary.set_defaults(func=_cmd_summary)
+
+
+def _add_agreement(verbs: Any) -> None:
+    """``t2ibench agreement``: its options (defaults from the typed classes)."""
+    from t2ibench.requests import AgreementRequest
 
     agree = verbs.add_parser(
         "agreement",
@@ -1396,6 +1442,11 @@ def build_parser() -> argparse.ArgumentParser:
         "the same files",
     )
     agree.set_defaults(func=_cmd_agreement, request=AgreementRequest)
+
+
+def _add_generate(verbs: Any) -> None:
+    """``t2ibench generate``: its options (defaults from the typed classes)."""
+    from t2ibench.config import GENEVAL2_DATA, GeneratorConfig
 
     gen = verbs.add_parser(
         "generate",
@@ -1441,6 +1492,11 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--quiet", action="store_true")
     gen.set_defaults(func=_cmd_generate)
 
+
+def _add_run(verbs: Any) -> None:
+    """``t2ibench run``: its options (defaults from the typed classes)."""
+    from t2ibench.requests import RefreshRequest
+
     run = verbs.add_parser(
         "run",
         help="the main job: refresh a config's leaderboard "
@@ -1467,6 +1523,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(func=_cmd_run, request=RefreshRequest)
 
+
+def _add_gc(verbs: Any) -> None:
+    """``t2ibench gc``: its options (defaults from the typed classes)."""
+
     gc = verbs.add_parser(
         "gc",
         help="remove the files of versions the config no longer makes (older images, results, embeddings)",
@@ -1479,10 +1539,18 @@ def build_parser() -> argparse.ArgumentParser:
     gc.add_argument("--dry-run", action="store_true", help="list what would be removed, remove nothing")
     gc.set_defaults(func=_cmd_gc)
 
+
+def _add_report(verbs: Any) -> None:
+    """``t2ibench report``: its options (defaults from the typed classes)."""
+
     report = verbs.add_parser("report", help="render the leaderboard (Markdown, HTML, plots, galleries) from the store")
     report.add_argument("--config", required=True)
     report.add_argument("--out", help="output folder (default: the config's reports folder)")
     report.set_defaults(func=_cmd_report)
+
+
+def _add_sql(verbs: Any) -> None:
+    """``t2ibench sql``: its options (defaults from the typed classes)."""
 
     sql = verbs.add_parser("sql", help="query the results store (read-only unless --write)")
     sql.add_argument("query", help='e.g. "SELECT * FROM leaderboard"')
@@ -1505,6 +1573,10 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument("--wait", type=SECONDS, default=30.0, help="seconds to wait while a writer holds the store")
     sql.set_defaults(func=_cmd_sql)
 
+
+def _add_failures(verbs: Any) -> None:
+    """``t2ibench failures``: its options (defaults from the typed classes)."""
+
     fail = verbs.add_parser(
         "failures",
         help="where a model fails GenEval: position confusion, colour swaps, counting errors, missing objects",
@@ -1514,6 +1586,10 @@ def build_parser() -> argparse.ArgumentParser:
     fail.add_argument("--config", help="take the store path from this config")
     fail.add_argument("--wait", type=SECONDS, default=30.0, help="seconds to wait while a writer holds the store")
     fail.set_defaults(func=_cmd_failures)
+
+
+def _add_data(verbs: Any) -> None:
+    """``t2ibench data``: its options (defaults from the typed classes)."""
 
     data = verbs.add_parser(
         "data",
@@ -1537,6 +1613,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     data.set_defaults(func=_cmd_data)
 
+
+def _add_schedule(verbs: Any) -> None:
+    """``t2ibench schedule``: its options (defaults from the typed classes)."""
+    from t2ibench.requests import ScheduleRequest
+
     schedule = verbs.add_parser(
         "schedule",
         help="deploy the refresh on a cron to a Prefect work pool (run it with `prefect worker start --pool t2ibench`)",
@@ -1555,6 +1636,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--serve", action="store_true", help="serve the schedule in this process instead (no pool, no worker; blocks)"
     )
     schedule.set_defaults(func=_cmd_schedule, request=ScheduleRequest)
+
+
+def _add_paper(verbs: Any) -> Any:
+    """``t2ibench paper``: its options (defaults from the typed classes)."""
+    from t2ibench.requests import DigitsRequest, PaperTablesRequest
 
     paper = verbs.add_parser(
         "paper",
@@ -1593,11 +1679,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"seed of draws and features (default {DigitsRequest.seed})",
     )
     figure.set_defaults(func=_cmd_paper_digits, request=DigitsRequest)
-    from t2ibench.params import add_params_option
-
-    for verb in [*verbs.choices.values(), *kinds.choices.values()]:  # every verb reads a params file the same way
-        add_params_option(verb)
-    return parser
+    return kinds
 
 
 def _geneval2_parser(benchmarks: Any) -> None:
