@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from t2ibench import __version__
 from t2ibench.errors import NOTES, InputError, StateMismatchError
+from t2ibench.options import int_from, spec_or_error
 
 if TYPE_CHECKING:
     from t2ibench.requests import Request
@@ -26,20 +27,6 @@ EXIT_INTERRUPTED = 130
 
 
 # -- argument types: a bad number is refused by the parser, naming the option ---------------------------------
-
-
-def _int_from(minimum: int, maximum: int | None = None) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < minimum or (maximum is not None and value > maximum):
-            bound = f"in [{minimum}, {maximum}]" if maximum is not None else f"≥ {minimum}"
-            raise argparse.ArgumentTypeError(f"must be {bound}; got {value}")
-        return value
-
-    return parse
 
 
 def _float_in(low: float, high: float = math.inf, *, open_low: bool = False, open_high: bool = False) -> Any:
@@ -57,8 +44,8 @@ def _float_in(low: float, high: float = math.inf, *, open_low: bool = False, ope
     return parse
 
 
-SEED = _int_from(0, 2**31 - 1)
-POSITIVE = _int_from(1)
+SEED = int_from(0, 2**31 - 1)
+POSITIVE = int_from(1)
 SECONDS = _float_in(0.0, 1e9)
 POSITIVE_FLOAT = _float_in(0.0, math.inf, open_low=True, open_high=True)
 UNIT = _float_in(0.0, 1.0, open_high=True)
@@ -372,17 +359,6 @@ def _resize(args: argparse.Namespace) -> tuple[int, int] | None:
     return short, long
 
 
-def _spec(build: Any, options: dict[str, str]) -> Any:
-    """``build()`` (a config section), its FieldError reported under the CLI option that set the field."""
-    from t2ibench.errors import FieldError
-
-    try:
-        return build()
-    except FieldError as exc:
-        option = options.get(exc.field, "--" + exc.field.replace("_", "-"))
-        raise InputError(f"{option}: {exc.message}") from None
-
-
 def _check_models(*sections: tuple[Any, dict[str, str]]) -> None:
     """Each model a spec section names by hub id or folder can be read, checked after the command's own inputs and
     before any model loads (``models.hub``): a missing folder, or a hub model neither cached nor reachable, is one
@@ -390,19 +366,18 @@ def _check_models(*sections: tuple[Any, dict[str, str]]) -> None:
     from t2ibench.models.hub import check_sources
 
     for section, options in sections:
-        _spec(lambda: check_sources(section.hub_sources()), options)  # noqa: B023  (called at once)
+        spec_or_error(lambda: check_sources(section.hub_sources()), options)  # noqa: B023  (called at once)
 
 
 _DETECTOR_OPTIONS = {"backend": "--detector", "model": "--detector-model", "revision": "--detector-revision"}
 _COLOUR_OPTIONS = {"backend": "--colour", "arch": "--clip-arch", "pretrained": "--clip-pretrained"}
-_JUDGE_OPTIONS = {"backend": "--judge", "model": "--judge-model", "revision": "--judge-revision"}
 
 
 def _geneval_config(args: argparse.Namespace) -> Any:
     """The GenEvalConfig the options describe, validated by the config's own rules before any model is loaded."""
     from t2ibench.config import ColourConfig, DetectorConfig, GenEvalConfig
 
-    detector = _spec(
+    detector = spec_or_error(
         lambda: DetectorConfig(
             backend=args.detector,
             model=args.detector_model,
@@ -413,13 +388,13 @@ def _geneval_config(args: argparse.Namespace) -> Any:
         ),
         _DETECTOR_OPTIONS,
     )
-    colour = _spec(
+    colour = spec_or_error(
         lambda: ColourConfig(
             backend=args.colour, arch=args.clip_arch, pretrained=args.clip_pretrained, background=args.background
         ),
         _COLOUR_OPTIONS,
     )
-    return _spec(
+    return spec_or_error(
         lambda: GenEvalConfig(
             detector=detector,
             colour=colour,
@@ -496,7 +471,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     from t2ibench.suites.layout import PROMPT_DIR
 
     bench = benchmark(args.suite)
-    suite_of, evaluator_of, inputs_of = _EVALUATE[bench.name]
+    suite_of, evaluator_of, inputs_of = (
+        (bench.suite_from, bench.evaluator_from, bench.inputs_from) if bench.has_command() else _GENEVAL_COMMAND
+    )
     evaluator = evaluator_of(args)  # validated before anything is read
     images = Path(args.images)
     default_out = images / "results.jsonl" if images.is_dir() else images.with_name(images.stem + ".results.jsonl")
@@ -531,7 +508,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_FAILED
-    _check_models(*_evaluator_models(bench.name, evaluator))
+    sections = bench.model_sections(evaluator) if bench.has_command() else _geneval_models(evaluator)
+    _check_models(*sections)
     done = evaluate_images(
         bench, scan, evaluator, suite=suite, out=out, device=args.device, show_progress=not args.quiet
     )
@@ -558,10 +536,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _evaluator_models(benchmark: str, evaluator: Any) -> list[tuple[Any, dict[str, str]]]:
-    """The spec sections of ``evaluator`` that name models, with the options that set their fields."""
-    if benchmark == "geneval2":
-        return [(evaluator.judge, _JUDGE_OPTIONS)]
+def _geneval_models(evaluator: Any) -> list[tuple[Any, dict[str, str]]]:
+    """The spec sections of a GenEval evaluator that name models, with the options that set their fields."""
     return [(evaluator.detector, _DETECTOR_OPTIONS), (evaluator.colour, _COLOUR_OPTIONS)]
 
 
@@ -593,50 +569,9 @@ def _geneval_inputs(args: argparse.Namespace) -> list[Any]:
     return [place("--metadata", args.metadata), *_evaluator_inputs(args)]
 
 
-def _geneval2_suite(args: argparse.Namespace) -> Any:
-    from t2ibench.benchmarks.geneval2.suite import read_geneval2
-    from t2ibench.config import GENEVAL2_DATA
-    from t2ibench.datasets import check_release_copy
-
-    if args.suite_file == GENEVAL2_DATA and Path(args.suite_file).exists():
-        check_release_copy("geneval2", args.suite_file, where="--suite")  # the release's place holds the release
-    if not Path(args.suite_file).exists():
-        raise InputError(
-            f"--suite {args.suite_file}: no such file; fetch GenEval 2's file with `t2ibench data fetch geneval2 "
-            f"--out {Path(args.suite_file).parent}` (or --from DIR for a local copy)"
-        )
-    return read_geneval2(args.suite_file, full=not args.subset)
-
-
-def _geneval2_evaluator(args: argparse.Namespace) -> Any:
-    from t2ibench.benchmarks.geneval2.options import Geneval2Config
-    from t2ibench.specs import VQAJudgeConfig
-
-    judge = _spec(
-        lambda: VQAJudgeConfig(
-            backend=args.judge,
-            model=args.judge_model,
-            revision=args.judge_revision,
-            dtype=args.dtype,
-            batch_size=args.batch_size,
-        ),
-        _JUDGE_OPTIONS,
-    )
-    return Geneval2Config(judge=judge, answer_rule=args.answer_rule)
-
-
-def _geneval2_inputs(args: argparse.Namespace) -> list[Any]:
-    from t2ibench.paths import place
-
-    model = args.judge_model if Path(args.judge_model).exists() else None
-    return [place("--suite", args.suite_file), place("--judge-model", model, tree=True)]
-
-
-# per benchmark: (its suite, its evaluator, the local files its options name) from the options
-_EVALUATE: dict[str, tuple[Any, Any, Any]] = {
-    "geneval": (_suite, lambda args: _geneval_config(args), _geneval_inputs),
-    "geneval2": (_geneval2_suite, _geneval2_evaluator, _geneval2_inputs),
-}
+# GenEval's `evaluate` command: its suite, evaluator and the local files its options name, from the options it
+# shares with `selftest`, `summary` and `generate` (every other benchmark's entry declares its own: ``add_options``)
+_GENEVAL_COMMAND = (_suite, lambda args: _geneval_config(args), _geneval_inputs)
 
 
 def _cmd_summary(args: argparse.Namespace) -> int:
@@ -798,7 +733,9 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         }
     )
     options = {"seed": "--seed-images", "source": "--import-from", "images_per_prompt": "--images-per-prompt"}
-    spec = _spec(lambda: GeneratorConfig(backend=backend, images_per_prompt=args.images_per_prompt, **fields), options)
+    spec = spec_or_error(
+        lambda: GeneratorConfig(backend=backend, images_per_prompt=args.images_per_prompt, **fields), options
+    )
     source = Path(args.import_from).resolve() if args.import_from else None
     from t2ibench.paths import place, refuse_output
     from t2ibench.suites.layout import PROMPT_DIR
@@ -829,7 +766,10 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
 def _generation_suite(args: argparse.Namespace) -> list[dict[str, Any]]:
     """The prompt records ``generate`` makes images for: GenEval's (generated or --metadata) or GenEval 2's lines
-    (--suite); an option of the other benchmark is refused, never ignored."""
+    (--suite, read by its entry as `evaluate geneval2` reads it); an option of the other benchmark is refused, never
+    ignored."""
+    from t2ibench.benchmarks import benchmark
+
     geneval_only = {"--seed": ("seed", 43), "--per-task": ("per_task", 100), "--classes": ("classes", None),
                     "--metadata": ("metadata", None)}  # fmt: skip
     if args.suite == "geneval2":
@@ -840,7 +780,7 @@ def _generation_suite(args: argparse.Namespace) -> list[dict[str, Any]]:
             raise InputError(
                 "--import-from: a folder made elsewhere is judged as it is: `t2ibench evaluate geneval2 DIR`"
             )
-        return [p.record() for p in _geneval2_suite(args).prompts]
+        return [p.record() for p in benchmark("geneval2").suite_from(args).prompts]
     from t2ibench.config import GENEVAL2_DATA
 
     if args.suite_file != GENEVAL2_DATA or args.subset:
@@ -1214,7 +1154,7 @@ def _add_diversity(verbs: Any) -> None:
     )
     div.add_argument(
         "--rff-dim",
-        type=_int_from(1, 1_000_000),
+        type=int_from(1, 1_000_000),
         help="random Fourier frequencies r (2r features); default 2000, Scendi 1000, digits 512/500",
     )
     div.add_argument(
@@ -1230,7 +1170,7 @@ def _add_diversity(verbs: Any) -> None:
     )
     div.add_argument(
         "--shards",
-        type=_int_from(1, MAX_SHARDS),
+        type=int_from(1, MAX_SHARDS),
         default=DiversityConfig.shards,
         help=f"FKEA: accumulate the rows in N interleaved shards, merged, as a refresh does (default "
         f"{DiversityConfig.shards}, evaluators.diversity.shards)",
@@ -1243,7 +1183,7 @@ def _add_diversity(verbs: Any) -> None:
     )
     div.add_argument(
         "--batch-size",
-        type=_int_from(1, 10_000_000),
+        type=int_from(1, 10_000_000),
         help="rows per batch (default: a refresh's FKEA batch; the output states it)",
     )
     div.add_argument("--device", default=Runtime.device, help="where the embedder of a reference σ runs (default auto)")
@@ -1281,27 +1221,27 @@ def _add_diversity(verbs: Any) -> None:
     )
     div.add_argument(
         "--truncation",
-        type=_int_from(1, 1_000_000),
+        type=int_from(1, 1_000_000),
         help="also report truncated VENDI-α: the top T eigenvalues with the leftover mass spread over them",
     )
     div.add_argument(
         "--modes",
-        type=_int_from(1, 10_000),
+        type=int_from(1, 10_000),
         metavar="K",
         help="also find the top K modes (FKEA, and Scendi with --prompts)",
     )
-    div.add_argument("--top", type=_int_from(1, 10_000), default=16, help="samples shown per mode (default 16)")
+    div.add_argument("--top", type=int_from(1, 10_000), default=16, help="samples shown per mode (default 16)")
     div.add_argument("--gallery", metavar="DIR", help="write mode galleries (PNG grids + JSON, or Markdown for texts)")
     div.add_argument(
         "--n-per-condition",
-        type=_int_from(1, 100_000),
+        type=int_from(1, 100_000),
         default=DigitsRequest.n_per_condition,
         help="digits: images per class count",
     )
-    div.add_argument("--per-prompt", type=_int_from(1, 100_000), default=100, help="digits --prompts: pairs per prompt")
+    div.add_argument("--per-prompt", type=int_from(1, 100_000), default=100, help="digits --prompts: pairs per prompt")
     div.add_argument(
         "--repeats",
-        type=_int_from(1, 1000),
+        type=int_from(1, 1000),
         help=f"digits: seeded repeats (default {DigitsRequest.repeats}; 3 with --prompts)",
     )
     div.add_argument(
@@ -1326,7 +1266,8 @@ def _add_prompts(verbs: Any) -> None:
 
 
 def _add_evaluate(verbs: Any) -> None:
-    """``t2ibench evaluate``: its options (defaults from the typed classes)."""
+    """``t2ibench evaluate``: GenEval's options here, every other benchmark's from its registry entry."""
+    from t2ibench.benchmarks import benchmark, names
 
     evaluate_verb = verbs.add_parser(
         "evaluate",
@@ -1345,13 +1286,31 @@ def _add_evaluate(verbs: Any) -> None:
     evaluate.add_argument("--out", help="results.jsonl path (default IMAGEDIR/results.jsonl); resumes from OUT.partial")
     evaluate.add_argument("--allow-missing", action="store_true", help="evaluate even if prompts/images are missing")
     evaluate.add_argument(
-        "--images-per-prompt", type=_int_from(1, 10_000), default=4, help="expected samples per prompt (default 4)"
+        "--images-per-prompt", type=int_from(1, 10_000), default=4, help="expected samples per prompt (default 4)"
     )
     _evaluator_options(evaluate)
     evaluate.add_argument("--json", help="also write the summary as JSON")
     evaluate.add_argument("--quiet", action="store_true")
     evaluate.set_defaults(func=_cmd_evaluate)
-    _geneval2_parser(benchmarks)
+    for name in names():  # every other benchmark's command: its entry's options, then the ones all share
+        bench = benchmark(name)
+        if not bench.has_command():
+            continue
+        command = benchmarks.add_parser(name, help=bench.command_help, description=bench.command_description)
+        command.add_argument("images", help=bench.images_help)
+        bench.add_options(command)
+        command.add_argument("--out", help="results.jsonl path (default: beside IMAGES); resumes from OUT.partial")
+        command.add_argument("--allow-missing", action="store_true", help="evaluate even if prompts/images are missing")
+        command.add_argument("--images-per-prompt", type=int_from(1, 10_000), help="expected samples per prompt (any)")
+        command.add_argument("--device", default="auto")
+        command.add_argument("--json", help="also write the tables as JSON")
+        command.add_argument("--store", help="also write the answers and tables into this results store")
+        command.add_argument(
+            "--model", help="the model the images are of, as the store names it (with --store; default: the folder's "
+            "or the map's name)",
+        )  # fmt: skip
+        command.add_argument("--quiet", action="store_true")
+        command.set_defaults(func=_cmd_evaluate)
 
 
 def _add_selftest(verbs: Any) -> None:
@@ -1368,13 +1327,13 @@ def _add_selftest(verbs: Any) -> None:
         "reports the agreement held out by K-fold cross-validation over prompts and over images.",
     )
     selftest.add_argument("--out", required=True, help="folder for the images, selftest.json/.md, calibrated.yaml")
-    selftest.add_argument("--per-task", type=_int_from(1, 1000), default=20, help="prompts per task (20)")
-    selftest.add_argument("--images-per-prompt", type=_int_from(1, 100), default=2)
+    selftest.add_argument("--per-task", type=int_from(1, 1000), default=20, help="prompts per task (20)")
+    selftest.add_argument("--images-per-prompt", type=int_from(1, 100), default=2)
     selftest.add_argument(
         "--variants", default="faithful,sloppy:0.5", help="compositor variants, comma-separated (faithful,sloppy:0.5)"
     )
     selftest.add_argument("--seed", type=SEED, default=0, help="seed of the compositor and of the folds")
-    selftest.add_argument("--calibrate", type=_int_from(2, 100), metavar="K", help="also calibrate, K folds")
+    selftest.add_argument("--calibrate", type=int_from(2, 100), metavar="K", help="also calibrate, K folds")
     photo_set = selftest.add_mutually_exclusive_group()
     photo_set.add_argument(
         "--photo-truth", metavar="FILE", help="a photo truth set of the built-in's shape (default: the built-in)"
@@ -1391,7 +1350,7 @@ def _add_summary(verbs: Any) -> None:
     summary = verbs.add_parser("summary", help="GenEval Table-2 summary of a results.jsonl (ours or the reference's)")
     summary.add_argument("results")
     _suite_options(summary, metadata=True)
-    summary.add_argument("--images-per-prompt", type=_int_from(1, 10_000), default=4)
+    summary.add_argument("--images-per-prompt", type=int_from(1, 10_000), default=4)
     summary.add_argument("--allow-missing", action="store_true", help="exit 0 even if the results miss prompts")
     summary.add_argument("--json", help="also write the summary as JSON")
     summary.set_defaults(func=_cmd_summary)
@@ -1415,7 +1374,7 @@ def _add_agreement(verbs: Any) -> None:
     )
     agree.add_argument("--scores", help="JSON lines {source, prompt_id, image_id, score} to tune per-task thresholds")
     agree.add_argument(
-        "--folds", type=_int_from(2, 1000), default=AgreementRequest.folds,
+        "--folds", type=int_from(2, 1000), default=AgreementRequest.folds,
         help=f"cross-validation folds for tuned thresholds ({AgreementRequest.folds})",
     )  # fmt: skip
     agree.add_argument("--seed-cv", type=SEED, default=AgreementRequest.seed, help="seed of the fold assignment")
@@ -1424,7 +1383,7 @@ def _add_agreement(verbs: Any) -> None:
         help=f"confidence level of the bootstrap intervals (default {AgreementRequest.ci_level:g})",
     )  # fmt: skip
     agree.add_argument(
-        "--resamples", type=_int_from(1, 100_000), default=AgreementRequest.resamples,
+        "--resamples", type=int_from(1, 100_000), default=AgreementRequest.resamples,
         help=f"bootstrap resamples over prompts (default {AgreementRequest.resamples})",
     )  # fmt: skip
     agree.add_argument(
@@ -1469,16 +1428,16 @@ def _add_generate(verbs: Any) -> None:
     gen.add_argument("--revision")
     gen.add_argument("--stage2", help="DeepFloyd IF stage-II model (stage I is --model)")
     gen.add_argument("--import-from", help="import images made elsewhere (GenEval layout) instead of generating")
-    gen.add_argument("--steps", type=_int_from(1, 10_000), default=GeneratorConfig.steps)
+    gen.add_argument("--steps", type=int_from(1, 10_000), default=GeneratorConfig.steps)
     gen.add_argument("--guidance", type=_float_in(-1e6, 1e6), default=GeneratorConfig.guidance)
     gen.add_argument("--negative-prompt")
-    gen.add_argument("--height", type=_int_from(8, 16_384))
-    gen.add_argument("--width", type=_int_from(8, 16_384))
-    gen.add_argument("--images-per-prompt", type=_int_from(1, 10_000), default=GeneratorConfig.images_per_prompt)
+    gen.add_argument("--height", type=int_from(8, 16_384))
+    gen.add_argument("--width", type=int_from(8, 16_384))
+    gen.add_argument("--images-per-prompt", type=int_from(1, 10_000), default=GeneratorConfig.images_per_prompt)
     gen.add_argument("--seed-images", type=SEED, default=GeneratorConfig.seed, help="generation seed (GenEval: 42)")
     gen.add_argument("--seeding", choices=["prompt", "sample"], default=GeneratorConfig.seeding)
     gen.add_argument(
-        "--batch-size", type=_int_from(1, 10_000), help="images per pipeline call (default: images per prompt)"
+        "--batch-size", type=int_from(1, 10_000), help="images per pipeline call (default: images per prompt)"
     )
     gen.add_argument(
         "--dtype", default=GeneratorConfig.dtype, help="float32, float16, bfloat16 or auto (float16 on CUDA)"
@@ -1511,7 +1470,7 @@ def _add_run(verbs: Any) -> None:
         help="wait up to S seconds if another refresh holds the store",
     )
     run.add_argument(
-        "--dask", type=_int_from(1, 1024), metavar="WORKERS", help="fan tasks out over a local Dask cluster"
+        "--dask", type=int_from(1, 1024), metavar="WORKERS", help="fan tasks out over a local Dask cluster"
     )
     run.add_argument(
         "--summary", help="also write the run's summary as JSON (computed/cached per model and step, task states)"
@@ -1560,7 +1519,7 @@ def _add_sql(verbs: Any) -> None:
     sql.add_argument("--write", action="store_true", help="allow statements that modify the store")
     sql.add_argument(
         "--limit",
-        type=_int_from(0, 1_000_000),
+        type=int_from(0, 1_000_000),
         default=50,
         help="rows to print (default 50); the rest are never fetched",
     )
@@ -1590,6 +1549,7 @@ def _add_failures(verbs: Any) -> None:
 
 def _add_data(verbs: Any) -> None:
     """``t2ibench data``: its options (defaults from the typed classes)."""
+    from t2ibench.datasets import RELEASES
 
     data = verbs.add_parser(
         "data",
@@ -1597,7 +1557,7 @@ def _add_data(verbs: Any) -> None:
         "prompts and annotations), `data fetch geneval2` (GenEval 2's geneval2_data.jsonl, CC BY-NC 4.0)",
     )
     data.add_argument("action", choices=["fetch"])
-    data.add_argument("dataset", choices=["geneval", "geneval2"])
+    data.add_argument("dataset", choices=list(RELEASES))
     data.add_argument("--out", required=True, help="folder to write the files to")
     data.add_argument(
         "--from",
@@ -1657,11 +1617,11 @@ def _add_paper(verbs: Any) -> Any:
     figure = kinds.add_parser("digits", help="the FKEA digits figure: VENDI/RKE as the digit classes grow 1 → 10")
     figure.add_argument("--out", required=True, help="folder for digits.md, digits.png, digits.json, metrics.json")
     figure.add_argument(
-        "--n-per-condition", type=_int_from(10, 100_000), default=DigitsRequest.n_per_condition,
+        "--n-per-condition", type=int_from(10, 100_000), default=DigitsRequest.n_per_condition,
         help=f"images per class count (default {DigitsRequest.n_per_condition})",
     )  # fmt: skip
     figure.add_argument(
-        "--repeats", type=_int_from(1, 1000), default=DigitsRequest.repeats,
+        "--repeats", type=int_from(1, 1000), default=DigitsRequest.repeats,
         help=f"seeded repeats (default {DigitsRequest.repeats})",
     )  # fmt: skip
     figure.add_argument(
@@ -1669,7 +1629,7 @@ def _add_paper(verbs: Any) -> Any:
         help=f"σ as a multiple of the median distance (default {DigitsRequest.sigma_scale:g})",
     )  # fmt: skip
     figure.add_argument(
-        "--rff-dim", type=_int_from(1, 1_000_000), default=DigitsRequest.rff_dim,
+        "--rff-dim", type=int_from(1, 1_000_000), default=DigitsRequest.rff_dim,
         help=f"random Fourier frequencies (default {DigitsRequest.rff_dim})",
     )  # fmt: skip
     figure.add_argument(
@@ -1680,61 +1640,6 @@ def _add_paper(verbs: Any) -> Any:
     )
     figure.set_defaults(func=_cmd_paper_digits, request=DigitsRequest)
     return kinds
-
-
-def _geneval2_parser(benchmarks: Any) -> None:
-    """``t2ibench evaluate geneval2``: its options (the judge's from ``VQAJudgeConfig``, the answer rule's from
-    ``t2ibench.benchmarks.geneval2.metrics``)."""
-    from t2ibench.benchmarks.geneval2.metrics import ANSWER_RULES, DEFAULT_ANSWER_RULE
-    from t2ibench.config import GENEVAL2_DATA
-    from t2ibench.models.registry import VQA_JUDGES
-    from t2ibench.specs import VQAJudgeConfig
-
-    g2 = benchmarks.add_parser(
-        "geneval2",
-        help="GenEval 2 (Kamath et al. 2025) for an image folder or a {prompt: image} JSON map, judged by a VQA model",
-        description="Ask the judge every atom's question of each image (and VQAScore's), write per-question "
-        "results, print Soft-TIFA AM/GM, TIFA and VQAScore overall, per skill and per atom count, each with a "
-        "bootstrap interval over prompts. Every image is accounted for.",
-    )
-    g2.add_argument("images", help="a GenEval-layout folder (<NNNNN>/metadata.jsonl, samples/) or a .json image map")
-    g2.add_argument(
-        "--suite",
-        dest="suite_file",
-        default=GENEVAL2_DATA,
-        help="GenEval 2's geneval2_data.jsonl (default: where `t2ibench data fetch geneval2 --out "
-        "data/external/geneval2` puts it)",
-    )
-    g2.add_argument(
-        "--subset", action="store_true", help="the suite file is a subset of GenEval 2 (not its 800 prompts)"
-    )
-    g2.add_argument("--out", help="results.jsonl path (default: beside IMAGES); resumes from OUT.partial")
-    g2.add_argument("--allow-missing", action="store_true", help="evaluate even if prompts/images are missing")
-    g2.add_argument("--images-per-prompt", type=_int_from(1, 10_000), help="expected samples per prompt (any)")
-    g2.add_argument("--judge", choices=VQA_JUDGES.names(), default=VQAJudgeConfig.backend)
-    g2.add_argument("--judge-model", default=VQAJudgeConfig.model, help=f"hub id or folder ({VQAJudgeConfig.model})")
-    g2.add_argument("--judge-revision", default=VQAJudgeConfig.revision, help="hub revision (commit) of the judge")
-    g2.add_argument("--dtype", default=VQAJudgeConfig.dtype, help=f"judge weights' dtype ({VQAJudgeConfig.dtype})")
-    g2.add_argument(
-        "--batch-size", type=_int_from(1, 4096), default=VQAJudgeConfig.batch_size,
-        help=f"questions per forward pass ({VQAJudgeConfig.batch_size})",
-    )  # fmt: skip
-    g2.add_argument(
-        "--answer-rule", choices=ANSWER_RULES, default=DEFAULT_ANSWER_RULE,
-        help=f"how an answer's probability is read from its variants' tokens ({DEFAULT_ANSWER_RULE}: as the "
-        "reference evaluation.py)",
-    )  # fmt: skip
-    g2.add_argument("--device", default="auto")
-    g2.add_argument("--json", help="also write the tables as JSON")
-    g2.add_argument(
-        "--store", help="also write the answers and tables into this results store (vqa_answers, benchmark_scores)"
-    )
-    g2.add_argument(
-        "--model", help="the model the images are of, as the store names it (with --store; default: the folder's or "
-        "the map's name)",
-    )  # fmt: skip
-    g2.add_argument("--quiet", action="store_true")
-    g2.set_defaults(func=_cmd_evaluate)
 
 
 def _data_option(p: argparse.ArgumentParser) -> None:
@@ -1770,7 +1675,7 @@ def _evaluator_options(p: argparse.ArgumentParser) -> None:
 def _suite_options(p: argparse.ArgumentParser, *, metadata: bool) -> None:
     p.add_argument("--seed", type=SEED, default=43, help="suite seed (43: the official suite)")
     p.add_argument(
-        "--per-task", type=_int_from(1, 100_000), default=100, help="samples per task (100: the official suite)"
+        "--per-task", type=int_from(1, 100_000), default=100, help="samples per task (100: the official suite)"
     )
     p.add_argument("--classes", help="draw prompts from these classes only, comma-separated (default: all 80)")
     if metadata:
@@ -1785,7 +1690,7 @@ def _param_options(p: argparse.ArgumentParser) -> None:
         "--counting-threshold", type=UNIT, default=P.counting_threshold, help=f"for counting ({P.counting_threshold})"
     )
     p.add_argument(
-        "--max-objects", type=_int_from(1, 10_000), default=P.max_objects, help=f"kept per class ({P.max_objects})"
+        "--max-objects", type=int_from(1, 10_000), default=P.max_objects, help=f"kept per class ({P.max_objects})"
     )
     p.add_argument(
         "--max-overlap",

@@ -224,6 +224,7 @@ FLOORS = {
     "t2ibench.embed_cache": 3,
     "t2ibench.resume": 3,
     "t2ibench.params": 3,
+    "t2ibench.options": 3,
     "t2ibench.requests": 3,
     "t2ibench.store": 3,
     "t2ibench.suites": 3,

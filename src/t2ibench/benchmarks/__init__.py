@@ -103,6 +103,39 @@ class Benchmark(ABC, Generic[SuiteT, EvaluatorT, ScanT, RecordT, TablesT]):
         """What the tables were measured with, for their JSON (the suite file, its hash, the protocol)."""
         return {}
 
+    # -- its `t2ibench evaluate <name>` command: the CLI adds IMAGES and the options every benchmark shares (--out,
+    # --allow-missing, --images-per-prompt, --device, --json, --store, --model, --quiet); the entry adds its own --
+
+    command_help: ClassVar[str] = ""
+    command_description: ClassVar[str] = ""
+    images_help: ClassVar[str] = "the images to judge"
+
+    def has_command(self) -> bool:
+        """Whether the entry declares its own ``evaluate`` options (GenEval's live in the CLI, shared with
+        ``selftest``, ``summary`` and ``generate``)."""
+        return type(self).add_options is not Benchmark.add_options
+
+    def add_options(self, parser: Any) -> None:
+        """Declare this benchmark's own ``evaluate`` options on the argparse ``parser``."""
+        raise NotImplementedError(f"{self.name}: no command-line options of its own")
+
+    def suite_from(self, args: Any) -> SuiteT:
+        """The suite the parsed options name (read and checked)."""
+        raise NotImplementedError(self.name)
+
+    def evaluator_from(self, args: Any) -> EvaluatorT:
+        """The evaluator the parsed options describe, validated before anything is read."""
+        raise NotImplementedError(self.name)
+
+    def inputs_from(self, args: Any) -> list[Any]:
+        """The local files the parsed options name (``t2ibench.paths.place``): no output may land on them."""
+        return []
+
+    def model_sections(self, evaluator: EvaluatorT) -> list[tuple[Any, dict[str, str]]]:
+        """The spec sections of ``evaluator`` that name models, with the options that set their fields (checked
+        readable before any model loads)."""
+        return []
+
     # -- its slice of the refresh (``t2ibench.pipeline.plan``); a benchmark without one runs in `evaluate` only --
 
     def refresh_steps(self) -> Mapping[str, Any]:

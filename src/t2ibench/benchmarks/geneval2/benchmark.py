@@ -9,12 +9,15 @@ from typing import Any
 
 from t2ibench.benchmarks import Benchmark
 from t2ibench.benchmarks.geneval2.evaluate import Geneval2Result, Geneval2Scan, judge_with, scan_images, summarise
-from t2ibench.benchmarks.geneval2.metrics import DEFAULT_ANSWER_RULE, Geneval2Tables
-from t2ibench.benchmarks.geneval2.options import Geneval2Config
+from t2ibench.benchmarks.geneval2.metrics import ANSWER_RULES, DEFAULT_ANSWER_RULE, Geneval2Tables
+from t2ibench.benchmarks.geneval2.options import GENEVAL2_DATA, Geneval2Config
 from t2ibench.benchmarks.geneval2.report import render_tables
-from t2ibench.benchmarks.geneval2.suite import Geneval2Suite
-from t2ibench.specs import DEFAULT_VQA_JUDGE_MODEL
+from t2ibench.benchmarks.geneval2.suite import Geneval2Suite, read_geneval2
+from t2ibench.errors import InputError
+from t2ibench.specs import DEFAULT_VQA_JUDGE_MODEL, VQAJudgeConfig
 
+JUDGE_OPTIONS = {"backend": "--judge", "model": "--judge-model", "revision": "--judge-revision"}
+"""The judge spec's fields and the `evaluate geneval2` options that set them (errors are named by the option)."""
 PAPER_JUDGE = DEFAULT_VQA_JUDGE_MODEL  # the paper's judge: another one is labelled not comparable
 
 
@@ -27,6 +30,87 @@ class Geneval2Benchmark(Benchmark[Geneval2Suite, Geneval2Config, Geneval2Scan, G
     release = "geneval2"
     judges = ("VQA judge backend",)
     docs = "docs/geneval2.md"
+
+    command_help = (
+        "GenEval 2 (Kamath et al. 2025) for an image folder or a {prompt: image} JSON map, judged by a VQA model"
+    )
+    command_description = (
+        "Ask the judge every atom's question of each image (and VQAScore's), write per-question results, print "
+        "Soft-TIFA AM/GM, TIFA and VQAScore overall, per skill and per atom count, each with a bootstrap interval "
+        "over prompts. Every image is accounted for."
+    )
+    images_help = "a GenEval-layout folder (<NNNNN>/metadata.jsonl, samples/) or a .json image map"
+
+    def add_options(self, parser: Any) -> None:
+        """The suite file, the judge (``VQAJudgeConfig``'s fields and defaults) and the answer rule."""
+        from t2ibench.models.registry import VQA_JUDGES
+        from t2ibench.options import int_from
+
+        parser.add_argument(
+            "--suite",
+            dest="suite_file",
+            default=GENEVAL2_DATA,
+            help="GenEval 2's geneval2_data.jsonl (default: where `t2ibench data fetch geneval2 --out "
+            "data/external/geneval2` puts it)",
+        )
+        parser.add_argument(
+            "--subset", action="store_true", help="the suite file is a subset of GenEval 2 (not its 800 prompts)"
+        )
+        judge = VQAJudgeConfig
+        parser.add_argument("--judge", choices=VQA_JUDGES.names(), default=judge.backend)
+        parser.add_argument("--judge-model", default=judge.model, help=f"hub id or folder ({judge.model})")
+        parser.add_argument("--judge-revision", default=judge.revision, help="hub revision (commit) of the judge")
+        parser.add_argument("--dtype", default=judge.dtype, help=f"judge weights' dtype ({judge.dtype})")
+        parser.add_argument(
+            "--batch-size", type=int_from(1, 4096), default=judge.batch_size,
+            help=f"questions per forward pass ({judge.batch_size})",
+        )  # fmt: skip
+        parser.add_argument(
+            "--answer-rule", choices=ANSWER_RULES, default=DEFAULT_ANSWER_RULE,
+            help=f"how an answer's probability is read from its variants' tokens ({DEFAULT_ANSWER_RULE}: as the "
+            "reference evaluation.py)",
+        )  # fmt: skip
+
+    def suite_from(self, args: Any) -> Geneval2Suite:
+        """The --suite file, read whole (or as a subset with --subset); at the release's place it must be the
+        release."""
+        from t2ibench.datasets import check_release_copy
+
+        if args.suite_file == GENEVAL2_DATA and Path(args.suite_file).exists():
+            check_release_copy("geneval2", args.suite_file, where="--suite")  # the release's place holds the release
+        if not Path(args.suite_file).exists():
+            raise InputError(
+                f"--suite {args.suite_file}: no such file; fetch GenEval 2's file with `t2ibench data fetch geneval2 "
+                f"--out {Path(args.suite_file).parent}` (or --from DIR for a local copy)"
+            )
+        return read_geneval2(args.suite_file, full=not args.subset)
+
+    def evaluator_from(self, args: Any) -> Geneval2Config:
+        """The judge and answer rule the options give, each field's error under its option."""
+        from t2ibench.options import spec_or_error
+
+        judge = spec_or_error(
+            lambda: VQAJudgeConfig(
+                backend=args.judge,
+                model=args.judge_model,
+                revision=args.judge_revision,
+                dtype=args.dtype,
+                batch_size=args.batch_size,
+            ),
+            JUDGE_OPTIONS,
+        )
+        return Geneval2Config(judge=judge, answer_rule=args.answer_rule)
+
+    def inputs_from(self, args: Any) -> list[Any]:
+        """The suite file and a judge given as a local folder."""
+        from t2ibench.paths import place
+
+        model = args.judge_model if Path(args.judge_model).exists() else None
+        return [place("--suite", args.suite_file), place("--judge-model", model, tree=True)]
+
+    def model_sections(self, evaluator: Geneval2Config) -> list[tuple[Any, dict[str, str]]]:
+        """The judge's spec, with the options that set its fields."""
+        return [(evaluator.judge, JUDGE_OPTIONS)]
 
     def refresh_steps(self) -> Mapping[str, Any]:
         """Judging, its tables and its rows (``steps.STEPS``)."""
