@@ -214,8 +214,8 @@ def _(tmp: Path) -> str:
 def _(tmp: Path) -> Any:
     import json
 
+    from t2ibench.benchmarks.geneval2.options import GENEVAL2_DATA, Geneval2Prompts
     from t2ibench.benchmarks.geneval2.steps import select_geneval2
-    from t2ibench.config import GENEVAL2_DATA, Geneval2Prompts
     from tests.geneval2_lines import LINE
 
     path = tmp / GENEVAL2_DATA

@@ -737,6 +737,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         lambda: GeneratorConfig(backend=backend, images_per_prompt=args.images_per_prompt, **fields), options
     )
     source = Path(args.import_from).resolve() if args.import_from else None
+    from t2ibench.benchmarks import benchmark
     from t2ibench.paths import place, refuse_output
     from t2ibench.suites.layout import PROMPT_DIR
 
@@ -746,7 +747,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         flag="--out",
         inputs=[
             place("--metadata", args.metadata),
-            place("--suite", args.suite_file if args.suite == "geneval2" else None),
+            *(benchmark(args.suite).suite_inputs_from(args) if args.suite != "geneval" else ()),
             place("--import-from", args.import_from, tree=True),
             place("--model", args.model, tree=True) if Path(args.model).is_dir() else None,
         ],
@@ -765,29 +766,29 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
 
 def _generation_suite(args: argparse.Namespace) -> list[dict[str, Any]]:
-    """The prompt records ``generate`` makes images for: GenEval's (generated or --metadata) or GenEval 2's lines
-    (--suite, read by its entry as `evaluate geneval2` reads it); an option of the other benchmark is refused, never
-    ignored."""
+    """The prompt records ``generate`` makes images for: GenEval's (generated or --metadata) or another benchmark's
+    (its suite options, read by its entry as `evaluate <benchmark>` reads them); a suite option of a benchmark not
+    chosen is refused, never ignored."""
     from t2ibench.benchmarks import benchmark
 
-    geneval_only = {"--seed": ("seed", 43), "--per-task": ("per_task", 100), "--classes": ("classes", None),
-                    "--metadata": ("metadata", None)}  # fmt: skip
-    if args.suite == "geneval2":
-        given = [flag for flag, (dest, default) in geneval_only.items() if getattr(args, dest) != default]
-        if given:
-            raise InputError(f"{', '.join(given)}: GenEval's suite options; GenEval 2's prompts come from --suite")
-        if args.import_from:
-            raise InputError(
-                "--import-from: a folder made elsewhere is judged as it is: `t2ibench evaluate geneval2 DIR`"
-            )
-        return [p.record() for p in benchmark("geneval2").suite_from(args).prompts]
-    from t2ibench.config import GENEVAL2_DATA
-
-    if args.suite_file != GENEVAL2_DATA or args.subset:
+    given = [
+        (name, action.option_strings[0])
+        for name, actions in args.suite_actions.items()
+        if name != args.suite
+        for action in actions
+        if getattr(args, action.dest) != action.default
+    ]
+    if given:
+        flags = ", ".join(flag for _, flag in given)
+        raise InputError(f"{flags}: suite options of {given[0][0]}, not of {args.suite} (the suite generated for)")
+    if args.suite == "geneval":
+        return _suite(args)
+    if args.import_from:
         raise InputError(
-            "--suite/--subset: GenEval 2's options; GenEval's prompts come from --seed/--per-task/--metadata"
+            f"--import-from: a folder made elsewhere is judged as it is: `t2ibench evaluate {args.suite} DIR`"
         )
-    return _suite(args)
+    bench = benchmark(args.suite)
+    return bench.prompt_records(bench.suite_from(args))
 
 
 def _workspace(config: str, program: str = "flows.leaderboard_refresh") -> tuple[Path, Path]:
@@ -1271,8 +1272,7 @@ def _add_evaluate(verbs: Any) -> None:
 
     evaluate_verb = verbs.add_parser(
         "evaluate",
-        help="judge an image folder with a benchmark: `evaluate geneval DIR` (detector rules), `evaluate geneval2 "
-        "DIR|MAP.json` (a VQA judge, Soft-TIFA)",
+        help=f"judge an image folder with a benchmark ({', '.join(names())}): `t2ibench evaluate BENCHMARK --help`",
     )
     benchmarks = evaluate_verb.add_subparsers(dest="suite", required=True, metavar="BENCHMARK")
     evaluate = benchmarks.add_parser(
@@ -1405,7 +1405,8 @@ def _add_agreement(verbs: Any) -> None:
 
 def _add_generate(verbs: Any) -> None:
     """``t2ibench generate``: its options (defaults from the typed classes)."""
-    from t2ibench.config import GENEVAL2_DATA, GeneratorConfig
+    from t2ibench.benchmarks import benchmark, names
+    from t2ibench.config import GeneratorConfig
 
     gen = verbs.add_parser(
         "generate",
@@ -1414,15 +1415,20 @@ def _add_generate(verbs: Any) -> None:
         "re-seeded per prompt. Re-running resumes: a finished image is kept when its file matches its "
         "samples.jsonl hash and it was made for the same prompt record.",
     )
-    gen.add_argument("suite", choices=["geneval", "geneval2"])
-    _suite_options(gen, metadata=True)
-    gen.add_argument(
-        "--suite",
-        dest="suite_file",
-        default=GENEVAL2_DATA,
-        help=f"geneval2: GenEval 2's geneval2_data.jsonl (default {GENEVAL2_DATA}: `t2ibench data fetch geneval2`)",
-    )
-    gen.add_argument("--subset", action="store_true", help="geneval2: the --suite file is a subset of GenEval 2")
+    gen.add_argument("suite", choices=names())
+    # each benchmark's suite options in a group of its own: GenEval's here, every other one's from its entry (an
+    # option of a benchmark not chosen is refused)
+    own = gen.add_argument_group("geneval: GenEval's suite")
+    _suite_options(own, metadata=True)
+    actions = {"geneval": list(own._group_actions)}
+    for name in names():
+        entry = benchmark(name)
+        if not entry.has_command():  # GenEval's options are the CLI's (above)
+            continue
+        group = gen.add_argument_group(f"{name}: {entry.label}'s suite")
+        entry.add_suite_options(group)
+        actions[name] = list(group._group_actions)
+    gen.set_defaults(suite_actions=actions)
     gen.add_argument("--out", required=True, help="output folder (<NNNNN>/samples/*.png, manifest.json)")
     gen.add_argument("--model", default=GeneratorConfig.model, help="hub id, local directory, or tiny-random[:SEED]")
     gen.add_argument("--revision")
@@ -1553,8 +1559,8 @@ def _add_data(verbs: Any) -> None:
 
     data = verbs.add_parser(
         "data",
-        help="acquire external data, verified against pinned SHA-256s: `data fetch geneval` (GenEval's released "
-        "prompts and annotations), `data fetch geneval2` (GenEval 2's geneval2_data.jsonl, CC BY-NC 4.0)",
+        help="acquire external data, verified against pinned SHA-256s: "
+        + ", ".join(f"`data fetch {name}` ({r.title}, {r.licence})" for name, r in RELEASES.items()),
     )
     data.add_argument("action", choices=["fetch"])
     data.add_argument("dataset", choices=list(RELEASES))
@@ -1563,13 +1569,15 @@ def _add_data(verbs: Any) -> None:
         "--from",
         dest="source",
         metavar="DIR",
-        help="copy from this local folder instead of downloading (default: $T2IBENCH_GENEVAL_DATA, "
-        "$T2IBENCH_GENEVAL2_DATA if set)",
+        help="copy from this local folder instead of downloading (default, if set: "
+        + ", ".join(f"${r.env} for {name}" for name, r in RELEASES.items())
+        + ")",
     )
     data.add_argument(
         "--revision",
-        help="git revision of the dataset's repository to download (default: geneval main, geneval2 the pinned "
-        "commit a6e82d2); the files' hashes are checked whatever the revision",
+        help="git revision of the dataset's repository to download (default: "
+        + ", ".join(f"{name} {r.revision[:7]}" for name, r in RELEASES.items())
+        + "); the files' hashes are checked whatever the revision",
     )
     data.set_defaults(func=_cmd_data)
 

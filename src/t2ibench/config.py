@@ -23,12 +23,9 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
-from t2ibench.benchmarks import names
-from t2ibench.benchmarks.geneval2.options import GENEVAL2_DATA as GENEVAL2_DATA
-from t2ibench.benchmarks.geneval2.options import Geneval2Config as Geneval2Config
-from t2ibench.benchmarks.geneval2.options import Geneval2Prompts as Geneval2Prompts
+from t2ibench.benchmarks import benchmark_options, names
 from t2ibench.errors import FieldError, InputError, unknown_choice
 from t2ibench.io import load_yaml, read_text_file
 from t2ibench.metrics.checks import MIN_SIGMA, KernelName, check_alphas, check_memory
@@ -137,20 +134,44 @@ class GenEvalSuite:
 
 
 BENCHMARK_NAMES = names()  # the benchmarks a refresh can run: the registry's (t2ibench.benchmarks.REGISTRY)
+# each registered benchmark's own options (its ``options`` module: SELECTION for ``benchmarks.<name>``, EVALUATOR for
+# ``evaluators.<name>``); GenEval's are this module's GenEvalSuite and GenEvalConfig
+BENCHMARK_OPTIONS = {name: o for name in BENCHMARK_NAMES if (o := benchmark_options(name)) is not None}
 
 
 @dataclass(frozen=True)
-class Benchmarks:
+class BenchmarkSelections:
     """The benchmarks a refresh runs and their prompt selections: GenEval (always: its images are also what the
-    diversity metrics measure, one prompt set shared by every model) and GenEval 2 (when given)."""
+    diversity metrics measure, one prompt set shared by every model) and each other registered benchmark when its
+    key is given (``Benchmarks`` adds one optional field per benchmark from its options' SELECTION)."""
 
     geneval: GenEvalSuite = field(default_factory=GenEvalSuite)
-    geneval2: Geneval2Prompts | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
-        """The configured benchmarks, in run order."""
-        return ("geneval",) + (("geneval2",) if self.geneval2 is not None else ())
+        """The configured benchmarks, in run order (registry order)."""
+        return ("geneval", *(n for n in BENCHMARK_OPTIONS if self.selection(n) is not None))
+
+    def selection(self, name: str) -> Any:
+        """Benchmark ``name``'s prompt selection (its options' SELECTION), None when it is not configured."""
+        if name not in BENCHMARK_OPTIONS:
+            raise unknown_choice("benchmark with options", name, list(BENCHMARK_OPTIONS))
+        return getattr(self, name)
+
+
+# the section's type: GenEval's field and one optional field per registered benchmark, so that the YAML decoder,
+# the docs and every check see one field per benchmark (mypy sees the base class)
+if TYPE_CHECKING:
+    Benchmarks = BenchmarkSelections
+else:
+    Benchmarks = dataclasses.make_dataclass(
+        "Benchmarks",
+        [(name, o.SELECTION | None, field(default=None)) for name, o in BENCHMARK_OPTIONS.items()],
+        bases=(BenchmarkSelections,),
+        frozen=True,
+        namespace={"__module__": __name__},
+    )
+    Benchmarks.__doc__ = BenchmarkSelections.__doc__
 
 
 @dataclass(frozen=True)
@@ -326,11 +347,11 @@ class SelftestConfig:
 
 
 @dataclass(frozen=True)
-class Evaluators:
-    """All evaluators of a run."""
+class EvaluatorSettings:
+    """All evaluators of a run (``Evaluators`` adds one field per registered benchmark with options: its EVALUATOR,
+    used when ``benchmarks.<name>`` is given)."""
 
     geneval: GenEvalConfig = field(default_factory=GenEvalConfig)
-    geneval2: Geneval2Config = field(default_factory=Geneval2Config)  # used when benchmarks.geneval2 is given
     image_embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
     clip: EmbedderConfig = field(
         default_factory=lambda: EmbedderConfig(
@@ -358,6 +379,25 @@ class Evaluators:
         if self.clip.backend == "mobilenet+structure":
             parts.append("prompt representation: structure one-hot (no text encoder)")
         return parts
+
+    def of(self, name: str) -> Any:
+        """Benchmark ``name``'s evaluator settings (its options' EVALUATOR)."""
+        if name not in BENCHMARK_OPTIONS:
+            raise unknown_choice("benchmark with options", name, list(BENCHMARK_OPTIONS))
+        return getattr(self, name)
+
+
+if TYPE_CHECKING:
+    Evaluators = EvaluatorSettings
+else:  # the section's type: the shared evaluators and one field per registered benchmark with options
+    Evaluators = dataclasses.make_dataclass(
+        "Evaluators",
+        [(name, o.EVALUATOR, field(default_factory=o.EVALUATOR)) for name, o in BENCHMARK_OPTIONS.items()],
+        bases=(EvaluatorSettings,),
+        frozen=True,
+        namespace={"__module__": __name__},
+    )
+    Evaluators.__doc__ = EvaluatorSettings.__doc__
 
 
 @dataclass(frozen=True)
@@ -514,12 +554,13 @@ class Config:
                 raise FieldError(
                     f"models[{i}].benchmarks", f"{', '.join(unknown)} is not configured (benchmarks: section)"
                 )
-            if "geneval2" in wanted and m.generator.backend != "diffusers":
+            others = [b for b in wanted if b in BENCHMARK_OPTIONS]  # each generates from its own prompts
+            if others and m.generator.backend != "diffusers":
                 raise FieldError(
                     f"models[{i}].benchmarks",
-                    f"{m.name}: the {m.generator.backend} backend makes GenEval images only; GenEval 2 needs a "
-                    "text-to-image generator (diffusers): give this model benchmarks: [geneval], and judge its "
-                    "GenEval 2 images with `t2ibench evaluate geneval2 DIR`",
+                    f"{m.name}: the {m.generator.backend} backend makes GenEval images only; {', '.join(others)} "
+                    "needs a text-to-image generator (diffusers): give this model benchmarks: [geneval], and judge "
+                    f"its images with `t2ibench evaluate {others[0]} DIR`",
                 )
 
     @property
@@ -542,7 +583,8 @@ class Config:
 
     def hub_sources(self) -> list[tuple[str, ModelSource]]:
         """Every model a refresh of this config loads by hub id or folder, with the section holding it
-        ('models[0].generator', 'evaluators.geneval2.judge'); ``models.hub`` resolves them before a run starts."""
+        ('models[0].generator', 'evaluators.<benchmark>.judge'); ``models.hub`` resolves them before a run
+        starts."""
         ev = self.evaluators
         sections: list[tuple[str, Any]] = [(f"models[{i}].generator", m.generator) for i, m in enumerate(self.models)]
         sections += [
@@ -551,8 +593,8 @@ class Config:
             ("evaluators.image_embedder", ev.image_embedder),
             ("evaluators.clip", ev.clip),
         ]
-        if self.benchmarks.geneval2 is not None:
-            sections.append(("evaluators.geneval2.judge", ev.geneval2.judge))
+        for name in self.benchmarks.names[1:]:
+            sections += [(f"evaluators.{name}.{key}", spec) for key, spec in ev.of(name).models().items()]
         return [(key, source) for key, section in sections for source in section.hub_sources()]
 
     @property
@@ -560,8 +602,7 @@ class Config:
         """True when an evaluator is a built-in random-weight model: then every number of the run is smoke."""
         ev = self.evaluators
         names = [ev.geneval.detector.model, ev.geneval.colour.arch, ev.image_embedder.model, ev.clip.model]
-        if self.benchmarks.geneval2 is not None:
-            names.append(ev.geneval2.judge.model)
+        names += [spec.model for b in self.benchmarks.names[1:] for spec in ev.of(b).models().values()]
         return any(str(n).startswith("tiny-random") for n in names)
 
     @property
@@ -607,11 +648,12 @@ def parse_config(raw: Any, *, source: str = "config") -> Config:
     """Build a Config from a parsed mapping; errors name ``source`` and the dotted key. A top-level ``geneval:``
     (the spelling before ``benchmarks:``) is read as ``benchmarks.geneval``."""
     given = raw.get("benchmarks") if isinstance(raw, dict) else None
-    if isinstance(given, dict) and "geneval2" in given and given["geneval2"] is None:
-        raise InputError(
-            f"{source}:benchmarks.geneval2: is empty (null): give {{}} for GenEval 2 with its defaults, or leave "
-            "the key out for no GenEval 2"
-        )
+    for name in BENCHMARK_OPTIONS:
+        if isinstance(given, dict) and name in given and given[name] is None:
+            raise InputError(
+                f"{source}:benchmarks.{name}: is empty (null): give {{}} for {name} with its defaults, or leave the "
+                f"key out for no {name}"
+            )
     if isinstance(raw, dict) and "geneval" in raw:
         raw = dict(raw)
         legacy = raw.pop("geneval")

@@ -56,18 +56,13 @@ GENEVAL = Release(
 def benchmark_releases() -> dict[str, Release]:
     """The releases the registered benchmarks pin: ``RELEASE`` in the ``suite`` module beside each entry's module
     (a benchmark whose suite is generated, like GenEval's, has none)."""
-    import importlib
-    import importlib.util
-
-    from t2ibench.benchmarks import REGISTRY
+    from t2ibench.benchmarks import names, role_module
 
     found: dict[str, Release] = {}
-    for target in REGISTRY.values():
-        package = target.partition(":")[0].rpartition(".")[0]
-        if importlib.util.find_spec(f"{package}.suite") is not None:
-            pinned = getattr(importlib.import_module(f"{package}.suite"), "RELEASE", None)
-            if isinstance(pinned, Release):
-                found[pinned.name] = pinned
+    for name in names():
+        pinned = getattr(role_module(name, "suite"), "RELEASE", None)
+        if isinstance(pinned, Release):
+            found[pinned.name] = pinned
     return found
 
 

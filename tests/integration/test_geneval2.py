@@ -241,7 +241,7 @@ def test_the_report_shows_stored_evaluations_flags_two_protocols_and_drills_down
     assert 'id="geneval2"' in html
     assert 'id="geneval2-protocol-flag"' in html  # two answer rules: two protocols, not ranked across
     assert "measured under 2 protocols" in html
-    pages = result["geneval2_pages"]
+    pages = result["benchmark_pages"]["geneval2"]
     assert len(pages) == 2
     page = Path(next(iter(pages.values()))).read_text()
     questions = sum(len(json.loads(x)["vqa_list"]) + 1 for x in workspace["suite"].read_text().splitlines())
@@ -271,7 +271,12 @@ def test_generation_to_tables_offline_tiny_diffusers_then_the_tiny_judge(workspa
     # GenEval's suite options are refused for GenEval 2's prompts, never ignored
     assert main(["generate", "geneval2", "--suite", str(workspace["suite"]), "--subset", "--per-task", "3",
                  "--out", str(workspace["root"] / "x")]) == 2  # fmt: skip
-    assert "--per-task: GenEval's suite options" in capsys.readouterr().err
+    assert "--per-task: suite options of geneval, not of geneval2" in capsys.readouterr().err
+    # and GenEval 2's for GenEval's (each benchmark's suite options are its entry's, grouped in `generate --help`)
+    assert main(["generate", "geneval", "--suite", str(workspace["suite"]), "--subset",
+                 "--out", str(workspace["root"] / "x")]) == 2  # fmt: skip
+    assert "--suite, --subset: suite options of geneval2, not of geneval" in capsys.readouterr().err
+    assert not (workspace["root"] / "x").exists()
 
 
 # -- the refresh ---------------------------------------------------------------------------------------------------

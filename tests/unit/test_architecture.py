@@ -151,7 +151,9 @@ ALLOWED_INSIDE = {
         "t2ibench.benchmarks",
     ),
     "t2ibench.metrics": ("t2ibench.metrics", "t2ibench.errors"),
-    "t2ibench.store": ("t2ibench.store", "t2ibench.errors", "t2ibench.metrics"),
+    # the store reads each stored benchmark's StoredColumns (data: its views and leaderboard columns) through the
+    # registry module; the floors keep it from anything above
+    "t2ibench.store": ("t2ibench.store", "t2ibench.errors", "t2ibench.metrics", "t2ibench.benchmarks"),
     "t2ibench.suites": (
         "t2ibench.suites",
         "t2ibench.errors",
@@ -250,6 +252,7 @@ FLOORS = {
 BENCHMARK_ROLES = {
     "": 1,  # the package's __init__: a docstring, no imports
     "metrics": 1,
+    "columns": 1,  # how its stored tables show in SQL and on the leaderboard: data the store and report read
     "suite": 3,
     "options": 3,
     "evaluate": 7,

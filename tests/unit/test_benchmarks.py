@@ -58,3 +58,43 @@ def test_the_evaluate_verb_offers_exactly_the_registered_benchmarks(capsys):
             args = parser.parse_args(["evaluate", name, "x"])
             assert args.func.__name__ == "_cmd_evaluate"
             assert bench.evaluator_from(args) == bench.evaluator_from(parser.parse_args(["evaluate", name, "y"]))
+
+
+@pytest.mark.parametrize("name", benchmarks.names())
+def test_a_name_is_an_identifier_its_views_and_config_keys_can_carry(name):
+    """The store makes views named <name>_scores from it and the config a field named <name>: a lowercase
+    identifier, never something SQL or YAML would read otherwise."""
+    import re
+
+    assert re.fullmatch(r"[a-z][a-z0-9_]{0,30}", name), name
+
+
+def test_config_sections_and_stored_columns_follow_the_registry():
+    """`benchmarks:` and `evaluators:` have one field per benchmark with options (its SELECTION / EVALUATOR types),
+    the store one set of views per benchmark with StoredColumns — derived, never listed beside the registry."""
+    import dataclasses
+
+    from t2ibench.config import BENCHMARK_OPTIONS, Benchmarks, Evaluators
+    from t2ibench.store.schema import VIEWS
+
+    with_options = [n for n in benchmarks.names() if benchmarks.benchmark_options(n) is not None]
+    assert with_options, "no benchmark with options: nothing checked"
+    assert with_options == list(BENCHMARK_OPTIONS)
+    selections = {f.name: f for f in dataclasses.fields(Benchmarks)}
+    evaluators = {f.name: f for f in dataclasses.fields(Evaluators)}
+    for name in with_options:
+        options = benchmarks.benchmark_options(name)
+        assert selections[name].default is None  # not run unless given
+        assert isinstance(getattr(Evaluators(), name), options.EVALUATOR)
+        assert set(getattr(Evaluators(), name).models())  # its model specs, for hub resolution and the smoke check
+        assert Benchmarks().selection(name) is None
+    assert set(selections) == {"geneval", *with_options}
+    assert {"geneval", *with_options} <= set(evaluators)
+    stored = benchmarks.stored_columns()
+    for name, cols in stored.items():
+        assert {f"{name}_scores", f"{name}_current"} <= set(VIEWS)
+        assert (f"{name}_skill_rates" in VIEWS) == (cols.skill_rates is not None)
+        assert cols.headline in {suffix for _, suffix in cols.keys}
+        assert benchmarks.report_section(name).html_section([]) == ""  # nothing stored: no section
+    with pytest.raises(InputError, match="unknown benchmark with options 'geneval'"):
+        Benchmarks().selection("geneval")  # GenEval's selection is the field itself

@@ -194,7 +194,9 @@ def test_adding_geneval2_keeps_every_models_geneval_and_diversity_versions(tmp_p
 
 
 def test_an_empty_geneval2_key_is_refused_not_read_as_absent():
-    with pytest.raises(InputError, match=r"c.yaml:benchmarks.geneval2: is empty \(null\): give \{\} for GenEval 2"):
+    with pytest.raises(
+        InputError, match=r"c.yaml:benchmarks.geneval2: is empty \(null\): give \{\} for geneval2 with its defaults"
+    ):
         parse_config({"name": "x", "benchmarks": {"geneval": SUITE, "geneval2": None}, "models": [{"name": "a"}]},
                      source="c.yaml")  # fmt: skip
 

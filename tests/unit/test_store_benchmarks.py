@@ -162,15 +162,17 @@ def test_the_leaderboard_shows_the_current_versions_geneval2_and_flags_other_pro
     assert rows["a"]["geneval2_gm"] == 30.0  # the current version's, never the older version's 99
     assert rows["c"]["geneval2_gm"] is None
     assert rows["a"]["geneval2_protocol"] != rows["b"]["geneval2_protocol"]
-    from t2ibench.report.leaderboard import geneval2_protocols
+    from t2ibench.report.leaderboard import protocol_letters
 
-    assert geneval2_protocols(list(rows.values())) == {"a": "A", "b": "B"}
+    assert protocol_letters(list(rows.values()), "geneval2") == {"a": "A", "b": "B"}
     same = [{**rows["a"]}, {**rows["b"], "geneval2_protocol": rows["a"]["geneval2_protocol"]}]
-    assert geneval2_protocols(same) == {}  # one protocol: no letters
+    assert protocol_letters(same, "geneval2") == {}  # one protocol: no letters
     # the report's GenEval 2 section: each refreshed model's current evaluation once, and every CLI-stored one
     from t2ibench.store import queries
 
-    shown = {(r["model"], r["estimate"]) for r in queries.geneval2_scores(store) if r["key"] == "soft_tifa_gm"}
+    shown = {
+        (r["model"], r["estimate"]) for r in queries.benchmark_scores(store, "geneval2") if r["key"] == "soft_tifa_gm"
+    }
     assert shown == {("a", 30.0), ("b", 50.0), ("cli", 70.0)}
 
 
@@ -270,7 +272,7 @@ def test_the_geneval2_section_shows_the_overall_prompt_count_and_where_each_eval
             rows,
             source={**SOURCE, "prompts_judged": 8},
         )
-    scores = queries.geneval2_scores(store)
+    scores = queries.benchmark_scores(store, "geneval2")
     assert next(iter(section.versions(scores)[0]["cells"].values()))["prompts"] == 1  # the trap the old code fell in
     html = section.html_section(scores)
     assert ">8<" in html
@@ -303,9 +305,60 @@ def test_the_geneval2_pages_show_every_image_as_a_linked_thumbnail(store, tmp_pa
             source={**SOURCE, "names_from": str(folder)},
         )
     out = tmp_path / "report"
-    (page,) = section.write_pages(queries.geneval2_scores(store), queries.geneval2_answers(store), out).values()
+    (page,) = section.write_pages(
+        queries.benchmark_scores(store, "geneval2"), queries.benchmark_answers(store, "geneval2"), out
+    ).values()
     text = Path(page).read_text()
     assert '<a href="views/' in text
     assert '<img src="thumbs/' in text
     assert "image file missing: " + str(folder / "img1.png") in text
     assert len(list((out / "geneval2" / "thumbs").rglob("*.jpg"))) == 1
+
+
+def test_a_benchmarks_views_are_made_from_its_stored_columns_alone(store):
+    """Any benchmark declaring StoredColumns gets <name>_scores and <name>_current views pivoted from its own
+    benchmark_scores rows: here a benchmark the registry does not know, its views built in the store by hand."""
+    from t2ibench.benchmarks import StoredColumns
+    from t2ibench.store.schema import benchmark_views, leaderboard_columns
+
+    cols = StoredColumns(
+        protocol=("detector",),
+        details=(("detector", "detector"),),
+        table="overall",
+        keys=(("score", "score"),),
+        summary=(("protocol", "protocol_key"), ("detector", "detector")),
+        headline="score",
+        title="DPG",
+        legend="DPG: planted.",
+    )
+    now = datetime.now(UTC)
+    rows = BenchmarkRows("dpg", "d", {"detector": "owl"}, [], [{**score("score", 61.0), "benchmark": "dpg"}])
+    store.write_version("r", version("m", "h", "e", "c1", rows))
+    store.write_version("r", version("n", "h2", "e2", "c2", geneval2(40.0)))  # another benchmark's rows: not dpg's
+    complete(store, "r", now)
+    views = benchmark_views("dpg", cols)
+    assert set(views) == {"dpg_scores", "dpg_current"}  # no skill_rates declared: no such view
+    with store.write() as con:
+        for name, sql in views.items():
+            con.execute(f"CREATE VIEW {name} AS {sql}")
+    (current,) = store.rows("SELECT * FROM dpg_current")
+    assert list(current)[4:] == leaderboard_columns("dpg", cols)
+    assert (current["model"], current["dpg_score"], current["dpg_score_ci_low"], current["dpg_detector"]) == (
+        "m", 61.0, 60.0, "owl")  # fmt: skip
+    assert len(current["dpg_protocol"]) == 32  # md5 of the protocol's settings
+
+
+def test_changed_view_definitions_are_recreated_on_the_next_write(store):
+    """A store migrated with other view definitions (a benchmark added or changed since, same schema version) gets
+    the current ones back on its next write; a current store is left as it is."""
+    store.write_version("r", version("m", "h", "e", "c1", geneval2(40.0)))
+    complete(store, "r", datetime.now(UTC))
+    with store.write() as con:  # as an older t2ibench would have left it: another leaderboard, its own digest
+        con.execute("CREATE OR REPLACE VIEW leaderboard AS SELECT 1 AS stale")
+        con.execute("UPDATE store_meta SET value = 'older' WHERE key = 'views_sha256'")
+    store.write_version("r", version("m", "h", "e", "c1", geneval2(40.0)))
+    (row,) = store.rows("SELECT * FROM leaderboard")
+    assert row["geneval2_gm"] == 40.0
+    from t2ibench.store.schema import VIEWS_SHA256
+
+    assert store.rows("SELECT value FROM store_meta WHERE key = 'views_sha256'") == [{"value": VIEWS_SHA256}]

@@ -6,8 +6,12 @@ from __future__ import annotations
 import inspect
 import json
 
+import pytest
+
+from t2ibench.errors import InputError
 from t2ibench.report.paper import write_tables
 from t2ibench.store import Store, queries
+from t2ibench.store.schema import STORED_BENCHMARKS
 from tests.unit.test_failure_patterns import POLICIES, store  # noqa: F401  (the module-scoped synthetic store fixture)
 
 FUNCTIONS = {
@@ -24,7 +28,8 @@ def test_every_query_runs_and_is_documented_and_typed(store):  # noqa: F811
         assert doc, f"queries.{name}: no docstring"
         assert "\n" not in doc, f"queries.{name}: a one-line docstring"
         assert inspect.signature(query).return_annotation != inspect.Signature.empty, name
-        rows = query(store)
+        per_benchmark = "name" in inspect.signature(query).parameters  # one call per stored benchmark
+        rows = [r for b in STORED_BENCHMARKS for r in query(store, b)] if per_benchmark else query(store)
         if name == "latest_run":
             continue
         assert isinstance(rows, list), name
@@ -37,6 +42,9 @@ def test_every_query_runs_and_is_documented_and_typed(store):  # noqa: F811
     assert queries.position_confusion(store)
     assert queries.agreement(store) == []  # none stored in this store
     assert queries.current_metrics(store) == []
+    assert STORED_BENCHMARKS, "no stored benchmark: the per-benchmark reads went unchecked"
+    with pytest.raises(InputError, match="unknown stored benchmark 'geneval'"):
+        queries.benchmark_scores(store, "geneval")  # GenEval's tables are its own, not benchmark_scores
 
 
 def test_queries_keep_their_order(store):  # noqa: F811

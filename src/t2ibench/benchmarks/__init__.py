@@ -116,8 +116,21 @@ class Benchmark(ABC, Generic[SuiteT, EvaluatorT, ScanT, RecordT, TablesT]):
         return type(self).add_options is not Benchmark.add_options
 
     def add_options(self, parser: Any) -> None:
-        """Declare this benchmark's own ``evaluate`` options on the argparse ``parser``."""
+        """Declare this benchmark's own ``evaluate`` options on the argparse ``parser``: its suite's
+        (``add_suite_options``) and its evaluator's."""
         raise NotImplementedError(f"{self.name}: no command-line options of its own")
+
+    def add_suite_options(self, parser: Any) -> None:
+        """Declare the options that choose this benchmark's prompts (``evaluate`` and ``generate`` share them)."""
+        raise NotImplementedError(f"{self.name}: no command-line options of its own")
+
+    def suite_inputs_from(self, args: Any) -> list[Any]:
+        """The local files the parsed suite options name (``t2ibench.paths.place``)."""
+        return []
+
+    def prompt_records(self, suite: SuiteT) -> list[dict[str, Any]]:
+        """The suite's prompts as the records ``t2ibench generate`` writes images for (``prompt``, ``tag``, ...)."""
+        raise NotImplementedError(f"{self.name}: no prompt records")
 
     def suite_from(self, args: Any) -> SuiteT:
         """The suite the parsed options name (read and checked)."""
@@ -167,6 +180,71 @@ class Evaluation(Generic[ScanT, RecordT, TablesT]):
     scan: ScanT
     records: tuple[RecordT, ...]
     tables: TablesT | None
+
+
+@dataclass(frozen=True)
+class StoredColumns:
+    """How a benchmark whose tables live in ``benchmark_scores`` shows in SQL and on the leaderboard, as data (its
+    ``columns`` module's ``COLUMNS``; the store builds the views from it, the report the leaderboard column).
+
+    Views made for benchmark ``b``: ``b_scores`` (every stored cell with its protocol: ``details`` columns read
+    from the protocol's settings, ``protocol_key`` the digest of the ``protocol`` settings, a missing one '-'),
+    ``b_current`` (each current model version's ``table`` cells pivoted into ``b_<suffix>`` columns with their
+    intervals, ``b_prompts``, then ``summary`` columns) and, with ``skill_rates``, ``b_skill_rates`` (per skill
+    from the stored answers); the leaderboard view gains every ``b_current`` column."""
+
+    protocol: tuple[str, ...]  # settings paths (dotted) whose values make one protocol
+    details: tuple[tuple[str, str], ...]  # scores-view column ← settings path
+    table: str  # the stored table whose cells become leaderboard columns
+    keys: tuple[tuple[str, str], ...]  # stored cell key → leaderboard column suffix (with _ci_low, _ci_high)
+    summary: tuple[tuple[str, str], ...]  # leaderboard column suffix ← scores-view column (one value per version)
+    headline: str  # the suffix of the one column the leaderboard page shows
+    title: str  # that column's header
+    legend: str  # the sentence that explains it under the leaderboard
+    skill_rates: str | None = None  # the skill-rates view's mean-probability column name (None: no such view)
+
+    def column(self, benchmark: str, suffix: str) -> str:
+        """The leaderboard column of ``suffix`` for ``benchmark``: '<benchmark>_<suffix>'."""
+        return f"{benchmark}_{suffix}"
+
+
+def role_module(name: str, role: str) -> Any | None:
+    """The ``role`` module of the benchmark registered as ``name`` (a sibling of its entry's module), or None when
+    the benchmark has none."""
+    package = REGISTRY[name].partition(":")[0].rpartition(".")[0]
+    try:
+        return importlib.import_module(f"{package}.{role}")
+    except ModuleNotFoundError as error:
+        if error.name != f"{package}.{role}":
+            raise
+        return None
+
+
+def stored_columns() -> dict[str, StoredColumns]:
+    """Benchmark name → its ``StoredColumns``, for every registered benchmark stored in ``benchmark_scores``."""
+    found = {}
+    for name in REGISTRY:
+        module = role_module(name, "columns")
+        if module is not None:
+            found[name] = module.COLUMNS
+    return found
+
+
+def benchmark_options(name: str) -> Any | None:
+    """The ``options`` module of the benchmark registered as ``name`` — ``SELECTION`` (the type of its
+    ``benchmarks.<name>`` config section: which prompts a refresh runs) and ``EVALUATOR`` (``evaluators.<name>``,
+    with ``models()``: its model specs by field) — or None when it has none (GenEval's are the config's own)."""
+    module = role_module(name, "options")
+    return module if module is not None and hasattr(module, "SELECTION") else None
+
+
+def report_section(name: str) -> Any:
+    """The ``report`` module of a benchmark stored in ``benchmark_scores`` (``html_section``, ``markdown_section``,
+    ``write_pages``, ``coverage_labels``): docs/benchmarks.md."""
+    module = role_module(name, "report")
+    if module is None:
+        raise InputError(f"benchmark {name!r} stores its tables but has no report module")
+    return module
 
 
 # name → "module:class"; a new benchmark is one line here and its module (docs/benchmarks.md)

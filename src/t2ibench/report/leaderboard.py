@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from t2ibench.benchmarks.geneval2 import report as geneval2
+from t2ibench.benchmarks import StoredColumns, report_section, stored_columns
 from t2ibench.errors import InputError
 from t2ibench.hashing import code_version
 from t2ibench.io import remove_stale_tmp, write_text_atomic
@@ -72,8 +72,10 @@ def collect(store: Store) -> dict[str, Any]:
         "protocol": queries.protocol(store),
         "run": run,
         "agreement": agreement,
-        "geneval2_scores": queries.geneval2_scores(store),
-        "geneval2_answers": queries.geneval2_answers(store),
+        "benchmarks": {
+            name: {"scores": queries.benchmark_scores(store, name), "answers": queries.benchmark_answers(store, name)}
+            for name in stored_columns()
+        },
         "selftests": queries.evaluator_selftests(store),
     }
 
@@ -343,27 +345,39 @@ def diversity_flags(board: list[dict[str, Any]]) -> list[str]:
     return [f"{r['model']}: {r['diversity_note']}" for r in board if r.get("diversity_note")]
 
 
-def geneval2_protocols(board: list[dict[str, Any]]) -> dict[str, str]:
-    """Model → the letter of its GenEval 2 protocol among the current models' (judge, answer rule, suite, prompts),
-    only when they differ (then the column's numbers are not comparable across letters); empty otherwise."""
+def protocol_letters(board: list[dict[str, Any]], benchmark: str) -> dict[str, str]:
+    """Model → the letter of its protocol for ``benchmark`` (its leaderboard column ``<benchmark>_protocol``) among
+    the current models', only when they differ (then the column's numbers are not comparable across letters);
+    empty otherwise."""
+    column = f"{benchmark}_protocol"
     keys: dict[str, str] = {}
     for r in board:
-        if r.get("geneval2_protocol") is not None:
-            keys.setdefault(str(r["geneval2_protocol"]), chr(ord("A") + len(keys)))
+        if r.get(column) is not None:
+            keys.setdefault(str(r[column]), chr(ord("A") + len(keys)))
     if len(keys) < 2:
         return {}
-    return {r["model"]: keys[str(r["geneval2_protocol"])] for r in board if r.get("geneval2_protocol") is not None}
+    return {r["model"]: keys[str(r[column])] for r in board if r.get(column) is not None}
 
 
-def _geneval2_text(row: dict[str, Any], letters: dict[str, str]) -> str:
-    """'12.34 [10.1, 14.5]' (GenEval 2 Soft-TIFA GM, percent points) with its protocol letter when they differ, and
-    what it was measured on when that is not the whole released suite ('8 of 800 prompts', 'not the released
-    suite')."""
-    if row.get("geneval2_gm") is None:
+def _shown_benchmarks(board: list[dict[str, Any]]) -> list[tuple[str, StoredColumns, dict[str, str]]]:
+    """The stored benchmarks with a headline on the board: (name, columns, protocol letters), in registry order."""
+    return [
+        (name, cols, protocol_letters(board, name))
+        for name, cols in stored_columns().items()
+        if any(r.get(cols.column(name, cols.headline)) is not None for r in board)
+    ]
+
+
+def _benchmark_text(row: dict[str, Any], name: str, cols: StoredColumns, letters: dict[str, str]) -> str:
+    """'12.34 [10.1, 14.5]' (the benchmark's headline, as stored) with its protocol letter when they differ, and
+    what it was measured on when that is not the whole released suite (its report module's ``coverage_labels``:
+    '8 of 800 prompts', 'not the released suite')."""
+    head = cols.column(name, cols.headline)
+    if row.get(head) is None:
         return "—"
-    text = f"{row['geneval2_gm']:.2f} {_interval(row.get('geneval2_gm_ci_low'), row.get('geneval2_gm_ci_high'))}"
+    text = f"{row[head]:.2f} {_interval(row.get(f'{head}_ci_low'), row.get(f'{head}_ci_high'))}"
     labels = [f"protocol {letters[row['model']]}"] if row["model"] in letters else []
-    labels += geneval2.coverage_labels(row.get("geneval2_suite"), row.get("geneval2_prompts"))
+    labels += report_section(name).coverage_labels(row.get(f"{name}_suite"), row.get(f"{name}_prompts"))
     return text + (f" ({'; '.join(labels)})" if labels else "")
 
 
@@ -375,10 +389,8 @@ def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict
     headers = ["rank", "model", f"Overall [{pct} CI]", *TASK_TITLES.values(), "images (prompts)", "FKEA VENDI-1",
                "truncated VENDI-1", "RKE", "Scendi", "diversity rank", "σ", "rff_dim", "FKEA radius",
                "protocol"]  # fmt: skip
-    with_geneval2 = any(r.get("geneval2_gm") is not None for r in data["board"])
-    letters = geneval2_protocols(data["board"])
-    if with_geneval2:
-        headers.insert(len(TASK_TITLES) + 3, "GenEval 2 GM")
+    shown = _shown_benchmarks(data["board"])
+    headers[len(TASK_TITLES) + 3 : len(TASK_TITLES) + 3] = [cols.title for _, cols, _ in shown]
     rows = []
     for row in data["board"]:
         model = row["model"]
@@ -399,8 +411,9 @@ def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict
             if page_link and row[t] is not None:
                 cell = Cell(f'<a href="{html.escape(page_link)}#task={t}">{cell.html}</a>', cell.sort, cell.css)
             cells.append(cell)
-        if with_geneval2:
-            cells.append(Cell(html.escape(_geneval2_text(row, letters)), str(row.get("geneval2_gm") or ""), ""))
+        for name, cols, letters in shown:
+            head = cols.column(name, cols.headline)
+            cells.append(Cell(html.escape(_benchmark_text(row, name, cols, letters)), str(row.get(head) or ""), ""))
         cells += [
             Cell(f"{row['images']} ({row['prompts']})" if row.get("images") is not None else "—",
                  str(row.get("images") or ""), ""),
@@ -519,10 +532,8 @@ def _markdown(
     headers = ["rank", "model", "Overall", f"{pct} CI", *TASK_TITLES.values(), "images (prompts)", "FKEA VENDI-1",
                "VENDI-1 interval", "truncated VENDI-1", "RKE", "Scendi", "diversity rank", "σ", "rff_dim",
                "FKEA radius", "modes"]  # fmt: skip
-    with_geneval2 = any(r.get("geneval2_gm") is not None for r in data["board"])
-    letters = geneval2_protocols(data["board"])
-    if with_geneval2:
-        headers.insert(len(TASK_TITLES) + 4, "GenEval 2 GM")
+    shown = _shown_benchmarks(data["board"])
+    headers[len(TASK_TITLES) + 4 : len(TASK_TITLES) + 4] = [cols.title for _, cols, _ in shown]
     rows = []
     for row in data["board"]:
         model = row["model"]
@@ -537,7 +548,7 @@ def _markdown(
                 _fmt(row["overall"]) + (" ≈" if model in ties else ""),
                 _interval(row.get("overall_ci_low"), row.get("overall_ci_high")),
                 *(_fmt(row[t]) for t in TASKS),
-                *([_geneval2_text(row, letters)] if with_geneval2 else []),
+                *(_benchmark_text(row, name, cols, letters) for name, cols, letters in shown),
                 f"{row['images']} ({row['prompts']})" if row.get("images") is not None else "—",
                 _fmt(div.get("vendi_1")),
                 _interval(div.get("vendi_1_ci_low"), div.get("vendi_1_ci_high")),
@@ -561,14 +572,7 @@ def _markdown(
         "prompts, 1,000 resamples, all images of a prompt together; ≈ marks a model whose interval overlaps the "
         "next one's: not ranked as different, rank shared as '2=') and diversity (FKEA VENDI-1 and RKE on the image "
         "embedder with its bootstrap interval, Scendi on image–prompt pairs; FKEA radius = Theorem-2 bound, "
-        "δ = 0.05)."
-        + (
-            " GenEval 2 GM: Soft-TIFA's geometric mean over each prompt's atoms, ×100, with its bootstrap interval "
-            "over prompts (its tables: the GenEval 2 section); '(protocol B)' marks current models judged under "
-            "different GenEval 2 protocols (judge, answer rule, suite, prompts): not comparable across letters."
-            if with_geneval2
-            else ""
-        ),
+        "δ = 0.05)." + "".join(f" {cols.legend}" for _, cols, _ in shown),
         "",
         markdown_table(headers, rows) if rows else "No completed model yet.",
     ]
@@ -609,9 +613,10 @@ def _markdown(
             "",
             "Per task, with definitions: agreement.html.",
         ]  # fmt: skip
-    section = geneval2.markdown_section(data["geneval2_scores"])
-    if section:
-        md += ["", section]
+    for name, stored in data["benchmarks"].items():
+        section = report_section(name).markdown_section(stored["scores"])
+        if section:
+            md += ["", section]
     if failure_md:
         md += ["", *failure_md]
     md += ["", "---", provenance, ""]
@@ -711,14 +716,17 @@ def render_reports(
             "when comparing.</p>"
         )
     pages = write_model_pages(data, out, groups=groups, banners=banners, footer=provenance)
-    geneval2_pages = geneval2.write_pages(
-        data["geneval2_scores"],
-        data["geneval2_answers"],
-        out,
-        banners=banners,
-        footer=provenance,
-        root=Path(root) if root is not None else None,
-    )
+    benchmark_pages = {
+        name: report_section(name).write_pages(
+            stored["scores"],
+            stored["answers"],
+            out,
+            banners=banners,
+            footer=provenance,
+            root=Path(root) if root is not None else None,
+        )
+        for name, stored in data["benchmarks"].items()
+    }
     figures = "".join(f'<figure><img src="{html.escape(p)}" alt="{html.escape(n)}"></figure>' for n, p in plots.items())
     body = (
         f"{flag}<p>GenEval accuracy per task and overall (mean of the six tasks) with percentile-bootstrap "
@@ -735,7 +743,7 @@ def render_reports(
         + _published_table(tables)
         + figures
         + '<p><a href="agreement.html">Human agreement</a> (per source and task, with intervals).</p>'
-        + geneval2.html_section(data["geneval2_scores"])
+        + "".join(report_section(name).html_section(stored["scores"]) for name, stored in data["benchmarks"].items())
         + failures.html_section(failure_data, failure_plots)
     )
     write_text_atomic(out / "leaderboard.html", page("Leaderboard", body, banners=banners, footer=provenance))
@@ -755,7 +763,7 @@ def render_reports(
         "failure_plots": failure_plots,
         "galleries": {f"{m}/{s}": p for (m, s), p in links.items()},
         "published": [t.path for t in tables],
-        "geneval2_pages": geneval2_pages,
+        "benchmark_pages": benchmark_pages,
         "models": len(data["board"]),
         "protocols": len(set(groups.values())),
     }
@@ -783,6 +791,6 @@ def _files(result: dict[str, Any], out: Path) -> list[Path]:
     named += list(result.get("plots", {}).values())
     named += [p for plots in result.get("failure_plots", {}).values() for p in plots.values()]
     named += list(result.get("galleries", {}).values())
-    named += list(result.get("geneval2_pages", {}).values())
+    named += [p for pages in result.get("benchmark_pages", {}).values() for p in pages.values()]
     files = [Path(p) if Path(p).is_absolute() else out / p for p in named if p]
     return files or [out / "\0 nothing rendered"]

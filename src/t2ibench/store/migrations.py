@@ -10,7 +10,15 @@ import duckdb
 
 from t2ibench.metrics.geneval import table2_rows
 from t2ibench.store.errors import StoreDamagedError, StoreVersionError
-from t2ibench.store.schema import DEPRECATED_COPIES, RENAMED_VIEWS, SCHEMA_VERSION, TABLES, VIEWS, _columns
+from t2ibench.store.schema import (
+    DEPRECATED_COPIES,
+    RENAMED_VIEWS,
+    SCHEMA_VERSION,
+    TABLES,
+    VIEWS,
+    VIEWS_SHA256,
+    _columns,
+)
 from t2ibench.store.writes import upsert
 
 META_TABLE = "store_meta (key VARCHAR PRIMARY KEY, value VARCHAR)"
@@ -48,7 +56,19 @@ def _ddl() -> list[str]:
         "INSERT INTO store_meta VALUES ('schema_version', "
         f"'{SCHEMA_VERSION}') ON CONFLICT (key) DO UPDATE SET value = excluded.value"
     )
+    statements.append(
+        "INSERT INTO store_meta VALUES ('views_sha256', "
+        f"'{VIEWS_SHA256}') ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+    )
     return statements
+
+
+def _stored_views(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The digest of the view definitions the store was last migrated with (None: not recorded): a registered
+    benchmark added or changed (its views, its leaderboard columns) makes the next write re-create the views, with
+    no schema version of its own."""
+    row = con.execute("SELECT value FROM store_meta WHERE key = 'views_sha256'").fetchone()
+    return None if row is None else str(row[0])
 
 
 def _migrate_benchmark_protocols(con: duckdb.DuckDBPyConnection) -> None:
@@ -175,7 +195,7 @@ def _backfill_scores(con: duckdb.DuckDBPyConnection) -> None:
 
 def _schema_current(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether this file already has the current schema (then the DDL is skipped: it costs a few 100 ms)."""
-    if stored_version(con) != SCHEMA_VERSION:
+    if stored_version(con) != SCHEMA_VERSION or _stored_views(con) != VIEWS_SHA256:
         return False
     return not _schema_damage(con)  # a dropped view or column is re-created by the DDL (additive, idempotent)
 

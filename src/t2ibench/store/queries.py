@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any, TypeAlias
 
+from t2ibench.errors import unknown_choice
 from t2ibench.store.connection import Store
+from t2ibench.store.schema import STORED_BENCHMARKS
 
 Row: TypeAlias = dict[str, Any]  # one row: column name → value as DuckDB returns it (JSON columns as text)
 
@@ -205,23 +207,31 @@ def class_failures(store: Store) -> list[ClassFailureRow]:
     )
 
 
-# -- GenEval 2 (benchmark_scores, vqa_answers) ---------------------------------------------------------------------
-Geneval2ScoreRow: TypeAlias = Row  # the geneval2_scores view: model, hashes, table_name, key, estimate, ci, protocol
-Geneval2AnswerRow: TypeAlias = Row  # model, hashes, prompt_index, sample, kind, question_index, skill, question, ...
+# -- benchmarks stored in benchmark_scores and vqa_answers (GenEval 2, ...) ------------------------------------------
+BenchmarkScoreRow: TypeAlias = Row  # a <benchmark>_scores view row: model, hashes, table_name, key, estimate, ci, ...
+BenchmarkAnswerRow: TypeAlias = Row  # model, hashes, prompt_index, sample, kind, question_index, skill, question, ...
 
 
-def geneval2_scores(store: Store) -> list[Geneval2ScoreRow]:
-    """GenEval 2 cells the report shows (every `evaluate --store` one, each model's current refresh one)."""
-    return store.rows("SELECT * FROM geneval2_scores WHERE source = 'stored' OR current")
+def _stored_benchmark(name: str) -> str:
+    """``name`` when it is a benchmark stored in benchmark_scores (its views exist), else InputError."""
+    if name not in STORED_BENCHMARKS:
+        raise unknown_choice("stored benchmark", name, list(STORED_BENCHMARKS))
+    return name
 
 
-def geneval2_answers(store: Store) -> list[Geneval2AnswerRow]:
-    """Every stored GenEval 2 answer, by version, prompt, sample and question (VQAScore's question last)."""
+def benchmark_scores(store: Store, name: str) -> list[BenchmarkScoreRow]:
+    """Benchmark ``name``'s cells the report shows (every `evaluate --store` one, each model's current refresh one)."""
+    return store.rows(f"SELECT * FROM {_stored_benchmark(name)}_scores WHERE source = 'stored' OR current")
+
+
+def benchmark_answers(store: Store, name: str) -> list[BenchmarkAnswerRow]:
+    """Every stored answer of benchmark ``name`` by version, prompt, sample and question (VQAScore's last)."""
     return store.rows(
         "SELECT model, model_hash, evaluator_hash, prompt_index, sample, kind, question_index, skill, question, "
         "answer, probability, top_answer, correct, prompt, atom_count, image FROM vqa_answers "
-        "WHERE benchmark = 'geneval2' "
-        "ORDER BY model, model_hash, evaluator_hash, prompt_index, sample, kind = 'vqascore', question_index"
+        "WHERE benchmark = ? "
+        "ORDER BY model, model_hash, evaluator_hash, prompt_index, sample, kind = 'vqascore', question_index",
+        [_stored_benchmark(name)],
     )
 
 

@@ -4,9 +4,12 @@ apply it (``migrations.py``), the writers check rows against it (``writes.py``).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from t2ibench.benchmarks import StoredColumns, stored_columns
 from t2ibench.errors import InputError
 from t2ibench.metrics.geneval import TASKS
 
@@ -20,7 +23,7 @@ SCHEMA_VERSION = 14  # 14: output_folders (every version folder a refresh of the
 # evaluators row is the whole refresh's protocol), GenEval 2 columns in the leaderboard view; 11: benchmark results of
 # VQA-judged benchmarks (GenEval 2): vqa_answers (every question asked of every image, with the judge's probability
 # and top answer), benchmark_scores (every cell of a benchmark's tables with
-# its interval), the geneval2_scores and geneval2_skill_rates views; 10: metrics.sigma_source (where σ came from:
+# its interval), the <benchmark>_scores and <benchmark>_skill_rates views; 10: metrics.sigma_source (where σ came from:
 # fixed, a reference set, or per model), rows of
 # older stores marked from their evaluator settings; the diversity view's kernel key and the diversity_comparison
 # view (which models' diversity may be ranked against each other); store_meta.owner (the config a store belongs to);
@@ -140,7 +143,7 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     "output_folders": ("folder VARCHAR, model VARCHAR, run_id VARCHAR", ("folder",)),
     # which self-test measured the GenEval evaluator a run judged each of its models with
     "run_selftests": ("run_id VARCHAR, model VARCHAR, selftest_hash VARCHAR", ("run_id", "model")),
-    # every cell of a benchmark's tables as its metrics module computed it (GenEval 2: benchmarks/geneval2/metrics.py):
+    # every cell of a benchmark's tables as its metrics module computed it:
     # table_name 'overall' (key: the method), 'skill', 'atom_count'; estimate in percent points with its interval
     "benchmark_scores": (
         "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, benchmark VARCHAR, table_name VARCHAR, "
@@ -196,16 +199,96 @@ CONVERGENCE_COLUMNS = ",\n               ".join(
 )
 TASK_COLUMNS = ",\n               ".join(f"max(CASE WHEN t.task = '{t}' THEN t.accuracy END) AS {t}" for t in TASKS)
 
-# what makes a GenEval 2 protocol (geneval2_scores.protocol_key): a missing field is '-', never skipped
-GENEVAL2_PROTOCOL = ("judge.model", "judge.commit", "judge.weights", "judge.loaded_dtype", "judge.batch_size",
-                     "judge.chat_template_sha256", "answer_rule", "suite_sha256", "prompt_set")  # fmt: skip
-# the leaderboard's GenEval 2 columns: Soft-TIFA GM and AM (overall table) with their intervals
-GENEVAL2_COLUMNS = ",\n               ".join(
-    f"max(CASE WHEN s.key = 'soft_tifa_{m}' THEN s.{field} END) AS geneval2_{m}{suffix}"
-    for m in ("gm", "am")
-    for field, suffix in (("estimate", ""), ("ci_low", "_ci_low"), ("ci_high", "_ci_high"))
+
+def _settings_parts(columns: StoredColumns) -> str:
+    """The protocol's settings values as SQL (a missing one '-', never skipped)."""
+    return ", ".join(f"coalesce(json_extract_string(settings, '$.{k}'), '-')" for k in columns.protocol)
+
+
+def benchmark_views(name: str, columns: StoredColumns) -> dict[str, str]:
+    """The views of a benchmark stored in ``benchmark_scores`` (``StoredColumns`` says which and what they hold)."""
+    details = "".join(
+        f"json_extract_string(p.settings, '$.{path}') AS {column},\n               " for column, path in columns.details
+    )
+    views = {
+        # the benchmark's tables with the protocol each was measured under: two rows of one table compare only where
+        # their protocol_key is equal (the report flags the others); source: a refresh's or stored by `evaluate`
+        f"{name}_scores": f"""
+        WITH p AS (
+            SELECT *,
+                   md5(concat_ws('|', {_settings_parts(columns)})) AS protocol_key
+            FROM benchmark_protocols
+        ), refreshed AS (
+            SELECT DISTINCT model, model_hash, evaluator_hash FROM run_benchmarks WHERE benchmark = '{name}'
+        ), shown AS (
+            SELECT rb.model, rb.model_hash, rb.evaluator_hash
+            FROM current_models c JOIN run_benchmarks rb USING (run_id, model, model_hash)
+            WHERE rb.benchmark = '{name}'
+        )
+        SELECT s.model, s.model_hash, s.evaluator_hash, s.table_name, s.key, s.estimate, s.ci_low, s.ci_high,
+               s.ci_level, s.ci_method, s.prompts, s.questions,
+               {details}coalesce(p.protocol_key, 'unrecorded:' || s.model || ':' || s.evaluator_hash) AS protocol_key,
+               CASE WHEN r.model IS NULL THEN 'stored' ELSE 'refresh' END AS source, p.source AS provenance,
+               h.model IS NOT NULL AS current
+        FROM benchmark_scores s
+        LEFT JOIN p USING (model, model_hash, evaluator_hash, benchmark)
+        LEFT JOIN refreshed r USING (model, model_hash, evaluator_hash)
+        LEFT JOIN shown h USING (model, model_hash, evaluator_hash)
+        WHERE s.benchmark = '{name}'
+        ORDER BY s.model, s.table_name, s.key
+    """,
+    }
+    if columns.skill_rates is not None:
+        # per skill recomputed from the stored answers (pooled over every question of every image: equal to the
+        # stored skill table when each prompt has the same number of images)
+        views[f"{name}_skill_rates"] = f"""
+        SELECT model, model_hash, evaluator_hash, skill, 100 * avg(probability) AS {columns.skill_rates},
+               100 * avg(CASE WHEN correct THEN 1.0 ELSE 0.0 END) AS tifa, count(*) AS answers,
+               count(DISTINCT prompt_index) AS prompts
+        FROM vqa_answers WHERE benchmark = '{name}' AND kind = 'atom'
+        GROUP BY ALL ORDER BY model, skill
+    """
+    pivot = ",\n               ".join(
+        f"max(CASE WHEN s.key = '{key}' THEN s.{field} END) AS {columns.column(name, suffix)}{end}"
+        for key, suffix in columns.keys
+        for field, end in (("estimate", ""), ("ci_low", "_ci_low"), ("ci_high", "_ci_high"))
+    )
+    summary = "".join(
+        f", any_value(s.{source}) AS {columns.column(name, suffix)}" for suffix, source in columns.summary
+    )
+    # the headline table of each current model version (a refresh stores it under the version's own hashes): its
+    # cells with intervals, the prompts judged and the summary columns
+    views[f"{name}_current"] = f"""
+        SELECT c.model, c.model_hash, c.evaluator_hash, rb.evaluator_hash AS {name}_hash,
+               {pivot},
+               max(s.prompts) AS {name}_prompts{summary}
+        FROM current_models c
+        JOIN run_benchmarks rb USING (run_id, model, model_hash)
+        JOIN {name}_scores s ON s.model = rb.model AND s.model_hash = rb.model_hash
+         AND s.evaluator_hash = rb.evaluator_hash
+        WHERE rb.benchmark = '{name}' AND s.table_name = '{columns.table}'
+        GROUP BY ALL
+    """
+    return views
+
+
+def leaderboard_columns(name: str, columns: StoredColumns) -> list[str]:
+    """The leaderboard view's columns of a benchmark stored in ``benchmark_scores``, in its current view's order."""
+    pivoted = [columns.column(name, suffix) + end for _, suffix in columns.keys for end in ("", "_ci_low", "_ci_high")]
+    return [*pivoted, f"{name}_prompts", *(columns.column(name, suffix) for suffix, _ in columns.summary)]
+
+
+STORED_BENCHMARKS = stored_columns()
+BENCHMARK_VIEWS = {view: sql for name, c in STORED_BENCHMARKS.items() for view, sql in benchmark_views(name, c).items()}
+BENCHMARK_COLUMNS = "".join(
+    f"any_value({name}_current.{column}) AS {column},\n               "
+    for name, c in STORED_BENCHMARKS.items()
+    for column in leaderboard_columns(name, c)
 )
-PROTOCOL_PARTS = ", ".join(f"coalesce(json_extract_string(settings, '$.{k}'), '-')" for k in GENEVAL2_PROTOCOL)
+BENCHMARK_JOINS = "".join(
+    f"\n        LEFT JOIN {name}_current USING (model, model_hash, evaluator_hash)  -- the version's own {name}"
+    for name in STORED_BENCHMARKS
+)
 
 VIEWS = {
     # the model versions of each model's latest completed run
@@ -330,62 +413,9 @@ VIEWS = {
         WHERE m.metric = 'convergence'
         ORDER BY c.model, score, fraction
     """,
-    # GenEval 2's tables (from benchmark_scores) with the protocol each was measured under: two rows of one table
-    # compare only where judge, answer rule and suite are equal (protocol_key; the report flags the others)
-    "geneval2_scores": f"""
-        WITH p AS (
-            SELECT *,
-                   md5(concat_ws('|', {PROTOCOL_PARTS})) AS protocol_key
-            FROM benchmark_protocols
-        ), refreshed AS (
-            SELECT DISTINCT model, model_hash, evaluator_hash FROM run_benchmarks WHERE benchmark = 'geneval2'
-        ), shown AS (
-            SELECT rb.model, rb.model_hash, rb.evaluator_hash
-            FROM current_models c JOIN run_benchmarks rb USING (run_id, model, model_hash)
-            WHERE rb.benchmark = 'geneval2'
-        )
-        SELECT s.model, s.model_hash, s.evaluator_hash, s.table_name, s.key, s.estimate, s.ci_low, s.ci_high,
-               s.ci_level, s.ci_method, s.prompts, s.questions,
-               json_extract_string(p.settings, '$.judge.model') AS judge_model,
-               json_extract_string(p.settings, '$.judge.loaded_dtype') AS judge_dtype,
-               json_extract_string(p.settings, '$.answer_rule') AS answer_rule,
-               json_extract_string(p.settings, '$.suite_sha256') AS suite_sha256,
-               json_extract_string(p.settings, '$.prompt_set') AS prompt_set,
-               coalesce(p.protocol_key, 'unrecorded:' || s.model || ':' || s.evaluator_hash) AS protocol_key,
-               CASE WHEN r.model IS NULL THEN 'stored' ELSE 'refresh' END AS source, p.source AS provenance,
-               h.model IS NOT NULL AS current
-        FROM benchmark_scores s
-        LEFT JOIN p USING (model, model_hash, evaluator_hash, benchmark)
-        LEFT JOIN refreshed r USING (model, model_hash, evaluator_hash)
-        LEFT JOIN shown h USING (model, model_hash, evaluator_hash)
-        WHERE s.benchmark = 'geneval2'
-        ORDER BY s.model, s.table_name, s.key
-    """,
-    # GenEval 2's per-skill Soft-TIFA AM and TIFA recomputed in SQL from the stored answers (pooled over every
-    # question of every image: equal to the stored skill table when each prompt has the same number of images)
-    "geneval2_skill_rates": """
-        SELECT model, model_hash, evaluator_hash, skill, 100 * avg(probability) AS soft_tifa_am,
-               100 * avg(CASE WHEN correct THEN 1.0 ELSE 0.0 END) AS tifa, count(*) AS answers,
-               count(DISTINCT prompt_index) AS prompts
-        FROM vqa_answers WHERE benchmark = 'geneval2' AND kind = 'atom'
-        GROUP BY ALL ORDER BY model, skill
-    """,
-    # GenEval 2's overall Soft-TIFA of each current model version (a refresh stores it under the version's own
-    # hashes): GM (prompt level, the paper's headline) and AM with intervals, the prompts judged, the judge, and the
-    # protocol key (judge, answer rule, suite, prompts): two rows compare only where it is equal
-    "geneval2_current": f"""
-        SELECT c.model, c.model_hash, c.evaluator_hash, rb.evaluator_hash AS geneval2_hash,
-               {GENEVAL2_COLUMNS},
-               max(s.prompts) AS geneval2_prompts, any_value(s.judge_model) AS geneval2_judge,
-               any_value(s.protocol_key) AS geneval2_protocol, any_value(s.suite_sha256) AS geneval2_suite
-        FROM current_models c
-        JOIN run_benchmarks rb USING (run_id, model, model_hash)
-        JOIN geneval2_scores s ON s.model = rb.model AND s.model_hash = rb.model_hash
-         AND s.evaluator_hash = rb.evaluator_hash
-        WHERE rb.benchmark = 'geneval2' AND s.table_name = 'overall'
-        GROUP BY ALL
-    """,
-    # the current leaderboard: one row per model, its latest completed version (task columns from TASKS)
+    **BENCHMARK_VIEWS,
+    # the current leaderboard: one row per model, its latest completed version (task columns from TASKS; each stored
+    # benchmark's columns from its StoredColumns)
     "leaderboard": f"""
         SELECT c.model, m.label, m.smoke, o.overall, o.overall_ci_low, o.overall_ci_high, o.ci_level, o.images,
                o.prompts,
@@ -400,21 +430,13 @@ VIEWS = {
                any_value(d.fkea_radius) AS fkea_radius, any_value(d.sigma_source) AS sigma_source,
                any_value(x.diversity_rank) AS diversity_rank, any_value(x.diversity_note) AS diversity_note,
                any_value(x.diversity_kernel) AS diversity_kernel,
-               any_value(g.geneval2_gm) AS geneval2_gm, any_value(g.geneval2_gm_ci_low) AS geneval2_gm_ci_low,
-               any_value(g.geneval2_gm_ci_high) AS geneval2_gm_ci_high, any_value(g.geneval2_am) AS geneval2_am,
-               any_value(g.geneval2_am_ci_low) AS geneval2_am_ci_low,
-               any_value(g.geneval2_am_ci_high) AS geneval2_am_ci_high,
-               any_value(g.geneval2_prompts) AS geneval2_prompts,
-               any_value(g.geneval2_judge) AS geneval2_judge, any_value(g.geneval2_protocol) AS geneval2_protocol,
-               any_value(g.geneval2_suite) AS geneval2_suite,
-               c.model_hash, c.evaluator_hash, c.run_id, c.finished_at
+               {BENCHMARK_COLUMNS}c.model_hash, c.evaluator_hash, c.run_id, c.finished_at
         FROM current_models c
         JOIN models m USING (model, model_hash)
         LEFT JOIN geneval_overall o USING (model, model_hash, evaluator_hash)
         LEFT JOIN geneval_tasks t USING (model, model_hash, evaluator_hash)
         LEFT JOIN diversity d USING (model, model_hash, evaluator_hash)
-        LEFT JOIN diversity_comparison x USING (model, model_hash, evaluator_hash)
-        LEFT JOIN geneval2_current g USING (model, model_hash, evaluator_hash)  -- the version's own GenEval 2
+        LEFT JOIN diversity_comparison x USING (model, model_hash, evaluator_hash){BENCHMARK_JOINS}
         GROUP BY ALL ORDER BY o.overall DESC NULLS LAST, c.model
     """,
     # the protocol of each current model's scores: generation settings, evaluator settings, the run's environment
@@ -669,3 +691,7 @@ def with_deprecated_copies(table: str, rows: Sequence[Mapping[str, Any]]) -> Seq
 # (DuckDB replays or deletes them, so they are part of the store), and the run lock's file
 WAL_SUFFIXES = (".wal", ".wal.recovery", ".wal.checkpoint")
 LOCK_SUFFIX = ".lock"
+
+VIEWS_SHA256 = hashlib.sha256(json.dumps(VIEWS, sort_keys=True).encode()).hexdigest()
+"""The digest of every view's definition: a store migrated with other definitions gets them re-created on its next
+write (``migrations._schema_current``)."""

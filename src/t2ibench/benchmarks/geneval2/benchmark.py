@@ -41,11 +41,8 @@ class Geneval2Benchmark(Benchmark[Geneval2Suite, Geneval2Config, Geneval2Scan, G
     )
     images_help = "a GenEval-layout folder (<NNNNN>/metadata.jsonl, samples/) or a .json image map"
 
-    def add_options(self, parser: Any) -> None:
-        """The suite file, the judge (``VQAJudgeConfig``'s fields and defaults) and the answer rule."""
-        from t2ibench.models.registry import VQA_JUDGES
-        from t2ibench.options import int_from
-
+    def add_suite_options(self, parser: Any) -> None:
+        """The suite file (default: the release's place) and whether it is a subset."""
         parser.add_argument(
             "--suite",
             dest="suite_file",
@@ -56,6 +53,23 @@ class Geneval2Benchmark(Benchmark[Geneval2Suite, Geneval2Config, Geneval2Scan, G
         parser.add_argument(
             "--subset", action="store_true", help="the suite file is a subset of GenEval 2 (not its 800 prompts)"
         )
+
+    def suite_inputs_from(self, args: Any) -> list[Any]:
+        """The suite file."""
+        from t2ibench.paths import place
+
+        return [place("--suite", args.suite_file)]
+
+    def prompt_records(self, suite: Geneval2Suite) -> list[dict[str, Any]]:
+        """Each prompt's record (index, prompt, atoms) in suite order."""
+        return [p.record() for p in suite.prompts]
+
+    def add_options(self, parser: Any) -> None:
+        """The suite file, the judge (``VQAJudgeConfig``'s fields and defaults) and the answer rule."""
+        from t2ibench.models.registry import VQA_JUDGES
+        from t2ibench.options import int_from
+
+        self.add_suite_options(parser)
         judge = VQAJudgeConfig
         parser.add_argument("--judge", choices=VQA_JUDGES.names(), default=judge.backend)
         parser.add_argument("--judge-model", default=judge.model, help=f"hub id or folder ({judge.model})")
@@ -106,7 +120,7 @@ class Geneval2Benchmark(Benchmark[Geneval2Suite, Geneval2Config, Geneval2Scan, G
         from t2ibench.paths import place
 
         model = args.judge_model if Path(args.judge_model).exists() else None
-        return [place("--suite", args.suite_file), place("--judge-model", model, tree=True)]
+        return [*self.suite_inputs_from(args), place("--judge-model", model, tree=True)]
 
     def model_sections(self, evaluator: Geneval2Config) -> list[tuple[Any, dict[str, str]]]:
         """The judge's spec, with the options that set its fields."""

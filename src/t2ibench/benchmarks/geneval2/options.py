@@ -47,3 +47,12 @@ class Geneval2Config:
     def __post_init__(self) -> None:
         if self.answer_rule not in ANSWER_RULES:
             raise FieldError("answer_rule", str(unknown_choice("answer_rule", self.answer_rule, ANSWER_RULES)))
+
+    def models(self) -> dict[str, VQAJudgeConfig]:
+        """Its model specs by field name (checked readable, resolved from the hub, smoke when tiny)."""
+        return {"judge": self.judge}
+
+
+# this benchmark's config sections (t2ibench.benchmarks.benchmark_options): benchmarks.geneval2, evaluators.geneval2
+SELECTION = Geneval2Prompts
+EVALUATOR = Geneval2Config

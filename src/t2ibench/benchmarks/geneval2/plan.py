@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from t2ibench.benchmarks.geneval2.options import GENEVAL2_DATA, Geneval2Config
+from t2ibench.benchmarks.geneval2.options import GENEVAL2_DATA, Geneval2Config, Geneval2Prompts
 from t2ibench.benchmarks.geneval2.steps import select_geneval2, step_geneval2
 from t2ibench.config import Config
 from t2ibench.datasets import check_release_copy, fetch_release
@@ -23,7 +23,7 @@ from t2ibench.workspace import Workspace
 
 def select(config: Config, ws: Workspace) -> tuple[PromptSet, SuiteFile]:
     """GenEval 2's prompts for a refresh of ``config`` (``benchmarks.geneval2``) and the stamp of its suite file."""
-    selection = config.benchmarks.geneval2
+    selection: Geneval2Prompts | None = config.benchmarks.selection("geneval2")
     if selection is None:
         raise ValueError("benchmarks.geneval2 is not configured")  # refresh_benchmarks never asks then
     return select_geneval2(selection, ws.path(selection.data))
@@ -35,7 +35,7 @@ def acquire(config: Config, root: Path) -> list[Path]:
     release, as ``t2ibench data fetch geneval2`` would, and is verified against the release's SHA-256 every time
     (``check_release_copy``). A suite file named elsewhere is the user's own and is never fetched over (a missing one
     is refused when the run is planned; its numbers are labelled as not the released file's)."""
-    selection = config.benchmarks.geneval2
+    selection: Geneval2Prompts | None = config.benchmarks.selection("geneval2")
     if selection is None or selection.data != GENEVAL2_DATA:
         return []
     target = root / selection.data
@@ -67,8 +67,9 @@ def plan_model(scope: ModelScope, selected: tuple[PromptSet, SuiteFile]) -> Benc
 
     judge_id = f"{name}/geneval2"
     with building(judge_id):
-        judge_settings = {"geneval2": ev.geneval2, "prompts": prompts}
-        weights = judge_weights(ev.geneval2)
+        evaluator: Geneval2Config = ev.of("geneval2")
+        judge_settings = {"geneval2": evaluator, "prompts": prompts}
+        weights = judge_weights(evaluator)
     judge_hash = version_hash({"geneval2": settings(step_geneval2, judge_settings)})
     out = ws.results_dir(name, scope.model_hash, judge_hash) / "geneval2_results.jsonl"
     params = {**judge_settings, "generated": Ref(generated), "suite": suite, "weights": weights}

@@ -1,0 +1,39 @@
+"""GenEval 2 in SQL and on the leaderboard, as data: its protocol, the scores view's detail columns and the
+leaderboard's columns (the store builds ``geneval2_scores``, ``geneval2_current``, ``geneval2_skill_rates`` and the
+leaderboard's ``geneval2_*`` columns from it; ``t2ibench.benchmarks.StoredColumns`` says how)."""
+
+from __future__ import annotations
+
+from t2ibench.benchmarks import StoredColumns
+
+COLUMNS = StoredColumns(
+    # what makes a GenEval 2 protocol: judge (model, revision, weights, dtype, batch, chat template), answer rule,
+    # suite file and prompt set; two rows compare only where all are equal
+    protocol=(
+        "judge.model",
+        "judge.commit",
+        "judge.weights",
+        "judge.loaded_dtype",
+        "judge.batch_size",
+        "judge.chat_template_sha256",
+        "answer_rule",
+        "suite_sha256",
+        "prompt_set",
+    ),
+    details=(
+        ("judge_model", "judge.model"),
+        ("judge_dtype", "judge.loaded_dtype"),
+        ("answer_rule", "answer_rule"),
+        ("suite_sha256", "suite_sha256"),
+        ("prompt_set", "prompt_set"),
+    ),
+    table="overall",
+    keys=(("soft_tifa_gm", "gm"), ("soft_tifa_am", "am")),
+    summary=(("judge", "judge_model"), ("protocol", "protocol_key"), ("suite", "suite_sha256")),
+    headline="gm",
+    title="GenEval 2 GM",
+    legend="GenEval 2 GM: Soft-TIFA's geometric mean over each prompt's atoms, ×100, with its bootstrap interval "
+    "over prompts (its tables: the GenEval 2 section); '(protocol B)' marks current models judged under different "
+    "GenEval 2 protocols (judge, answer rule, suite, prompts): not comparable across letters.",
+    skill_rates="soft_tifa_am",
+)
