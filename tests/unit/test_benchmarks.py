@@ -98,3 +98,18 @@ def test_config_sections_and_stored_columns_follow_the_registry():
         assert benchmarks.report_section(name).html_section([]) == ""  # nothing stored: no section
     with pytest.raises(InputError, match="unknown benchmark with options 'geneval'"):
         Benchmarks().selection("geneval")  # GenEval's selection is the field itself
+
+
+def test_exactly_one_entry_is_the_refresh_spine_and_owns_its_steps():
+    """The spine (GenEval) is found through the registry, not by name, and its steps come from its entry."""
+    from t2ibench.pipeline.plan import STEPS, spine, step_specs
+
+    spines = [n for n in benchmarks.names() if benchmarks.benchmark(n).spine]
+    assert spines == ["geneval"]
+    assert spine().name == "geneval"
+    own = spine().refresh_steps()
+    assert set(own) == {"geneval", "verdicts", "scores"}
+    assert not set(own) & set(STEPS)  # the core's table no longer lists them
+    assert {n for n, s in step_specs().items() if s.protocol} == {
+        "geneval", "scores", "embed", "reference-bandwidth", "median-bandwidth", "fkea-shard", "diversity", "scendi"
+    }  # fmt: skip  # the steps whose settings make the evaluation version, as before GenEval's moved

@@ -151,6 +151,15 @@ class Benchmark(ABC, Generic[SuiteT, EvaluatorT, ScanT, RecordT, TablesT]):
 
     # -- its slice of the refresh (``t2ibench.pipeline.plan``); a benchmark without one runs in `evaluate` only --
 
+    spine: ClassVar[bool] = False
+    """True for the one benchmark every model of a refresh runs (GenEval): its generation is the model version, its
+    images are what the diversity steps measure, and ``plan_spine`` plans its calls."""
+
+    def plan_spine(self, scope: Any, prompts: Any) -> Any:
+        """The spine's calls for one model (``scope``: a ``t2ibench.pipeline.plan.ModelScope``) on the refresh's
+        prompts: a part naming its images', verdicts' and tables' calls (GenEval's ``plan.SpinePart``)."""
+        raise InputError(f"{self.name}: not the refresh's spine benchmark")
+
     def refresh_steps(self) -> Mapping[str, Any]:
         """The steps this benchmark adds to the refresh, by task name (``t2ibench.pipeline.identity.StepSpec``s;
         their calls count in the run summary's column named after the benchmark)."""

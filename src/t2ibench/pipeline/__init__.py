@@ -24,7 +24,6 @@ from t2ibench.pipeline.results import (
 from t2ibench.pipeline.runs import failure_cause, finish_run, start_run
 from t2ibench.pipeline.steps import (
     merge_generated,
-    merge_judged,
     prompt_shards,
     select_prompts,
     shard_label,
@@ -32,11 +31,9 @@ from t2ibench.pipeline.steps import (
     step_embed,
     step_fkea_shard,
     step_generate,
-    step_geneval,
     step_median_bandwidth,
     step_reference_bandwidth,
     step_scendi,
-    step_scores,
     step_store,
 )
 
@@ -67,7 +64,6 @@ __all__ = [
     "fingerprint",
     "finish_run",
     "merge_generated",
-    "merge_judged",
     "plan_refresh",
     "prompt_shards",
     "select_prompts",
@@ -78,11 +74,9 @@ __all__ = [
     "step_embed",
     "step_fkea_shard",
     "step_generate",
-    "step_geneval",
     "step_key",
     "step_median_bandwidth",
     "step_reference_bandwidth",
     "step_scendi",
-    "step_scores",
     "step_store",
 ]

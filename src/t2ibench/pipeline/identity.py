@@ -57,11 +57,13 @@ SharedCache = Annotated[Path, PLACEMENT]
 @dataclass(frozen=True)
 class StepSpec:
     """A step of the refresh: its function; ``cached`` (False: it always runs — merges and the store write, which
-    are cheap and check their inputs themselves); ``cheap`` (no model work: may run in the flow's own process)."""
+    are cheap and check their inputs themselves); ``cheap`` (no model work: may run in the flow's own process);
+    ``protocol`` (its calls' settings make the model's evaluation version and protocol record)."""
 
     fn: Callable[..., Any]
     cached: bool = True
     cheap: bool = False
+    protocol: bool = False
 
     @property
     def model_work(self) -> bool:

@@ -54,16 +54,13 @@ current_call: ContextVar[str | None] = ContextVar("t2ibench_current_call", defau
 STEPS: dict[str, StepSpec] = {
     "generate": StepSpec(steps.step_generate),
     "images": StepSpec(steps.merge_generated, cached=False, cheap=True),
-    "geneval": StepSpec(steps.step_geneval),
-    "verdicts": StepSpec(steps.merge_judged, cached=False, cheap=True),
-    "scores": StepSpec(steps.step_scores, cheap=True),
     "selftest": StepSpec(steps.step_selftest),
-    "embed": StepSpec(steps.step_embed),
-    "reference-bandwidth": StepSpec(steps.step_reference_bandwidth),
-    "median-bandwidth": StepSpec(steps.step_median_bandwidth, cheap=True),
-    "fkea-shard": StepSpec(steps.step_fkea_shard),
-    "diversity": StepSpec(steps.step_diversity),
-    "scendi": StepSpec(steps.step_scendi),
+    "embed": StepSpec(steps.step_embed, protocol=True),
+    "reference-bandwidth": StepSpec(steps.step_reference_bandwidth, protocol=True),
+    "median-bandwidth": StepSpec(steps.step_median_bandwidth, cheap=True, protocol=True),
+    "fkea-shard": StepSpec(steps.step_fkea_shard, protocol=True),
+    "diversity": StepSpec(steps.step_diversity, protocol=True),
+    "scendi": StepSpec(steps.step_scendi, protocol=True),
     "store": StepSpec(steps.step_store, cached=False, cheap=True),
 }
 """The refresh's own steps, by task name; each benchmark adds its own (``benchmark_steps``, ``step_specs``)."""
@@ -91,19 +88,6 @@ def step_specs() -> dict[str, StepSpec]:
 def step_spec(step: str) -> StepSpec:
     """The step called ``step`` (the refresh's own first)."""
     return STEPS[step] if step in STEPS else benchmark_steps()[step]
-
-
-EVALUATION_STEPS = (
-    "geneval",
-    "scores",
-    "embed",
-    "reference-bandwidth",
-    "median-bandwidth",
-    "fkea-shard",
-    "diversity",
-    "scendi",
-)
-"""The steps whose settings make the evaluation version (evaluator hash) and the protocol record."""
 
 
 @dataclass(frozen=True)
@@ -332,11 +316,20 @@ class BenchmarkPart:
     prompts: int  # its prompts the model is evaluated on
 
 
+def spine() -> Any:
+    """The registered benchmark whose calls are every model's spine (``Benchmark.spine``: GenEval): its generation
+    is the model version and its images are what the diversity steps measure."""
+    from t2ibench.benchmarks import benchmark, names
+
+    (found,) = [b for b in (benchmark(n) for n in names()) if b.spine]
+    return found
+
+
 def refresh_benchmarks(config: Config, model: ModelConfig) -> list[Any]:
-    """The registered benchmarks ``model`` runs besides GenEval (whose calls are the refresh's spine), in run order."""
+    """The registered benchmarks ``model`` runs besides the spine (every model runs it), in run order."""
     from t2ibench.benchmarks import benchmark
 
-    return [benchmark(name) for name in config.benchmarks_of(model) if name != "geneval"]
+    return [b for b in (benchmark(name) for name in config.benchmarks_of(model)) if not b.spine]
 
 
 def acquire_suites(config: Config, root: Path) -> list[Path]:
@@ -365,64 +358,23 @@ def plan_model(
     ``building(call id)``, so a tracer sees which call reads which config field; placement is read once, outside."""
     name = model.name
     ev = config.evaluators
-    shards = steps.prompt_shards(prompts, config.runtime.prompts_per_shard)
-    labels: list[str | None] = [steps.shard_label(list(p)) for p in shards] if len(shards) > 1 else [None]
     # placement (where and how work runs, never what it computes) is read here, once, outside every call
     device, cache = config.runtime.device, ws.cache
 
     # the model version: the settings of its unsharded generation (where it writes is not part of it)
     with building(f"{name}/generate"):
         generation = {"generator": model.generator, "model": name, "prompts": prompts, "local": local_files(ws, model)}
-        images_per_prompt = model.generator.images_per_prompt
-        imported = model.generator.backend == "folder"
     model_hash = version_hash({"generate": settings(steps.step_generate, generation)})
-    images = ws.images_dir(name, model_hash)
     calls: list[Call] = []
 
     def add(call: Call) -> str:
         calls.append(call)
         return call.id
 
-    # generation and GenEval, per prompt shard
-    with building(f"{name}/geneval"):
-        geneval_settings = {"geneval": ev.geneval, "prompts": prompts}
-    geneval_hash = version_hash(settings(steps.step_geneval, geneval_settings))
-    results = ws.results_file(name, model_hash, geneval_hash)
-    generated_parts, judged_parts = [], []
-    for part, label in zip(shards, labels, strict=True):
-        suffix = f"/{label}" if label else ""
-        gen_id = f"{name}/generate{suffix}"
-        with building(gen_id):
-            params = {**generation, "prompts": part, "out": images, "device": device}
-        image_files = tuple(
-            images / f"{i:05d}" / "samples" / f"{k:05d}.png" for i, _ in part for k in range(images_per_prompt)
-        )
-        # an imported folder's count per prompt is its source's: only the manifest and log are known in advance
-        outputs = (images / "manifest.json", images / "samples.jsonl", *(() if imported else image_files))
-        generated_parts.append(add(Call(gen_id, "generate", params, name, "generate", outputs)))
-        judge_id = f"{name}/geneval{suffix}"
-        out = results if label is None else ws.geneval_shard_file(name, model_hash, geneval_hash, label)
-        with building(judge_id):
-            params = {
-                "geneval": ev.geneval,
-                "generated": Ref(gen_id),
-                "prompts": part,
-                "weights": evaluator_weights(ev.geneval),
-                "out": out,
-                "names_from": ws.root,
-                "device": device,
-            }
-        judged_parts.append(add(Call(judge_id, "geneval", params, name, "geneval", (out,))))
-    if len(shards) > 1:
-        shards_of = {"shards": [Ref(p) for p in generated_parts]}
-        generated = add(Call(f"{name}/images", "images", shards_of, name, "generate"))
-        merged = {"shards": [Ref(p) for p in judged_parts], "out": results}
-        judged = add(Call(f"{name}/verdicts", "verdicts", merged, name, "geneval"))
-    else:
-        generated, judged = generated_parts[0], judged_parts[0]
-    with building(f"{name}/scores"):
-        params = {"judged": Ref(judged), "ci_level": ev.ci_level}
-    scores = add(Call(f"{name}/scores", "scores", params, name, "geneval"))
+    # the spine benchmark's calls (GenEval's: the model version's images, their verdicts and Table 2)
+    scope = ModelScope(config, ws, model, model_hash, generation, device, add)
+    spine_part = spine().plan_spine(scope, prompts)
+    generated, images, results = spine_part.generated, spine_part.images, spine_part.results
 
     # every other benchmark the model runs: its own calls (``Benchmark.plan_for_model``), its rows to the store
     benchmark_rows: list[Ref] = []
@@ -430,7 +382,6 @@ def plan_model(
     benchmark_prompts: dict[str, int] = {}
     benchmark_folders: list[Path] = []
     image_folders = [images]
-    scope = ModelScope(config, ws, model, model_hash, generation, device, add)
     for bench in refresh_benchmarks(config, model):
         if selected is None or bench.name not in selected:
             raise InputError(f"{name}: {bench.title} is configured but its prompts were not selected")
@@ -459,8 +410,7 @@ def plan_model(
     sigma, image_sigma, text_sigma = bandwidths
 
     # the evaluation version and its protocol: the settings of every evaluation call, by step
-    unsharded = {"geneval": settings(steps.step_geneval, geneval_settings)}  # shards are placement: not versions
-    protocol = _protocol([*builder.shared.values(), *calls], unsharded, sigma, image_sigma, text_sigma)
+    protocol = _protocol([*builder.shared.values(), *calls], spine_part.protocol, sigma, image_sigma, text_sigma)
     evaluator_hash = version_hash(protocol)
     store_id = f"{name}/store"
     with building(store_id):
@@ -476,8 +426,8 @@ def plan_model(
             "smoke_evaluators": config.smoke_evaluators,
             "prompts": prompts,
             "generated": Ref(generated),
-            "judged": Ref(judged),
-            "scores": Ref(scores),
+            "judged": Ref(spine_part.judged),
+            "scores": Ref(spine_part.scores),
             "diversity": Ref(diversity),
             "scendi": Ref(scendi),
             **({"benchmarks": benchmark_rows} if benchmark_rows else {}),
@@ -600,7 +550,7 @@ def _protocol(calls: Sequence[Call], given: Mapping[str, Any], *bandwidths: Any)
     used = {b.call for b in bandwidths if isinstance(b, Ref)}
     found: dict[str, list[Any]] = {step: [value] for step, value in given.items()}
     for call in calls:
-        if call.step not in EVALUATION_STEPS or call.step in given:
+        if not call.spec.protocol or call.step in given:
             continue
         if call.model is None and call.id not in used:
             continue

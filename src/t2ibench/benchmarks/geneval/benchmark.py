@@ -21,6 +21,19 @@ class GenEvalBenchmark(Benchmark[Sequence[Mapping[str, Any]], Any, FolderScan, R
     release = None  # the suite is generated from the templates (equal to the released file; geneval_data stage)
     judges = ("detector backend", "colour classifier backend")
     docs = "docs/geneval.md"
+    spine = True  # every model of a refresh runs GenEval: its images are the model version's
+
+    def refresh_steps(self) -> Mapping[str, Any]:
+        """Judging (per prompt shard), the shards' merge and Table 2 (``steps.STEPS``)."""
+        from t2ibench.benchmarks.geneval.steps import STEPS
+
+        return STEPS
+
+    def plan_spine(self, scope: Any, prompts: Any) -> Any:
+        """``plan.plan_model``: one model's generation, judging and Table 2 calls."""
+        from t2ibench.benchmarks.geneval.plan import plan_model
+
+        return plan_model(scope, prompts)
 
     def scan(self, source: Path, suite: Sequence[Mapping[str, Any]], *, images_per_prompt: int | None) -> FolderScan:
         """``scan_folder`` of a GenEval-layout folder."""

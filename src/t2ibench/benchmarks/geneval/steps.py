@@ -1,0 +1,96 @@
+"""GenEval's steps in the refresh: judge a model's images (per prompt shard), join the shards' verdicts, and
+Table 2 with its intervals. Plain functions: their typed parameters are their cache keys, versions and protocol
+(``t2ibench.pipeline.identity``); ``STEPS`` declares them, the registry entry hands them to the refresh."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from t2ibench.config import GenEvalConfig
+from t2ibench.errors import InputError
+from t2ibench.hashing import file_digest
+from t2ibench.pipeline.identity import Device, Out, Progress, StepSpec
+from t2ibench.pipeline.results import Generated, Judged, LocalFiles, PromptSet, TaskScores
+from t2ibench.pipeline.stamps import check_stamp
+
+
+def step_geneval(
+    geneval: GenEvalConfig,
+    generated: Generated,
+    prompts: PromptSet,
+    weights: LocalFiles,
+    out: Out,
+    names_from: Out,
+    device: Device = "auto",
+    show_progress: Progress = False,
+) -> Judged:
+    """Detect, colour and judge every image of ``generated`` (those of ``prompts``); writes the results file ``out``
+    (a model version's, or one prompt shard's that ``merge_judged`` joins), resuming a partial one. Results name
+    each image by its path relative to ``names_from`` (the workspace), so the file is the same in every clone;
+    ``weights`` stamps the detector's and colour model's local files, if any."""
+    from t2ibench.benchmarks.geneval.evaluate import FolderScan, ImageItem, judge_scan, summarise
+
+    check_stamp(weights)
+    records = prompts.by_index()
+    items = tuple(
+        ImageItem(i.prompt_index, f"{i.sample:05d}", Path(i.path), records[i.prompt_index])
+        for i in generated.images
+        if i.prompt_index in records
+    )
+    scan = FolderScan(
+        root=Path(generated.folder),
+        items=items,
+        expected_prompts=len(records),
+        found_prompts=len({i.prompt_index for i in items}),
+        expected_images=len(items),
+        names_from=names_from,
+    )
+    rows = judge_scan(scan, geneval, out=out, device=device, show_progress=show_progress)
+    return Judged(model=generated.model, results=str(out), sha256=file_digest(out), summary=summarise(rows).to_dict())
+
+
+def merge_judged(shards: list[Judged], out: Out) -> Judged:
+    """The model version's results file ``out`` from its shards' files, joined in shard order: byte for byte the
+    file an unsharded run writes (each shard's rows are in folder order, and shards are consecutive prompt ranges).
+    The file is rewritten only when its bytes change; a shard file that changed since its verdicts were made is
+    refused."""
+    from t2ibench.benchmarks.geneval.evaluate import read_results, summarise
+    from t2ibench.io import write_bytes_atomic
+
+    if not shards:
+        raise InputError("no GenEval shards to merge")
+    model = shards[0].model
+    chunks = []
+    for part in shards:
+        if part.model != model:
+            raise InputError(f"{model}: cannot merge the GenEval shard of {part.model} ({part.results})")
+        path = Path(part.results)
+        if not path.is_file() or file_digest(path) != part.sha256:
+            raise InputError(f"{path}: this GenEval shard's file is missing or changed since it was judged")
+        chunks.append(path.read_bytes())
+    data = b"".join(chunks)
+    if not out.is_file() or out.read_bytes() != data:
+        write_bytes_atomic(out, data)
+    rows = read_results(out)
+    return Judged(model=model, results=str(out), sha256=file_digest(out), summary=summarise(rows).to_dict())
+
+
+def step_scores(judged: Judged, ci_level: float) -> TaskScores:
+    """GenEval's Table 2 of a model version from its verdicts: accuracy per task and overall, with bootstrap
+    intervals over prompts at ``ci_level``."""
+    from t2ibench.benchmarks.geneval.evaluate import read_results
+    from t2ibench.metrics.geneval import table2_rows
+
+    if not Path(judged.results).is_file() or file_digest(judged.results) != judged.sha256:
+        raise InputError(f"{judged.results}: the results file is missing or changed since it was judged")
+    results = read_results(judged.results)
+    rows = table2_rows(((r.tag, r.correct, r.prompt) for r in results), level=ci_level)
+    return TaskScores(model=judged.model, rows=tuple(rows), level=ci_level)
+
+
+STEPS: dict[str, StepSpec] = {
+    "geneval": StepSpec(step_geneval, protocol=True),
+    "verdicts": StepSpec(merge_judged, cached=False, cheap=True),
+    "scores": StepSpec(step_scores, cheap=True, protocol=True),
+}
+"""GenEval's steps, by task name (its column in the run summary: ``geneval``)."""
