@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from t2ibench import __version__
 from t2ibench.errors import NOTES, InputError, StateMismatchError
-from t2ibench.options import int_from, spec_or_error
+from t2ibench.options import add_fields, from_args, int_from, spec_or_error
 
 if TYPE_CHECKING:
     from t2ibench.requests import Request
@@ -906,14 +906,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _check_hub_sources(cfg, args.config, root)
     from t2ibench.requests import RefreshRequest
 
-    request = RefreshRequest(
-        config=str(config),
-        wait=args.wait,
-        dask=args.dask,
-        summary=str(Path(args.summary).resolve()) if args.summary else None,
-        flow=args.flow,
-        begun=begun,
-    )
+    summary = str(Path(args.summary).resolve()) if args.summary else None
+    request = from_args(RefreshRequest, args, args.request_options, config=str(config), summary=summary, begun=begun)
 
     def stopped(signum: int) -> None:  # after a forwarded signal: a run the refresh could not record is recorded
         from t2ibench.pipeline.runs import mark_killed
@@ -944,14 +938,7 @@ def _cmd_paper_tables(args: argparse.Namespace) -> int:
 def _cmd_paper_digits(args: argparse.Namespace) -> int:
     from t2ibench.requests import DigitsRequest
 
-    request = DigitsRequest(
-        out=args.out,
-        n_per_condition=args.n_per_condition,
-        repeats=args.repeats,
-        sigma_scale=args.sigma_scale,
-        rff_dim=args.rff_dim,
-        seed=args.seed,
-    )
+    request = from_args(DigitsRequest, args, args.request_options)
     root = _checkout(Path.cwd(), request.program)
     return _run_flow(root, request, cwd=root, program="t2ibench paper digits")
 
@@ -1080,8 +1067,7 @@ def _cmd_data(args: argparse.Namespace) -> int:
 def _cmd_schedule(args: argparse.Namespace) -> int:
     from t2ibench.requests import ScheduleRequest
 
-    fields = {"cron": args.cron, "name": args.name, "pool": args.pool, "listing": args.list, "serve": args.serve}
-    request = ScheduleRequest(config=args.config, **fields)  # refused here unless the options make a request
+    request = from_args(ScheduleRequest, args, args.request_options)  # refused here unless they make a request
     if args.config:
         root, config = _workspace(args.config, request.program)
         request = dataclasses.replace(request, config=str(config))
@@ -1467,26 +1453,9 @@ def _add_run(verbs: Any) -> None:
         help="the main job: refresh a config's leaderboard "
         "(Prefect flow: generate, embed, judge, measure, store, report)",
     )
-    run.add_argument("--config", required=True, help="e.g. configs/smoke.yaml")
+    options = add_fields(run, RefreshRequest)  # the request's fields are the options (t2ibench.options)
     _data_option(run)
-    run.add_argument(
-        "--wait",
-        type=SECONDS,
-        default=RefreshRequest.wait,
-        help="wait up to S seconds if another refresh holds the store",
-    )
-    run.add_argument(
-        "--dask", type=int_from(1, 1024), metavar="WORKERS", help="fan tasks out over a local Dask cluster"
-    )
-    run.add_argument(
-        "--summary", help="also write the run's summary as JSON (computed/cached per model and step, task states)"
-    )
-    run.add_argument(
-        "--flow",
-        action="store_true",
-        help="run the Prefect flow even when every step is cached (such a refresh otherwise does not start Prefect)",
-    )
-    run.set_defaults(func=_cmd_run, request=RefreshRequest)
+    run.set_defaults(func=_cmd_run, request=RefreshRequest, request_options=options)
 
 
 def _add_gc(verbs: Any) -> None:
@@ -1590,20 +1559,8 @@ def _add_schedule(verbs: Any) -> None:
         "schedule",
         help="deploy the refresh on a cron to a Prefect work pool (run it with `prefect worker start --pool t2ibench`)",
     )
-    schedule.add_argument("--config", help="the config to refresh (not needed with --list)")
-    schedule.add_argument(
-        "--pool", default=ScheduleRequest.pool,
-        help=f"Prefect work pool (default {ScheduleRequest.pool}; created if missing)",
-    )  # fmt: skip
-    schedule.add_argument("--cron", help='cron expression, e.g. "0 3 * * *"')
-    schedule.add_argument(
-        "--name", default=ScheduleRequest.name, help=f"deployment name (default {ScheduleRequest.name})"
-    )
-    schedule.add_argument("--list", action="store_true", help="say what is deployed (or that nothing is)")
-    schedule.add_argument(
-        "--serve", action="store_true", help="serve the schedule in this process instead (no pool, no worker; blocks)"
-    )
-    schedule.set_defaults(func=_cmd_schedule, request=ScheduleRequest)
+    options = add_fields(schedule, ScheduleRequest)
+    schedule.set_defaults(func=_cmd_schedule, request=ScheduleRequest, request_options=options)
 
 
 def _add_paper(verbs: Any) -> Any:
@@ -1623,30 +1580,8 @@ def _add_paper(verbs: Any) -> Any:
     tables.add_argument("--out", required=True, help="folder for table2.md, diversity.md and metrics.json")
     tables.set_defaults(func=_cmd_paper_tables, request=PaperTablesRequest)
     figure = kinds.add_parser("digits", help="the FKEA digits figure: VENDI/RKE as the digit classes grow 1 → 10")
-    figure.add_argument("--out", required=True, help="folder for digits.md, digits.png, digits.json, metrics.json")
-    figure.add_argument(
-        "--n-per-condition", type=int_from(10, 100_000), default=DigitsRequest.n_per_condition,
-        help=f"images per class count (default {DigitsRequest.n_per_condition})",
-    )  # fmt: skip
-    figure.add_argument(
-        "--repeats", type=int_from(1, 1000), default=DigitsRequest.repeats,
-        help=f"seeded repeats (default {DigitsRequest.repeats})",
-    )  # fmt: skip
-    figure.add_argument(
-        "--sigma-scale", type=POSITIVE_FLOAT, default=DigitsRequest.sigma_scale,
-        help=f"σ as a multiple of the median distance (default {DigitsRequest.sigma_scale:g})",
-    )  # fmt: skip
-    figure.add_argument(
-        "--rff-dim", type=int_from(1, 1_000_000), default=DigitsRequest.rff_dim,
-        help=f"random Fourier frequencies (default {DigitsRequest.rff_dim})",
-    )  # fmt: skip
-    figure.add_argument(
-        "--seed",
-        type=SEED,
-        default=DigitsRequest.seed,
-        help=f"seed of draws and features (default {DigitsRequest.seed})",
-    )
-    figure.set_defaults(func=_cmd_paper_digits, request=DigitsRequest)
+    options = add_fields(figure, DigitsRequest)
+    figure.set_defaults(func=_cmd_paper_digits, request=DigitsRequest, request_options=options)
     return kinds
 
 

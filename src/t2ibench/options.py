@@ -1,14 +1,25 @@
-"""Command-line value types and error wording shared by the CLI and the benchmarks' own ``evaluate`` options: an
-integer in a range (``int_from``), and a typed section built from options with a field's error reported under the
-option that set it (``spec_or_error``)."""
+"""Options derived from typed fields, and the command-line value types and error wording they share.
+
+A typed class (a flow's request, a config section) is the one place its options are declared: each field's type
+(``int``, ``float``, ``str``, ``bool``, ``tuple[str, ...]``, optional, ``Literal`` choices), its default, its range
+(``Annotated[int, Range(1, 1000)]``), its command-line spelling when not ``--field-name`` (``Option``) and its help
+(the attribute docstring under the field). ``add_fields`` declares a class's fields as argparse options,
+``from_args`` builds the class from the parsed values (a field's error under the option that set it) and
+``check_ranges`` applies the same ranges to a value from YAML or JSON — so an option the class lacks cannot exist,
+and a field cannot be left off the command line by accident (``tests/unit/test_options.py``)."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Mapping
-from typing import TypeVar
+import dataclasses
+import math
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, TypeVar
 
 from t2ibench.errors import FieldError, InputError
+from t2ibench.fields import Option, Range, annotated, field_docs, meta
 
 T = TypeVar("T")
 
@@ -37,3 +48,124 @@ def spec_or_error(build: Callable[[], T], options: Mapping[str, str]) -> T:
     except FieldError as exc:
         option = options.get(exc.field, "--" + exc.field.replace("_", "-"))
         raise InputError(f"{option}: {exc.message}") from None
+
+
+@dataclasses.dataclass(frozen=True)
+class FieldOption:
+    """One field as a command-line option: the field, its flag, the argparse destination and its declaration."""
+
+    field: str
+    flag: str
+    dest: str
+    kwargs: Mapping[str, Any]
+    absent: Any = None  # the field's value when the option is not given and argparse has None (a list's ())
+
+
+def field_options(
+    cls: type,
+    *,
+    skip: Sequence[str] = (),
+    flags: Mapping[str, str] | None = None,
+    choices: Mapping[str, Sequence[str]] | None = None,
+    dest_prefix: str = "",
+) -> list[FieldOption]:
+    """Every field of the dataclass ``cls`` (but ``skip`` and those marked ``Option(cli=False)``) as an option;
+    ``flags`` respells fields for one command (a config section's ``model`` is ``evaluate``'s ``--judge-model``),
+    ``choices`` gives a string field the names of the registry it is checked against, ``dest_prefix`` keeps the
+    parsed values apart from the command's other options."""
+    hints = typing.get_type_hints(cls, include_extras=True)
+    docs = field_docs(cls)
+    found = []
+    for f in dataclasses.fields(cls):
+        base, extras = annotated(hints[f.name])
+        option = meta(extras, Option) or Option()
+        if f.name in skip or not option.cli:
+            continue
+        flag = (flags or {}).get(f.name) or option.flag or "--" + f.name.replace("_", "-")
+        absent = None
+        kwargs: dict[str, Any] = {"dest": dest_prefix + f.name, "help": docs.get(f.name, "").replace("``", "")}
+        has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        default = f.default if f.default is not dataclasses.MISSING else None
+        if f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        args = [a for a in typing.get_args(base) if a is not type(None)]
+        if typing.get_origin(base) in (typing.Union, types.UnionType) and len(args) == 1:
+            base = args[0]  # optional: None is the absent option's value
+        if base is bool:
+            if default is not False:
+                raise TypeError(f"{cls.__name__}.{f.name}: a flag's default must be False")
+            kwargs |= {"action": "store_true"}
+        elif typing.get_origin(base) is tuple:
+            item = typing.get_args(base)[0]
+            kwargs |= {"action": "append"} if option.repeat else {"nargs": "+"}
+            kwargs |= {"type": _parser(item, meta(extras, Range))} if item is not str else {}
+            absent, default = default, None if default == () else default  # argparse's None is the field's ()
+        elif f.name in (choices or {}):
+            kwargs |= {"choices": list((choices or {})[f.name])}
+        elif typing.get_origin(base) is Literal:
+            kwargs |= {"choices": list(typing.get_args(base))}
+        elif base in (int, float):
+            kwargs |= {"type": _parser(base, meta(extras, Range))}
+        elif base is not str:
+            raise TypeError(f"{cls.__name__}.{f.name}: no command-line form for {base!r}")
+        if not has_default:
+            kwargs["required"] = True
+        elif base is not bool:
+            kwargs["default"] = default
+            if default is not None and default != ():
+                shown = ",".join(map(str, default)) if isinstance(default, tuple) else f"{default:g}" if isinstance(
+                    default, float) else str(default)  # fmt: skip
+                kwargs["help"] = (kwargs["help"].rstrip(".") + f" (default {shown})").strip()
+        if base is not bool and "choices" not in kwargs:  # named after its flag, not the prefixed destination
+            kwargs["metavar"] = option.metavar or flag[2:].upper().replace("-", "_")
+        found.append(FieldOption(f.name, flag, dest_prefix + f.name, kwargs, absent))
+    return found
+
+
+def range_parser(bounds: Range, kind: type) -> Callable[[str], Any]:
+    """An argparse ``type`` for a field of ``kind`` (int or float) in ``bounds``: a one-line error otherwise."""
+    noun = "an integer" if kind is int else "a number"
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {noun}, got {text!r}") from None
+        if not bounds.holds(value):
+            raise argparse.ArgumentTypeError(f"must be {bounds.text()}; got {text}")
+        return value
+
+    return parse
+
+
+def _parser(kind: Any, bounds: Range | None) -> Callable[[str], Any]:
+    if bounds is not None:
+        return range_parser(bounds, kind)
+    if kind is int:
+        return int_from(-(2**63), 2**63 - 1)
+    if kind is float:
+        return range_parser(Range(-math.inf, math.inf, open_low=True, open_high=True), float)
+    return kind  # type: ignore[no-any-return]
+
+
+def add_fields(parser: Any, cls: type, **how: Any) -> list[FieldOption]:
+    """Declare the fields of ``cls`` as options of the argparse ``parser`` (or group); ``how``: ``field_options``'s
+    keywords."""
+    made = field_options(cls, **how)
+    for option in made:
+        parser.add_argument(option.flag, **option.kwargs)
+    return made
+
+
+def from_args(cls: Callable[..., T], args: argparse.Namespace, options: Sequence[FieldOption], **given: Any) -> T:
+    """``cls`` built from the parsed values of ``options`` (lists as tuples) and ``given``; a field's error is
+    reported under the option that set it."""
+    values: dict[str, Any] = {}
+    for option in options:
+        value = getattr(args, option.dest)
+        values[option.field] = tuple(value) if isinstance(value, list) else option.absent if value is None else value
+    flags = {o.field: o.flag for o in options}
+    try:
+        return cls(**{**values, **given})
+    except FieldError as exc:
+        raise InputError(f"{flags.get(exc.field, exc.field)}: {exc.message}") from None

@@ -22,9 +22,10 @@ import types
 import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Self, TypeVar
+from typing import Annotated, Any, ClassVar, Self, TypeVar
 
-from t2ibench.errors import InputError
+from t2ibench.errors import FieldError, InputError
+from t2ibench.fields import Option, Range, check_ranges
 
 # The agreement tables' bootstrap defaults: metrics.geneval's BOOTSTRAP_RESAMPLES and CI_LEVEL (written here too so that
 # the command line starts without importing the numeric core; tests/unit/test_requests.py checks they agree)
@@ -103,6 +104,10 @@ class Request:
             if not ok:
                 raise InputError(f"{name}.{f.name}: expected {_describe(hints[f.name])}, got {value!r}")
             object.__setattr__(self, f.name, converted)
+        try:
+            check_ranges(self)  # the ranges its options parse with (``t2ibench.options``)
+        except FieldError as exc:
+            raise InputError(f"{name}.{exc.field}: {exc.message}") from None
         self.check()
 
     def check(self) -> None:
@@ -212,24 +217,18 @@ class RefreshRequest(Request):
     program: ClassVar[str] = "flows.leaderboard_refresh"
     work: ClassVar[str] = "the refresh"
     config: str
-    wait: float = 0.0
-    """Seconds to wait for another refresh holding the store."""
-    dask: int | None = None
+    """The config to refresh, e.g. configs/smoke.yaml."""
+    wait: Annotated[float, Range(0.0, 1e9)] = 0.0
+    """Wait up to this many seconds if another refresh holds the store."""
+    dask: Annotated[int | None, Range(1, 1024), Option(metavar="WORKERS")] = None
     """Fan the tasks out over a local Dask cluster of this many workers, whatever the config says."""
     summary: str | None = None
-    """Also write the run summary as JSON to this file."""
+    """Also write the run's summary as JSON (computed/cached per model and step, task states) to this file."""
     flow: bool = False
-    """Run the Prefect flow even when every step is cached."""
-    begun: float | None = None
+    """Run the Prefect flow even when every step is cached (such a refresh otherwise does not start Prefect)."""
+    begun: Annotated[float | None, Option(cli=False)] = None
     """When the command that asked for the refresh started (Unix seconds): the run's times count from it, so its
     wall time includes starting Prefect (None: from when the flow starts)."""
-
-    def check(self) -> None:
-        """A wait of 0 s or more; at least one Dask worker."""
-        if self.wait < 0:
-            raise InputError(f"RefreshRequest.wait: must be ≥ 0; got {self.wait:g}")
-        if self.dask is not None and self.dask < 1:
-            raise InputError(f"RefreshRequest.dask: must be ≥ 1 worker; got {self.dask}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -251,11 +250,17 @@ class DigitsRequest(Request):
     program: ClassVar[str] = "flows.paper_tables"
     work: ClassVar[str] = "the digits experiment"
     out: str
-    n_per_condition: int = 170
-    repeats: int = 10
-    sigma_scale: float = 0.4
-    rff_dim: int = 512
-    seed: int = 0
+    """Folder for digits.md, digits.png, digits.json, metrics.json."""
+    n_per_condition: Annotated[int, Range(10, 100_000)] = 170
+    """Images per class count."""
+    repeats: Annotated[int, Range(1, 1000)] = 10
+    """Seeded repeats."""
+    sigma_scale: Annotated[float, Range(0.0, open_low=True)] = 0.4
+    """σ as a multiple of the median distance."""
+    rff_dim: Annotated[int, Range(1, 1_000_000)] = 512
+    """Random Fourier frequencies."""
+    seed: Annotated[int, Range(0, 2**31 - 1)] = 0
+    """Seed of draws and features."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -296,14 +301,17 @@ class ScheduleRequest(Request):
     program: ClassVar[str] = "flows.schedule"
     work: ClassVar[str] = "the schedule flow"
     config: str | None = None
-    cron: str | None = None
-    name: str = "nightly"
+    """The config to refresh (not needed with --list)."""
     pool: str = "t2ibench"
-    """The Prefect work pool (created if missing)."""
-    listing: bool = False
-    """Only list what is deployed (``--list``)."""
+    """Prefect work pool (created if missing)."""
+    cron: str | None = None
+    """Cron expression, e.g. "0 3 * * *"."""
+    name: str = "nightly"
+    """Deployment name."""
+    listing: Annotated[bool, Option(flag="--list")] = False
+    """Say what is deployed (or that nothing is)."""
     serve: bool = False
-    """Serve the schedule in this process instead of deploying it to a pool (blocks)."""
+    """Serve the schedule in this process instead (no pool, no worker; blocks)."""
 
     def check(self) -> None:
         """A config unless only listing; a cron to deploy one."""

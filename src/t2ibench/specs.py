@@ -21,9 +21,10 @@ import re
 import unicodedata
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, fields
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from t2ibench.errors import FieldError, InputError, unknown_choice
+from t2ibench.fields import Range, check_ranges
 
 MAX_SEED = 2**31 - 1  # seeds are stored as 32-bit integers
 MAX_IMAGES_PER_PROMPT = 10_000
@@ -371,11 +372,17 @@ class VQAJudgeConfig:
     (``batch_size``); ``attn_implementation`` None is transformers' default (sdpa)."""
 
     backend: str = "qwen3-vl"
+    """The judge's ``VQA_JUDGES`` registry name."""
     model: str = DEFAULT_VQA_JUDGE_MODEL
+    """Hub id or local folder of the judge."""
     revision: str | None = None
+    """Hub revision (branch, tag or commit) of the judge."""
     dtype: str = "auto"
-    batch_size: int = 16
+    """The judge's weights' dtype ('auto': the checkpoint's own)."""
+    batch_size: Annotated[int, Range(1, MAX_JUDGE_BATCH)] = 16
+    """Questions per forward pass."""
     attn_implementation: str | None = None
+    """transformers' attention implementation (default: its own, sdpa)."""
 
     def __post_init__(self) -> None:
         if not self.model.strip() or not visible_text(self.model):
@@ -386,7 +393,7 @@ class VQAJudgeConfig:
             )
         if self.dtype not in DTYPES:
             raise FieldError("dtype", str(unknown_choice("dtype", self.dtype, DTYPES)))
-        check_int(self, "batch_size", 1, MAX_JUDGE_BATCH)
+        check_ranges(self)
         attn = self.attn_implementation
         if attn is not None and (not attn.strip() or not visible_text(attn)):
             raise FieldError("attn_implementation", f"must name an attention implementation or be null; got {attn!r}")

@@ -67,23 +67,15 @@ class Geneval2Benchmark(Benchmark[Geneval2Suite, Geneval2Config, Geneval2Scan, G
     def add_options(self, parser: Any) -> None:
         """The suite file, the judge (``VQAJudgeConfig``'s fields and defaults) and the answer rule."""
         from t2ibench.models.registry import VQA_JUDGES
-        from t2ibench.options import int_from
+        from t2ibench.options import add_fields
 
         self.add_suite_options(parser)
-        judge = VQAJudgeConfig
-        parser.add_argument("--judge", choices=VQA_JUDGES.names(), default=judge.backend)
-        parser.add_argument("--judge-model", default=judge.model, help=f"hub id or folder ({judge.model})")
-        parser.add_argument("--judge-revision", default=judge.revision, help="hub revision (commit) of the judge")
-        parser.add_argument("--dtype", default=judge.dtype, help=f"judge weights' dtype ({judge.dtype})")
-        parser.add_argument(
-            "--batch-size", type=int_from(1, 4096), default=judge.batch_size,
-            help=f"questions per forward pass ({judge.batch_size})",
-        )  # fmt: skip
-        parser.add_argument(
-            "--answer-rule", choices=ANSWER_RULES, default=DEFAULT_ANSWER_RULE,
-            help=f"how an answer's probability is read from its variants' tokens ({DEFAULT_ANSWER_RULE}: as the "
-            "reference evaluation.py)",
-        )  # fmt: skip
+        # the judge's options are VQAJudgeConfig's fields, the answer rule Geneval2Config's (t2ibench.options)
+        judge = add_fields(
+            parser, VQAJudgeConfig, flags=JUDGE_OPTIONS, choices={"backend": VQA_JUDGES.names()}, dest_prefix="judge_"
+        )
+        rule = add_fields(parser, Geneval2Config, skip=("judge",), choices={"answer_rule": ANSWER_RULES})
+        parser.set_defaults(geneval2_options=(judge, rule))
 
     def suite_from(self, args: Any) -> Geneval2Suite:
         """The --suite file, read whole (or as a subset with --subset); at the release's place it must be the
@@ -101,19 +93,10 @@ class Geneval2Benchmark(Benchmark[Geneval2Suite, Geneval2Config, Geneval2Scan, G
 
     def evaluator_from(self, args: Any) -> Geneval2Config:
         """The judge and answer rule the options give, each field's error under its option."""
-        from t2ibench.options import spec_or_error
+        from t2ibench.options import from_args
 
-        judge = spec_or_error(
-            lambda: VQAJudgeConfig(
-                backend=args.judge,
-                model=args.judge_model,
-                revision=args.judge_revision,
-                dtype=args.dtype,
-                batch_size=args.batch_size,
-            ),
-            JUDGE_OPTIONS,
-        )
-        return Geneval2Config(judge=judge, answer_rule=args.answer_rule)
+        judge, rule = args.geneval2_options
+        return from_args(Geneval2Config, args, rule, judge=from_args(VQAJudgeConfig, args, judge))
 
     def inputs_from(self, args: Any) -> list[Any]:
         """The suite file and a judge given as a local folder."""

@@ -42,7 +42,9 @@ class Geneval2Config:
     distinct token id once). Both are recorded with every result."""
 
     judge: VQAJudgeConfig = field(default_factory=VQAJudgeConfig)
+    """The VQA judge."""
     answer_rule: str = DEFAULT_ANSWER_RULE
+    """How an answer's probability is read from its variants' tokens ('reference': as the reference evaluation.py)."""
 
     def __post_init__(self) -> None:
         if self.answer_rule not in ANSWER_RULES:

@@ -1,0 +1,163 @@
+"""Options derived from typed fields (t2ibench.options): a class's fields are its command's options — type, default,
+range, choices, spelling and help from the field — and the same ranges bind a JSON request; a verb built this way
+has no option its class lacks and lacks no field."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from typing import Annotated, Literal
+
+import pytest
+
+from t2ibench.cli import build_parser
+from t2ibench.errors import FieldError, InputError
+from t2ibench.fields import Option, Range, check_ranges, field_docs
+from t2ibench.options import add_fields, from_args
+from t2ibench.requests import DigitsRequest, RefreshRequest, ScheduleRequest
+
+
+@dataclasses.dataclass(frozen=True)
+class Planted:
+    """A class with one field of every supported kind."""
+
+    out: str
+    """Where it goes."""
+    count: Annotated[int, Range(1, 10)] = 3
+    """How many."""
+    scale: Annotated[float, Range(0.0, 1.0, open_low=True, open_high=True)] = 0.5
+    mode: Literal["fast", "exact"] = "fast"
+    """Which way."""
+    quick: bool = False
+    names: tuple[str, ...] = ()
+    sources: Annotated[tuple[str, ...], Option(flag="--source", metavar="DIR", repeat=True)] = ()
+    limit: int | None = None
+    stamp: Annotated[float | None, Option(cli=False)] = None
+
+
+def parser_of(cls: type) -> tuple[argparse.ArgumentParser, list]:
+    parser = argparse.ArgumentParser(exit_on_error=False)
+    return parser, add_fields(parser, cls)
+
+
+def test_every_field_kind_becomes_its_option():
+    parser, options = parser_of(Planted)
+    assert [o.flag for o in options] == ["--out", "--count", "--scale", "--mode", "--quick", "--names", "--source",
+                                         "--limit"]  # fmt: skip
+    args = parser.parse_args(["--out", "o"])
+    assert from_args(Planted, args, options) == Planted(out="o")  # every default is the field's
+    args = parser.parse_args(["--out", "o", "--count", "10", "--scale", "0.25", "--mode", "exact", "--quick",
+                              "--names", "a", "b", "--source", "x", "--source", "y", "--limit", "-4"])  # fmt: skip
+    made = from_args(Planted, args, options, stamp=1.5)
+    assert made == Planted("o", 10, 0.25, "exact", True, ("a", "b"), ("x", "y"), -4, 1.5)
+    helps = {o.flag: o.kwargs["help"] for o in options}
+    assert helps["--count"] == "How many (default 3)"  # the field's docstring and default
+    assert helps["--out"] == "Where it goes."
+    assert field_docs(Planted)["mode"] == "Which way."
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--count", "11"], "must be in [1, 10]; got 11"),
+        (["--count", "x"], "expected an integer, got 'x'"),
+        (["--scale", "1"], "must be in (0, 1); got 1"),
+        (["--scale", "nan"], "must be in (0, 1); got nan"),
+        (["--mode", "slow"], "invalid choice: 'slow'"),
+    ],
+)
+def test_the_range_and_choices_refuse_at_the_command_line(argv, message):
+    parser, _ = parser_of(Planted)
+    with pytest.raises(argparse.ArgumentError, match=message.replace("(", r"\(").replace(")", r"\)").replace(
+            "[", r"\[").replace("]", r"\]")):  # fmt: skip
+        parser.parse_args(["--out", "o", *argv])
+
+
+def test_the_same_ranges_bind_a_value_from_json_or_yaml():
+    with pytest.raises(FieldError, match=r"must be in \[1, 10\]; got 0"):
+        check_ranges(Planted(out="o", count=0))
+    check_ranges(Planted(out="o", limit=None))  # None is an absent value, not out of range
+    with pytest.raises(InputError, match=r"^RefreshRequest.dask: must be in \[1, 1024\]; got 0$"):
+        RefreshRequest.from_json('{"config": "c", "dask": 0}')
+    with pytest.raises(InputError, match=r"^DigitsRequest.n_per_condition: must be in \[10, 100000\]; got 9$"):
+        DigitsRequest(out="o", n_per_condition=9)
+
+
+def test_a_field_without_a_command_line_form_is_refused_when_the_parser_is_built():
+    @dataclasses.dataclass(frozen=True)
+    class Bad:
+        table: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    with pytest.raises(TypeError, match="no command-line form"):
+        parser_of(Bad)
+
+    @dataclasses.dataclass(frozen=True)
+    class OnFlag:
+        on: bool = True
+
+    with pytest.raises(TypeError, match="a flag's default must be False"):
+        parser_of(OnFlag)
+
+
+@pytest.mark.parametrize(
+    ("argv", "cls", "extra"),
+    [
+        (["run", "--config", "c"], RefreshRequest, {"--data", "--params"}),
+        (["schedule", "--list"], ScheduleRequest, {"--params"}),
+        (["paper", "digits", "--out", "o"], DigitsRequest, {"--params"}),
+    ],
+)
+def test_a_derived_verb_has_exactly_its_requests_fields_as_options(argv, cls, extra):
+    """No option the request lacks (beyond the verb's shared ones) and no field left off by accident."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    sub = parser
+    for token in argv:
+        if token.startswith("-"):
+            break
+        sub = next(a for a in sub._actions if isinstance(a, argparse._SubParsersAction)).choices[token]
+    flags = {o for a in sub._actions for o in a.option_strings if o.startswith("--")} - {"--help"}
+    fields = {o.flag for o in args.request_options}
+    assert flags == fields | extra
+    hidden = {f.name for f in dataclasses.fields(cls)} - {o.field for o in args.request_options}
+    assert hidden <= {"begun"}  # set by the command itself (Option(cli=False)), never by a user
+
+
+def test_evaluate_geneval2s_judge_options_are_its_evaluator_sections_fields():
+    """`evaluate geneval2`'s judge options are VQAJudgeConfig's fields (the config's evaluators.geneval2.judge) and
+    the answer rule Geneval2Config's: every field reaches the evaluator, attn_implementation included (it had no
+    option when the options were typed by hand)."""
+    from t2ibench.benchmarks import benchmark
+    from t2ibench.specs import VQAJudgeConfig
+
+    args = build_parser().parse_args(
+        [
+            "evaluate",
+            "geneval2",
+            "imgs",
+            "--judge-model",
+            "m",
+            "--judge-revision",
+            "r",
+            "--dtype",
+            "float32",
+            "--batch-size",
+            "3",
+            "--attn-implementation",
+            "eager",
+            "--answer-rule",
+            "unique",
+        ]
+    )
+    evaluator = benchmark("geneval2").evaluator_from(args)
+    assert evaluator.judge == VQAJudgeConfig("qwen3-vl", "m", "r", "float32", 3, "eager")
+    assert evaluator.answer_rule == "unique"
+    judge, rule = args.geneval2_options
+    assert {o.field for o in judge} == {f.name for f in dataclasses.fields(VQAJudgeConfig)}
+    assert [o.field for o in rule] == ["answer_rule"]
+    defaults = benchmark("geneval2").evaluator_from(build_parser().parse_args(["evaluate", "geneval2", "imgs"]))
+    assert defaults.judge == VQAJudgeConfig()  # the fields' defaults
+    assert defaults.answer_rule == "reference"
+    bad = build_parser().parse_args(["evaluate", "geneval2", "imgs", "--dtype", "float8"])
+    with pytest.raises(InputError, match=r"^--dtype: unknown dtype 'float8'"):
+        benchmark("geneval2").evaluator_from(bad)  # the section's own check, under the option that set it
