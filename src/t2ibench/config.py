@@ -17,16 +17,15 @@ import dataclasses
 import math
 import os
 import re
-import types
-import typing
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args, get_type_hints
 
 from t2ibench.benchmarks import benchmark_options, names
 from t2ibench.errors import FieldError, InputError, unknown_choice
+from t2ibench.fields import decode
 from t2ibench.io import load_yaml, read_text_file
 from t2ibench.metrics.checks import MIN_SIGMA, KernelName, check_alphas, check_memory
 from t2ibench.metrics.geneval import GenEvalParams
@@ -697,7 +696,7 @@ def _build(cls: type[T], raw: Any, where: str) -> T:
     for key, value in raw.items():
         if key not in known:
             raise InputError(f"{where} {unknown_choice('key', key, list(known))}")
-        kwargs[key] = _coerce(hints[key], value, f"{where}{'' if where.endswith(':') else '.'}{key}")
+        kwargs[key] = decode(hints[key], value, f"{where}{'' if where.endswith(':') else '.'}{key}", section=_build)
     missing = [
         name
         for name, f in known.items()
@@ -716,52 +715,3 @@ def _build(cls: type[T], raw: Any, where: str) -> T:
         raise InputError(f"{where}{sep}{exc.field}: {exc.message}") from None
     except TypeError as exc:
         raise InputError(f"{where} {exc}") from None
-
-
-def _coerce(tp: Any, value: Any, where: str) -> Any:
-    origin = get_origin(tp)
-    args = get_args(tp)
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        options = [a for a in args if a is not type(None)]
-        if len(options) == 1:  # an optional section: its own error, naming its key
-            return _coerce(options[0], value, where)
-        errors = []
-        for option in (a for a in args if a is not type(None)):
-            try:
-                return _coerce(option, value, where)
-            except InputError as exc:
-                errors.append(str(exc).split(": ", 1)[-1])
-        raise InputError(f"{where}: {value!r} is not a valid value ({'; '.join(errors)})")
-    if origin is Literal:
-        if value not in args:
-            raise InputError(f"{where}: {unknown_choice('value', value, [str(a) for a in args])}")
-        return value
-    if origin is tuple:
-        if not isinstance(value, (list, tuple)):
-            raise InputError(f"{where}: expected a list, got {value!r}")
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_coerce(args[0], v, f"{where}[{i}]") for i, v in enumerate(value))
-        if len(value) != len(args):
-            raise InputError(f"{where}: expected {len(args)} values, got {len(value)}")
-        return tuple(_coerce(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, value, strict=True)))
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return _build(tp, value, where)
-    if tp is bool:
-        if not isinstance(value, bool):
-            raise InputError(f"{where}: expected true or false, got {value!r}")
-        return value
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise InputError(f"{where}: expected an integer, got {value!r}")
-        return value
-    if tp is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-            raise InputError(f"{where}: expected a number, got {value!r}")
-        return float(value)
-    if tp is str:
-        if not isinstance(value, str):
-            raise InputError(f"{where}: expected a string, got {value!r}")
-        return value
-    raise InputError(f"{where}: unsupported type {_type_name(tp)}")

@@ -10,12 +10,13 @@ import dataclasses
 import inspect
 import math
 import textwrap
+import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from t2ibench.errors import FieldError
+from t2ibench.errors import FieldError, InputError, unknown_choice
 
 T = TypeVar("T")
 
@@ -32,9 +33,9 @@ class Range:
     def text(self) -> str:
         """'in [1, 1000]', 'in (0, 1)' or '≥ 1'."""
         if self.high is None:
-            return f"{'>' if self.open_low else '≥'} {self.low:g}"
+            return f"{'>' if self.open_low else '≥'} {_number(self.low)}"
         left, right = "(" if self.open_low else "[", ")" if self.open_high else "]"
-        return f"in {left}{self.low:g}, {self.high:g}{right}"
+        return f"in {left}{_number(self.low)}, {_number(self.high)}{right}"
 
     def holds(self, value: float) -> bool:
         """Whether ``value`` lies in the range (NaN never does)."""
@@ -56,6 +57,11 @@ class Option:
     metavar: str | None = None
     repeat: bool = False
     cli: bool = True
+
+
+def _number(x: float) -> str:
+    """A bound as written: 1000000000 rather than 1e+09, 0.5 as 0.5."""
+    return str(int(x)) if math.isfinite(x) and float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
 
 
 def annotated(hint: Any) -> tuple[Any, tuple[Any, ...]]:
@@ -107,3 +113,59 @@ def check_ranges(obj: Any) -> None:
         for item in value if isinstance(value, tuple) else (value,):
             if isinstance(item, (int, float)) and not isinstance(item, bool) and not bounds.holds(item):
                 raise FieldError(f.name, f"must be {bounds.text()}; got {item!r}")
+
+
+def decode(tp: Any, value: Any, where: str, *, section: Callable[[Any, Any, str], Any] | None = None) -> Any:
+    """``value`` (parsed YAML or JSON) as a field of type ``tp`` holds it — lists become tuples, an integer for a
+    number a float — or an InputError naming ``where``: the one decoder of config sections and flow requests.
+    ``section`` builds a nested dataclass (the config's sections; None: none is expected)."""
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        options = [a for a in args if a is not type(None)]
+        if len(options) == 1:  # an optional section: its own error, naming its key
+            return decode(options[0], value, where, section=section)
+        errors = []
+        for option in (a for a in args if a is not type(None)):
+            try:
+                return decode(option, value, where, section=section)
+            except InputError as exc:
+                errors.append(str(exc).split(": ", 1)[-1])
+        raise InputError(f"{where}: {value!r} is not a valid value ({'; '.join(errors)})")
+    if origin is Literal:
+        if value not in args:
+            raise InputError(f"{where}: {unknown_choice('value', value, [str(a) for a in args])}")
+        return value
+    if origin is tuple:
+        if not isinstance(value, (list, tuple)):
+            raise InputError(f"{where}: expected a list, got {value!r}")
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(decode(args[0], v, f"{where}[{i}]", section=section) for i, v in enumerate(value))
+        if len(value) != len(args):
+            raise InputError(f"{where}: expected {len(args)} values, got {len(value)}")
+        return tuple(
+            decode(a, v, f"{where}[{i}]", section=section) for i, (a, v) in enumerate(zip(args, value, strict=True))
+        )
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp) and section is not None:
+        return section(tp, value, where)
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise InputError(f"{where}: expected true or false, got {value!r}")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InputError(f"{where}: expected an integer, got {value!r}")
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+            raise InputError(f"{where}: expected a number, got {value!r}")
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise InputError(f"{where}: expected a string, got {value!r}")
+        if "\x00" in value:
+            raise InputError(f"{where}: a string with a NUL character ({value!r})")
+        return value
+    raise InputError(f"{where}: unsupported type {getattr(tp, '__name__', str(tp))}")

@@ -16,16 +16,14 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
-import math
 import sys
-import types
 import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Self, TypeVar
 
 from t2ibench.errors import FieldError, InputError
-from t2ibench.fields import Option, Range, check_ranges
+from t2ibench.fields import Option, Range, check_ranges, decode
 
 # The agreement tables' bootstrap defaults: metrics.geneval's BOOTSTRAP_RESAMPLES and CI_LEVEL (written here too so that
 # the command line starts without importing the numeric core; tests/unit/test_requests.py checks they agree)
@@ -42,49 +40,6 @@ def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
-def _describe(hint: Any) -> str:
-    """'a number', 'a string or null', 'a list of strings' for a field type."""
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        parts = [_describe(a) for a in typing.get_args(hint) if a is not type(None)]
-        return " or ".join([*parts, "null"] if type(None) in typing.get_args(hint) else parts)
-    if origin is tuple:
-        return f"a list of {_describe(typing.get_args(hint)[0]).removeprefix('a ')}s"
-    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
-    return names.get(hint, getattr(hint, "__name__", str(hint)))
-
-
-def _typed(hint: Any, value: Any) -> tuple[bool, Any]:
-    """(whether ``value`` has the field type ``hint``, the value as the field holds it: lists become tuples, an
-    integer for a number becomes a float)."""
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        args = typing.get_args(hint)
-        if value is None:
-            return type(None) in args, None
-        for arg in (a for a in args if a is not type(None)):
-            ok, converted = _typed(arg, value)
-            if ok:
-                return True, converted
-        return False, value
-    if origin is tuple:
-        item = typing.get_args(hint)[0]
-        if not isinstance(value, (list, tuple)):
-            return False, value
-        checked = [_typed(item, v) for v in value]
-        return all(ok for ok, _ in checked), tuple(v for _, v in checked)
-    if hint is bool:
-        return isinstance(value, bool), value
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool), value
-    if hint is float:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-        return ok, float(value) if ok else value
-    if hint is str:
-        return isinstance(value, str) and "\x00" not in value, value
-    raise TypeError(f"request fields cannot have the type {hint!r}")  # pragma: no cover - a programming error
-
-
 @dataclasses.dataclass(frozen=True)
 class Request:
     """Base of the flows' requests: each field's type is checked when one is made, and it travels as JSON."""
@@ -98,12 +53,8 @@ class Request:
         """Check each field's type (lists become tuples, integers for numbers floats), then the request's rules."""
         name = type(self).__name__
         hints = _hints(type(self))
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            ok, converted = _typed(hints[f.name], value)
-            if not ok:
-                raise InputError(f"{name}.{f.name}: expected {_describe(hints[f.name])}, got {value!r}")
-            object.__setattr__(self, f.name, converted)
+        for f in dataclasses.fields(self):  # the config's decoder: one set of type rules and wordings
+            object.__setattr__(self, f.name, decode(hints[f.name], getattr(self, f.name), f"{name}.{f.name}"))
         try:
             check_ranges(self)  # the ranges its options parse with (``t2ibench.options``)
         except FieldError as exc:

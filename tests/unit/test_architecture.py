@@ -141,6 +141,7 @@ ALLOWED_INSIDE = {
     "t2ibench.config": (
         "t2ibench.config",
         "t2ibench.specs",
+        "t2ibench.fields",
         "t2ibench.errors",
         "t2ibench.io",
         "t2ibench.metrics",

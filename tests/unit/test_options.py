@@ -161,3 +161,29 @@ def test_evaluate_geneval2s_judge_options_are_its_evaluator_sections_fields():
     bad = build_parser().parse_args(["evaluate", "geneval2", "imgs", "--dtype", "float8"])
     with pytest.raises(InputError, match=r"^--dtype: unknown dtype 'float8'"):
         benchmark("geneval2").evaluator_from(bad)  # the section's own check, under the option that set it
+
+
+@pytest.mark.parametrize(
+    ("hint", "value", "message"),
+    [
+        (int | None, True, "expected an integer, got True"),
+        (float, float("nan"), "expected a number, got nan"),
+        (str, "a\x00b", "a string with a NUL character"),
+        (tuple[str, ...], ["a", 2], r"w\[1\]: expected a string, got 2"),
+        (Literal["x", "y"], "z", "unknown value 'z'"),
+    ],
+)
+def test_one_decoder_words_a_config_value_and_a_request_value_alike(hint, value, message):
+    """The config's YAML sections and the flows' JSON requests go through one decoder (t2ibench.fields.decode)."""
+    from t2ibench.config import parse_section
+    from t2ibench.fields import decode
+
+    with pytest.raises(InputError, match=message):
+        decode(hint, value, "w")
+    if hint is str:  # the same refusal from a config file's section and from a request's JSON
+        from t2ibench.specs import VQAJudgeConfig
+
+        with pytest.raises(InputError, match=r"^c.yaml:judge.model: a string with a NUL character"):
+            parse_section(VQAJudgeConfig, {"model": "a\x00b"}, where="c.yaml:judge")
+        with pytest.raises(InputError, match=r"^RefreshRequest.config: a string with a NUL character"):
+            RefreshRequest(config="a\x00b")

@@ -62,9 +62,10 @@ def test_a_request_is_read_from_a_file_too(tmp_path):
         ('{"config": 1}', "RefreshRequest.config: expected a string, got 1"),
         ('{"config": "c", "wait": "soon"}', "RefreshRequest.wait: expected a number, got 'soon'"),
         ('{"config": "c", "wait": NaN}', "not JSON"),
-        ('{"config": "c", "dask": true}', "RefreshRequest.dask: expected an integer or null, got True"),
+        ('{"config": "c", "dask": true}', "RefreshRequest.dask: expected an integer, got True"),
+        ('{"config": "c\\u0000"}', "RefreshRequest.config: a string with a NUL character"),
         ('{"config": "c", "dask": 0}', "RefreshRequest.dask: must be in [1, 1024]; got 0"),
-        ('{"config": "c", "wait": -1}', "RefreshRequest.wait: must be in [0, 1e+09]; got -1.0"),
+        ('{"config": "c", "wait": -1}', "RefreshRequest.wait: must be in [0, 1000000000]; got -1.0"),
         ('{"config": "c", "wiat": 5}', "RefreshRequest.wiat: not a field; did you mean 'wait'?"),
         ("{}", "RefreshRequest.config: missing"),
         ("[1, 2]", "expected a JSON object of fields, got list"),
@@ -79,7 +80,7 @@ def test_a_bad_request_is_one_line_naming_the_field(text, message):
 
 
 def test_list_fields_are_checked_item_by_item():
-    with pytest.raises(InputError, match=r"AgreementRequest.annotations: expected a list of strings, got \[1\]"):
+    with pytest.raises(InputError, match=r"AgreementRequest.annotations\[0\]: expected a string, got 1"):
         AgreementRequest.from_json('{"annotations": [1], "metadata": "m", "out": "o"}')
     with pytest.raises(InputError, match="at least one annotations file"):
         AgreementRequest(annotations=(), metadata="m", out="o")
