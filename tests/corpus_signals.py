@@ -38,7 +38,8 @@ def _(tmp: Path) -> Any:
     r"\$\(touch .*\)\.yaml: no such config file",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.cli import _cmd_run, build_parser
+    from t2ibench.cli import build_parser
+    from t2ibench.commands.flows import _cmd_run
 
     args = build_parser().parse_args(expand(tmp, f"p:\n  config: $(touch {tmp}/pwned).yaml\n", "run"))
     return _cmd_run(args)
@@ -111,9 +112,10 @@ def _(tmp: Path) -> Any:
     r"--data .*elsewhere: config .* writes its data to .*, not there",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.cli import _check_data, build_parser
+    from t2ibench.cli import build_parser
+    from t2ibench.commands.common import check_data
     from t2ibench.config import load_config
 
     config = Path(__file__).resolve().parents[1] / "configs" / "smoke.yaml"
     args = build_parser().parse_args(expand(tmp, f"p:\n  config: {config}\n  data: {tmp}/elsewhere\n", "gc"))
-    return _check_data(args, load_config(args.config))
+    return check_data(args, load_config(args.config))
