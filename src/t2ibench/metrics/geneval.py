@@ -36,11 +36,12 @@ import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
-from t2ibench.errors import FieldError, InputError
+from t2ibench.errors import InputError
+from t2ibench.fields import Range, check_ranges
 from t2ibench.metrics.checks import check_memory
 
 COLORS = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "brown", "black", "white")
@@ -54,21 +55,19 @@ Box = tuple[float, float, float, float]
 class GenEvalParams:
     """Thresholds of the verdict engine; the defaults are the reference evaluator's."""
 
-    threshold: float = 0.3
-    counting_threshold: float = 0.9
-    max_objects: int = 16
-    max_overlap: float = 1.0
-    position_margin: float = 0.1
+    threshold: Annotated[float, Range(0.0, 1.0, open_high=True)] = 0.3
+    """Detection score threshold."""
+    counting_threshold: Annotated[float, Range(0.0, 1.0, open_high=True)] = 0.9
+    """Detection score threshold for counting."""
+    max_objects: Annotated[int, Range(1, 10_000)] = 16
+    """Detections kept per class."""
+    max_overlap: Annotated[float, Range(0.0, 1.0, open_low=True)] = 1.0
+    """IoU de-duplication threshold (1: off)."""
+    position_margin: Annotated[float, Range(0.0, 1.0, open_high=True)] = 0.1
+    """Relative-position margin."""
 
     def __post_init__(self) -> None:
-        for name in ("threshold", "counting_threshold", "position_margin"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and 0.0 <= value < 1.0):
-                raise FieldError(name, f"must be in [0, 1); got {value!r}")
-        if not 1 <= self.max_objects <= 10_000:
-            raise FieldError("max_objects", f"must be in [1, 10000]; got {self.max_objects!r}")
-        if not (math.isfinite(self.max_overlap) and 0.0 < self.max_overlap <= 1.0):
-            raise FieldError("max_overlap", f"must be in (0, 1]; got {self.max_overlap!r}")
+        check_ranges(self)
 
 
 @dataclass(frozen=True)
