@@ -68,11 +68,13 @@ def field_options(
     flags: Mapping[str, str] | None = None,
     choices: Mapping[str, Sequence[str]] | None = None,
     dest_prefix: str = "",
+    optional: Sequence[str] = (),
 ) -> list[FieldOption]:
     """Every field of the dataclass ``cls`` (but ``skip`` and those marked ``Option(cli=False)``) as an option;
     ``flags`` respells fields for one command (a config section's ``model`` is ``evaluate``'s ``--judge-model``),
     ``choices`` gives a string field the names of the registry it is checked against, ``dest_prefix`` keeps the
-    parsed values apart from the command's other options."""
+    parsed values apart from the command's other options (else a value's name is its flag's), ``optional`` names
+    required fields the command may go without (it checks them where it needs them)."""
     hints = typing.get_type_hints(cls, include_extras=True)
     docs = field_docs(cls)
     found = []
@@ -83,7 +85,8 @@ def field_options(
             continue
         flag = (flags or {}).get(f.name) or option.flag or "--" + f.name.replace("_", "-")
         absent = None
-        kwargs: dict[str, Any] = {"dest": dest_prefix + f.name, "help": docs.get(f.name, "").replace("``", "")}
+        dest = dest_prefix + f.name if dest_prefix else flag[2:].replace("-", "_")
+        kwargs: dict[str, Any] = {"dest": dest, "help": docs.get(f.name, "").replace("``", "")}
         has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
         default = f.default if f.default is not dataclasses.MISSING else None
         if f.default_factory is not dataclasses.MISSING:
@@ -109,7 +112,7 @@ def field_options(
         elif base is not str:
             raise TypeError(f"{cls.__name__}.{f.name}: no command-line form for {base!r}")
         if not has_default:
-            kwargs["required"] = True
+            kwargs["required"] = f.name not in optional
         elif base is not bool:
             kwargs["default"] = default
             if default is not None and default != ():
@@ -118,7 +121,7 @@ def field_options(
                 kwargs["help"] = (kwargs["help"].rstrip(".") + f" (default {shown})").strip()
         if base is not bool and "choices" not in kwargs:  # named after its flag, not the prefixed destination
             kwargs["metavar"] = option.metavar or flag[2:].upper().replace("-", "_")
-        found.append(FieldOption(f.name, flag, dest_prefix + f.name, kwargs, absent))
+        found.append(FieldOption(f.name, flag, dest, kwargs, absent))
     return found
 
 

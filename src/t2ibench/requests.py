@@ -221,21 +221,29 @@ class AgreementRequest(Request):
 
     program: ClassVar[str] = "flows.human_agreement"
     work: ClassVar[str] = "the agreement flow"
-    annotations: tuple[str, ...]
+    annotations: Annotated[tuple[str, ...], Option(metavar="CSV")]
+    """annotations_{source}.csv files."""
     metadata: str
+    """An evaluation_metadata.jsonl to use instead of generating the suite (the flow reads one)."""
     out: str
+    """Write agreement.json, agreement.md and metrics.json to this folder."""
     store: str | None = None
-    auto: tuple[str, ...] = ()
-    """``[SOURCE=]results.jsonl`` of automatic verdicts."""
+    """Also upsert the annotations (with human verdicts) and the statistics into this DuckDB store."""
+    auto: Annotated[tuple[str, ...], Option(metavar="[SOURCE=]RESULTS", repeat=True)] = ()
+    """results.jsonl of automatic verdicts (repeatable)."""
     auto_label: str = "geneval"
+    """Name of the automatic verdict set in the report."""
     scores: str | None = None
-    folds: int = 5
-    """Cross-validation folds of the tuned thresholds."""
-    seed: int = 0
+    """JSON lines {source, prompt_id, image_id, score} to tune per-task thresholds."""
+    folds: Annotated[int, Range(2, 1000)] = 5
+    """Cross-validation folds for tuned thresholds."""
+    seed: Annotated[int, Range(0, 2**31 - 1), Option(flag="--seed-cv")] = 0
     """Seed of the fold assignment."""
-    resamples: int = BOOTSTRAP_RESAMPLES
-    ci_level: float = CI_LEVEL
-    ci_seed: int = 0
+    resamples: Annotated[int, Range(1, 100_000)] = BOOTSTRAP_RESAMPLES
+    """Bootstrap resamples over prompts."""
+    ci_level: Annotated[float, Range(0.0, 1.0, open_low=True, open_high=True)] = CI_LEVEL
+    """Confidence level of the bootstrap intervals."""
+    ci_seed: Annotated[int, Range(0, 2**31 - 1), Option(flag="--seed-ci")] = 0
     """Seed of the bootstrap resampling."""
 
     def check(self) -> None:

@@ -14,7 +14,7 @@ from t2ibench.cli import build_parser
 from t2ibench.errors import FieldError, InputError
 from t2ibench.fields import Option, Range, check_ranges, field_docs
 from t2ibench.options import add_fields, from_args
-from t2ibench.requests import DigitsRequest, RefreshRequest, ScheduleRequest
+from t2ibench.requests import AgreementRequest, DigitsRequest, RefreshRequest, ScheduleRequest
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,6 +105,11 @@ def test_a_field_without_a_command_line_form_is_refused_when_the_parser_is_built
         (["run", "--config", "c"], RefreshRequest, {"--data", "--params"}),
         (["schedule", "--list"], ScheduleRequest, {"--params"}),
         (["paper", "digits", "--out", "o"], DigitsRequest, {"--params"}),
+        (
+            ["agreement", "--annotations", "a.csv"],
+            AgreementRequest,
+            {"--params", "--flow", "--seed", "--per-task", "--classes"},
+        ),  # fmt: skip
     ],
 )
 def test_a_derived_verb_has_exactly_its_requests_fields_as_options(argv, cls, extra):

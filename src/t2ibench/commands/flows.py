@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from t2ibench.errors import InputError
-from t2ibench.options import add_fields, from_args, int_from
+from t2ibench.options import add_fields, from_args
 
 if TYPE_CHECKING:
     from t2ibench.requests import Request
 
-from t2ibench.commands.common import EXIT_OK, SEED, check_data, data_option, float_in, suite_options, suite_records
+from t2ibench.commands.common import EXIT_OK, check_data, data_option, suite_options, suite_records
 
 
 def _cmd_agreement(args: argparse.Namespace) -> int:
@@ -72,20 +72,7 @@ def _agreement_flow(args: argparse.Namespace) -> int:
 
     # every input file read and checked now (under a second), not after the flow's start-up (≈ 15 s)
     load_agreement_inputs(args.annotations, suite_records(args), auto=args.auto or [], scores=args.scores)
-    request = AgreementRequest(
-        annotations=tuple(args.annotations),
-        metadata=args.metadata,
-        out=args.out,
-        store=args.store,
-        auto=tuple(args.auto or ()),
-        auto_label=args.auto_label,
-        scores=args.scores,
-        folds=args.folds,
-        seed=args.seed_cv,
-        resamples=args.resamples,
-        ci_level=args.ci_level,
-        ci_seed=args.seed_ci,
-    )
+    request = from_args(AgreementRequest, args, args.request_options)
     root = _checkout(Path.cwd(), request.program)  # paths stay as given: the flow runs in this folder
     return _run_flow(root, request, cwd=root, program="t2ibench agreement")
 
@@ -241,43 +228,16 @@ def add_agreement(verbs: Any) -> None:
         "agreement",
         help="human verdicts, inter-annotator and automatic-vs-human agreement from GenEval's MTurk annotations",
     )
-    agree.add_argument("--annotations", nargs="+", required=True, metavar="CSV", help="annotations_{source}.csv files")
-    suite_options(agree, metadata=True)
-    agree.add_argument(
-        "--auto", action="append", metavar="[SOURCE=]RESULTS", help="results.jsonl of automatic verdicts (repeatable)"
-    )
-    agree.add_argument(
-        "--auto-label", default=AgreementRequest.auto_label, help="name of the automatic verdict set in the report"
-    )
-    agree.add_argument("--scores", help="JSON lines {source, prompt_id, image_id, score} to tune per-task thresholds")
-    agree.add_argument(
-        "--folds", type=int_from(2, 1000), default=AgreementRequest.folds,
-        help=f"cross-validation folds for tuned thresholds ({AgreementRequest.folds})",
-    )  # fmt: skip
-    agree.add_argument("--seed-cv", type=SEED, default=AgreementRequest.seed, help="seed of the fold assignment")
-    agree.add_argument(
-        "--ci-level", type=float_in(0.0, 1.0, open_low=True, open_high=True), default=AgreementRequest.ci_level,
-        help=f"confidence level of the bootstrap intervals (default {AgreementRequest.ci_level:g})",
-    )  # fmt: skip
-    agree.add_argument(
-        "--resamples", type=int_from(1, 100_000), default=AgreementRequest.resamples,
-        help=f"bootstrap resamples over prompts (default {AgreementRequest.resamples})",
-    )  # fmt: skip
-    agree.add_argument(
-        "--seed-ci", type=SEED, default=AgreementRequest.ci_seed,
-        help=f"seed of the bootstrap resampling (default {AgreementRequest.ci_seed})",
-    )  # fmt: skip
-    agree.add_argument("--out", help="write agreement.json, agreement.md and metrics.json to this folder")
-    agree.add_argument(
-        "--store", help="also upsert the annotations (with human verdicts) and the statistics into this DuckDB store"
-    )
+    # the request's fields are the options (--metadata and --out only the flow needs), beside GenEval's suite
+    options = add_fields(agree, AgreementRequest, optional=("metadata", "out"))
+    suite_options(agree, metadata=False)
     agree.add_argument(
         "--flow",
         action="store_true",
         help="run it as the workspace's Prefect flow human_agreement (from a checkout; needs --metadata and --out): "
         "the same files",
     )
-    agree.set_defaults(func=_cmd_agreement, request=AgreementRequest)
+    agree.set_defaults(func=_cmd_agreement, request=AgreementRequest, request_options=options)
 
 
 def add_run(verbs: Any) -> None:
