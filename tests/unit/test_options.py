@@ -109,7 +109,7 @@ def test_a_field_without_a_command_line_form_is_refused_when_the_parser_is_built
             ["agreement", "--annotations", "a.csv"],
             AgreementRequest,
             {"--params", "--flow", "--seed", "--per-task", "--classes"},
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_a_derived_verb_has_exactly_its_requests_fields_as_options(argv, cls, extra):
