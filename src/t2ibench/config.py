@@ -153,24 +153,34 @@ class BenchmarkSelections:
 
     def selection(self, name: str) -> Any:
         """Benchmark ``name``'s prompt selection (its options' SELECTION), None when it is not configured."""
-        if name not in BENCHMARK_OPTIONS:
-            raise unknown_choice("benchmark with options", name, list(BENCHMARK_OPTIONS))
-        return getattr(self, name)
+        return getattr(self, _with_options(name))
 
 
-# the section's type: GenEval's field and one optional field per registered benchmark, so that the YAML decoder,
-# the docs and every check see one field per benchmark (mypy sees the base class)
+def _with_options(name: str) -> str:
+    """``name`` when it is a registered benchmark with options of its own, else InputError (did-you-mean)."""
+    if name not in BENCHMARK_OPTIONS:
+        raise unknown_choice("benchmark with options", name, list(BENCHMARK_OPTIONS))
+    return name
+
+
+def _per_benchmark(base: type, name: str, field_of: Any) -> type:
+    """``base`` extended with one field per registered benchmark with options (``field_of(options)``: the field's
+    type and ``dataclasses.field``), so that the YAML decoder, the docs and every check see one field per
+    benchmark; mypy sees ``base``."""
+    made = dataclasses.make_dataclass(
+        name,
+        [(n, *field_of(o)) for n, o in BENCHMARK_OPTIONS.items()],
+        bases=(base,),
+        frozen=True,
+        namespace={"__module__": __name__, "__doc__": base.__doc__},
+    )
+    return made
+
+
 if TYPE_CHECKING:
     Benchmarks = BenchmarkSelections
-else:
-    Benchmarks = dataclasses.make_dataclass(
-        "Benchmarks",
-        [(name, o.SELECTION | None, field(default=None)) for name, o in BENCHMARK_OPTIONS.items()],
-        bases=(BenchmarkSelections,),
-        frozen=True,
-        namespace={"__module__": __name__},
-    )
-    Benchmarks.__doc__ = BenchmarkSelections.__doc__
+else:  # GenEval's field and one optional prompt selection per benchmark (not run unless given)
+    Benchmarks = _per_benchmark(BenchmarkSelections, "Benchmarks", lambda o: (o.SELECTION | None, field(default=None)))
 
 
 @dataclass(frozen=True)
@@ -381,22 +391,15 @@ class EvaluatorSettings:
 
     def of(self, name: str) -> Any:
         """Benchmark ``name``'s evaluator settings (its options' EVALUATOR)."""
-        if name not in BENCHMARK_OPTIONS:
-            raise unknown_choice("benchmark with options", name, list(BENCHMARK_OPTIONS))
-        return getattr(self, name)
+        return getattr(self, _with_options(name))
 
 
 if TYPE_CHECKING:
     Evaluators = EvaluatorSettings
-else:  # the section's type: the shared evaluators and one field per registered benchmark with options
-    Evaluators = dataclasses.make_dataclass(
-        "Evaluators",
-        [(name, o.EVALUATOR, field(default_factory=o.EVALUATOR)) for name, o in BENCHMARK_OPTIONS.items()],
-        bases=(EvaluatorSettings,),
-        frozen=True,
-        namespace={"__module__": __name__},
+else:  # the shared evaluators and one evaluator section per benchmark
+    Evaluators = _per_benchmark(
+        EvaluatorSettings, "Evaluators", lambda o: (o.EVALUATOR, field(default_factory=o.EVALUATOR))
     )
-    Evaluators.__doc__ = EvaluatorSettings.__doc__
 
 
 @dataclass(frozen=True)
