@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args, get_type_hint
 
 from t2ibench.benchmarks import benchmark_options, names
 from t2ibench.errors import FieldError, InputError, unknown_choice
-from t2ibench.fields import decode
+from t2ibench.fields import check_ranges, decode
 from t2ibench.io import load_yaml, read_text_file
 from t2ibench.metrics.checks import MIN_SIGMA, KernelName, check_alphas, check_memory
 from t2ibench.metrics.geneval import GenEvalParams
@@ -713,7 +713,9 @@ def _build(cls: type[T], raw: Any, where: str) -> T:
         check_given = getattr(cls, "check_given", None)
         if check_given is not None:
             check_given(kwargs)
-        return cls(**kwargs)
+        made = cls(**kwargs)
+        check_ranges(made)  # every Annotated Range of its fields, declared once (t2ibench.fields)
+        return made
     except FieldError as exc:
         raise InputError(f"{where}{sep}{exc.field}: {exc.message}") from None
     except TypeError as exc:
