@@ -686,10 +686,6 @@ def check_backend(cls: type, given: Mapping[str, Any]) -> None:
             raise FieldError("backend", str(exc)) from None
 
 
-def _type_name(tp: Any) -> str:
-    return getattr(tp, "__name__", str(tp))
-
-
 def _build(cls: type[T], raw: Any, where: str) -> T:
     if not isinstance(raw, dict):
         raise InputError(f"{where} expected a mapping for {cls.__name__}, got {type(raw).__name__}")

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import inspect
 import math
-import textwrap
+import sys
 import types
 import typing
 from collections.abc import Callable, Sequence
 from functools import cache
+from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 from t2ibench.errors import FieldError, InputError, unknown_choice
@@ -82,22 +82,40 @@ def field_docs(cls: type) -> dict[str, str]:
     """Field name → the docstring written under it in ``cls`` or a base (the help its option shows)."""
     found: dict[str, str] = {}
     for klass in reversed(cls.__mro__):
-        if not dataclasses.is_dataclass(klass):
-            continue
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
-        except (OSError, TypeError):  # pragma: no cover - a class made at run time
-            continue
-        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
-        for node, after in zip(body, [*body[1:], None], strict=True):
-            if (
-                isinstance(node, ast.AnnAssign)
-                and isinstance(node.target, ast.Name)
-                and isinstance(after, ast.Expr)
-                and isinstance(after.value, ast.Constant)
-                and isinstance(after.value.value, str)
-            ):
-                found[node.target.id] = " ".join(after.value.value.split())
+        if dataclasses.is_dataclass(klass):
+            found |= _module_docs(klass.__module__).get(klass.__qualname__, {})
+    return found
+
+
+@cache
+def _module_docs(module: str) -> dict[str, dict[str, str]]:
+    """Class qualified name → its fields' docstrings, for every class of ``module``, its source parsed once (every
+    command builds its options from them at start-up: one parse per module, not per class)."""
+    path = getattr(sys.modules.get(module), "__file__", None)
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8")) if path else None
+    except (OSError, SyntaxError, UnicodeDecodeError):  # pragma: no cover - no source to read
+        tree = None
+    found: dict[str, dict[str, str]] = {}
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if not isinstance(node, ast.ClassDef):
+                continue
+            name = prefix + node.name
+            docs = found.setdefault(name, {})
+            for field, after in zip(node.body, [*node.body[1:], None], strict=True):
+                if (
+                    isinstance(field, ast.AnnAssign)
+                    and isinstance(field.target, ast.Name)
+                    and isinstance(after, ast.Expr)
+                    and isinstance(after.value, ast.Constant)
+                    and isinstance(after.value.value, str)
+                ):
+                    docs[field.target.id] = " ".join(after.value.value.split())
+            visit(node.body, name + ".")
+
+    visit(tree.body if tree else [], "")
     return found
 
 

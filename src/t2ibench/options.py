@@ -26,18 +26,14 @@ T = TypeVar("T")
 
 def int_from(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
     """An argparse ``type``: an integer in [minimum, maximum] (no maximum: ≥ minimum), else a one-line error."""
+    return range_parser(Range(minimum, maximum), int)
 
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < minimum or (maximum is not None and value > maximum):
-            bound = f"in [{minimum}, {maximum}]" if maximum is not None else f"≥ {minimum}"
-            raise argparse.ArgumentTypeError(f"must be {bound}; got {value}")
-        return value
 
-    return parse
+def float_in(
+    low: float, high: float = math.inf, *, open_low: bool = False, open_high: bool = False
+) -> Callable[[str], float]:
+    """An argparse ``type``: a number in the range (an open end excludes its bound), else a one-line error."""
+    return range_parser(Range(low, high, open_low=open_low, open_high=open_high), float)
 
 
 def spec_or_error(build: Callable[[], T], options: Mapping[str, str]) -> T:
@@ -147,7 +143,7 @@ def _parser(kind: Any, bounds: Range | None) -> Callable[[str], Any]:
     if kind is int:
         return int_from(-(2**63), 2**63 - 1)
     if kind is float:
-        return range_parser(Range(-math.inf, math.inf, open_low=True, open_high=True), float)
+        return float_in(-math.inf, math.inf, open_low=True, open_high=True)
     return kind  # type: ignore[no-any-return]
 
 
@@ -167,8 +163,4 @@ def from_args(cls: Callable[..., T], args: argparse.Namespace, options: Sequence
     for option in options:
         value = getattr(args, option.dest)
         values[option.field] = tuple(value) if isinstance(value, list) else option.absent if value is None else value
-    flags = {o.field: o.flag for o in options}
-    try:
-        return cls(**{**values, **given})
-    except FieldError as exc:
-        raise InputError(f"{flags.get(exc.field, exc.field)}: {exc.message}") from None
+    return spec_or_error(lambda: cls(**{**values, **given}), {o.field: o.flag for o in options})

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -15,23 +14,6 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
-
-
-def float_in(low: float, high: float = math.inf, *, open_low: bool = False, open_high: bool = False) -> Any:
-    """An argparse ``type``: a number in the range (an open end excludes its bound), else a one-line error."""
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        ok = (value > low if open_low else value >= low) and (value < high if open_high else value <= high)
-        if not ok or value != value:
-            left, right = "(" if open_low else "[", ")" if open_high else "]"
-            raise argparse.ArgumentTypeError(f"must be in {left}{low:g}, {high:g}{right}; got {text}")
-        return value
-
-    return parse
 
 
 SEED = int_from(0, 2**31 - 1)

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from t2ibench.commands.common import EXIT_OK, SEED, float_in, write_json
+from t2ibench.commands.common import EXIT_OK, SEED, write_json
 from t2ibench.errors import InputError
-from t2ibench.options import int_from
+from t2ibench.options import float_in, int_from
 
 POSITIVE_FLOAT = float_in(0.0, math.inf, open_low=True, open_high=True)
 

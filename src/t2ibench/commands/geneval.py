@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from t2ibench.commands.common import EXIT_FAILED, EXIT_OK, SEED, float_in, suite_options, suite_records, write_json
+from t2ibench.commands.common import EXIT_FAILED, EXIT_OK, SEED, suite_options, suite_records, write_json
 from t2ibench.errors import InputError
-from t2ibench.options import add_fields, from_args, int_from, spec_or_error
+from t2ibench.options import add_fields, float_in, from_args, int_from, spec_or_error
 
 POSITIVE = int_from(1)
 

@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from t2ibench.commands.common import EXIT_OK, check_data, data_option, float_in
+from t2ibench.commands.common import EXIT_OK, check_data, data_option
 from t2ibench.errors import InputError
-from t2ibench.options import int_from
+from t2ibench.options import float_in, int_from
 
 SECONDS = float_in(0.0, 1e9)
 
