@@ -27,10 +27,10 @@ RESULTS = {"persist_result": False}
 
 @task(name="agreement", **RESULTS)
 def agreement_task(annotations: list[str], metadata: str, options: dict[str, Any]) -> Any:
-    """Load the annotations and compute every agreement table (t2ibench.human_agreement.run_agreement, with
+    """Load the annotations and compute every agreement table (t2ibench.benchmarks.geneval.agreement.run_agreement, with
     ``options`` its keyword arguments)."""
-    from t2ibench.human_agreement import run_agreement
-    from t2ibench.suites.geneval import read_suite
+    from t2ibench.benchmarks.geneval.agreement import run_agreement
+    from t2ibench.benchmarks.geneval.suite import read_suite
 
     run = run_agreement(annotations, read_suite(metadata), **options)
     for load in run.loads:
@@ -41,7 +41,7 @@ def agreement_task(annotations: list[str], metadata: str, options: dict[str, Any
 @task(name="write-agreement", **RESULTS)
 def write_task(run: Any, out: str) -> list[str]:
     """agreement.json, agreement.md and metrics.json."""
-    from t2ibench.report.agreement import write_agreement
+    from t2ibench.benchmarks.geneval.report_agreement import write_agreement
 
     return [str(p) for p in write_agreement(run, out)]
 
@@ -49,7 +49,7 @@ def write_task(run: Any, out: str) -> list[str]:
 @task(name="store-agreement", **RESULTS)
 def store_task(run: Any, store: str) -> int:
     """Upsert annotations (with their human verdicts) and agreement statistics."""
-    from t2ibench.human_agreement import store_agreement
+    from t2ibench.benchmarks.geneval.agreement import store_agreement
 
     return store_agreement(run, store)
 
@@ -70,7 +70,7 @@ def human_agreement(
     ci_seed: int = AgreementRequest.ci_seed,
 ) -> dict[str, Any]:
     """Recompute GenEval's trust numbers from its annotations; write files and (optionally) the store."""
-    from t2ibench.human_agreement import headline
+    from t2ibench.benchmarks.geneval.agreement import headline
 
     options = {
         "auto": auto or [],

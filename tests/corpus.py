@@ -74,8 +74,8 @@ def annotation_csv(root: Path, mutate: Callable[[list[list[str]]], list[str]]) -
     import csv
     import io
 
-    from t2ibench.suites.annotations import load_annotations
-    from t2ibench.suites.geneval import generate_suite
+    from t2ibench.benchmarks.geneval.suite import generate_suite
+    from t2ibench.benchmarks.geneval.suite_annotations import load_annotations
 
     suite = generate_suite()
     header = [
@@ -335,7 +335,7 @@ def _(tmp: Path) -> Any:
     r"suite\.jsonl:2: unknown class 'unicorn'",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.suites.geneval import read_suite
+    from t2ibench.benchmarks.geneval.suite import read_suite
 
     bad = {"tag": "colors", "include": [{"class": "unicorn", "count": 1}], "prompt": "p"}
     (tmp / "suite.jsonl").write_text(json.dumps(SUITE[0]) + "\n" + json.dumps(bad) + "\n")
@@ -392,7 +392,7 @@ def _(tmp: Path) -> str:
     r"toy\.csv: not a GenEval annotation file: missing column",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.suites.annotations import load_annotations
+    from t2ibench.benchmarks.geneval.suite_annotations import load_annotations
 
     (tmp / "toy.csv").write_text("a,b\n1,2\n")
     return load_annotations(tmp / "toy.csv")
@@ -596,7 +596,7 @@ def _(tmp: Path) -> Any:
     r"detector label 'unicorn' is not one of the 80 GenEval classes",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.suites.geneval import vocabulary
+    from t2ibench.benchmarks.geneval.suite import vocabulary
 
     return vocabulary().canonical_class("unicorn")
 
@@ -967,7 +967,7 @@ def _(tmp: Path) -> Any:
 
 
 def suite_line(tmp: Path, record: Any) -> Any:
-    from t2ibench.suites.geneval import read_suite
+    from t2ibench.benchmarks.geneval.suite import read_suite
 
     (tmp / "suite.jsonl").write_text(json.dumps(record) + "\n")
     return read_suite(tmp / "suite.jsonl")
@@ -1038,7 +1038,7 @@ def _(tmp: Path) -> Any:
     r"suite\.jsonl:2: repeats the prompt record of line 1",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.suites.geneval import read_suite
+    from t2ibench.benchmarks.geneval.suite import read_suite
 
     (tmp / "suite.jsonl").write_text((json.dumps(SUITE[0]) + "\n") * 2)
     return read_suite(tmp / "suite.jsonl")
@@ -1080,8 +1080,8 @@ def _(tmp: Path) -> str:
     import logging
 
     from t2ibench.benchmarks.geneval.evaluate import evaluate_scan, scan_folder
+    from t2ibench.benchmarks.geneval.metrics import Detection, GenEvalParams
     from t2ibench.errors import NOTES
-    from t2ibench.metrics.geneval import Detection, GenEvalParams
     from t2ibench.models.detection import DetectionSet
 
     class Detector:
@@ -1250,8 +1250,8 @@ def _(tmp: Path) -> str:
     "annotations-file-twice", "the same annotation file given twice", "error: each file once", r"given twice \(also as"
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.human_agreement import load_all_annotations
-    from t2ibench.suites.geneval import generate_suite
+    from t2ibench.benchmarks.geneval.agreement import load_all_annotations
+    from t2ibench.benchmarks.geneval.suite import generate_suite
 
     annotation_csv(tmp, lambda rows: [])
     path = tmp / "annotations_toy.csv"
@@ -1267,8 +1267,8 @@ def _(tmp: Path) -> Any:
 def _(tmp: Path) -> Any:
     import shutil
 
-    from t2ibench.human_agreement import load_all_annotations
-    from t2ibench.suites.geneval import generate_suite
+    from t2ibench.benchmarks.geneval.agreement import load_all_annotations
+    from t2ibench.benchmarks.geneval.suite import generate_suite
 
     annotation_csv(tmp, lambda rows: [])
     (tmp / "b").mkdir()
@@ -1283,7 +1283,7 @@ def _(tmp: Path) -> Any:
     r"s\.jsonl:1: expected \{source: str, prompt_id: int, image_id: int, score: finite number\}",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.human_agreement import read_scores
+    from t2ibench.benchmarks.geneval.agreement import read_scores
 
     (tmp / "s.jsonl").write_text(json.dumps({"source": "clip", "prompt_id": 0, "image_id": 0, "score": "0.5"}) + "\n")
     return read_scores(tmp / "s.jsonl")
@@ -1296,7 +1296,7 @@ def _(tmp: Path) -> Any:
     r"--auto r\.jsonl: name the source \(SOURCE=PATH\); annotations cover clip, sdv2",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.human_agreement import parse_auto_spec
+    from t2ibench.benchmarks.geneval.agreement import parse_auto_spec
 
     return parse_auto_spec("r.jsonl", ["clip", "sdv2"])
 
@@ -1459,7 +1459,7 @@ def _(tmp: Path) -> Any:
     r"prompt 'a painting of a cat' is not one of GenEval's templates",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.suites.geneval import structure_vector
+    from t2ibench.benchmarks.geneval.suite import structure_vector
 
     return structure_vector("a painting of a cat")
 
@@ -1494,7 +1494,7 @@ def _photo_truth(tmp: Path, photo: str, prompt: str) -> Path:
     r"layout make it false",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.suites.photos import load_photo_truth
+    from t2ibench.benchmarks.geneval.suite_photos import load_photo_truth
 
     return load_photo_truth(_photo_truth(tmp, "sha256: " + "0" * 64, "[a photo of a dog, true, wrong]"))
 
@@ -1507,7 +1507,7 @@ def _(tmp: Path) -> Any:
     r"reviewed",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.suites.photos import load_photo_truth
+    from t2ibench.benchmarks.geneval.suite_photos import load_photo_truth
 
     return load_photo_truth(_photo_truth(tmp, "sha256: " + "0" * 64, "[a photo of a cat, true, a cat]"))
 
@@ -1519,7 +1519,7 @@ def _(tmp: Path) -> Any:
     r"prompts\[0\] \('a photo of a bed'\): asks about \['bed'\], listed as unsure",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.suites.photos import load_photo_truth
+    from t2ibench.benchmarks.geneval.suite_photos import load_photo_truth
 
     return load_photo_truth(
         _photo_truth(tmp, "sha256: " + "0" * 64 + ", unsure: [bed]", "[a photo of a bed, false, x]")
@@ -1761,7 +1761,7 @@ def _(tmp: Path) -> Any:
     r"per_task must be ≤ 100000",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.suites.geneval import generate_suite
+    from t2ibench.benchmarks.geneval.suite import generate_suite
 
     return generate_suite(per_task=10**9)
 
@@ -1990,8 +1990,8 @@ def _(tmp: Path) -> str:
     import io
 
     from t2ibench.benchmarks.geneval.evaluate import ResultRow, write_results
+    from t2ibench.benchmarks.geneval.suite import write_suite
     from t2ibench.cli import main
-    from t2ibench.suites.geneval import write_suite
 
     rows = [
         ResultRow(f"{root}/{i:05d}/samples/00000.png", r["tag"], r["prompt"], True, "", r)

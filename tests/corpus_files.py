@@ -478,7 +478,7 @@ def _(tmp: Path) -> str:
     r"t2ibench evaluate: error: --out .*link/suite\.jsonl \(resolves to .*\): is --metadata",
 )
 def _(tmp: Path) -> str:
-    from t2ibench.suites.geneval import write_suite
+    from t2ibench.benchmarks.geneval.suite import write_suite
 
     folder = geneval_folder(tmp)
     write_suite(tmp / "suite.jsonl", SUITE)
@@ -545,7 +545,7 @@ def _(tmp: Path) -> str:
     r"t2ibench evaluate: error: --out's partial file .*r\.jsonl\.partial: is --metadata",
 )
 def _(tmp: Path) -> str:
-    from t2ibench.suites.geneval import write_suite
+    from t2ibench.benchmarks.geneval.suite import write_suite
 
     folder = geneval_folder(tmp)
     write_suite(tmp / "r.jsonl.partial", SUITE)

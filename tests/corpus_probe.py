@@ -253,7 +253,7 @@ def _(tmp: Path) -> Any:
     r"scores\.jsonl: JSON-lines file is a FIFO \(named pipe\)",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.human_agreement import read_scores
+    from t2ibench.benchmarks.geneval.agreement import read_scores
 
     os.mkfifo(tmp / "scores.jsonl")
     return read_scores(tmp / "scores.jsonl")

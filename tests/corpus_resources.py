@@ -40,7 +40,7 @@ HEADER = [
 
 @functools.cache
 def _suite() -> list[dict[str, Any]]:
-    from t2ibench.suites.geneval import generate_suite
+    from t2ibench.benchmarks.geneval.suite import generate_suite
 
     return generate_suite()
 
@@ -75,7 +75,7 @@ def _csv(path: Path, rows: Sequence[Sequence[str]], extra: str = "") -> Path:
 
 def _load(path: Path) -> str:
     """The loading report of one annotation file (as ``t2ibench agreement`` prints it)."""
-    from t2ibench.suites.annotations import load_annotations
+    from t2ibench.benchmarks.geneval.suite_annotations import load_annotations
 
     return load_annotations(path, _suite())[1].summary()
 
@@ -241,7 +241,7 @@ def _(tmp: Path) -> Any:
     r"the single_object bootstrap \(1000 resamples of 20000 prompts\) needs ~458 MiB of memory; the limit is 64 MiB",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.metrics.geneval import table2_rows
+    from t2ibench.benchmarks.geneval.metrics import table2_rows
 
     with _memory_limit("64M"):
         return table2_rows([("single_object", i % 2 == 0, i) for i in range(20_000)])

@@ -107,7 +107,7 @@ def _photo_set(tmp: Path, old: str, new: str) -> Path:
     """The built-in photo truth set with ``old`` replaced by ``new`` (once)."""
     from importlib import resources
 
-    text = (resources.files("t2ibench.suites") / "data" / "photo_truth.yaml").read_text(encoding="utf-8")
+    text = (resources.files("t2ibench.benchmarks.geneval") / "data" / "photo_truth.yaml").read_text(encoding="utf-8")
     assert old in text
     (tmp / "photos.yaml").write_text(text.replace(old, new, 1))
     return tmp / "photos.yaml"
@@ -148,7 +148,7 @@ def _(tmp: Path) -> str:
     r"exit 2: .*bad\.csv: not a GenEval annotation file: missing column\(s\) Input\.image_id",
 )
 def _(tmp: Path) -> str:
-    from t2ibench.suites.geneval import generate_suite, write_suite
+    from t2ibench.benchmarks.geneval.suite import generate_suite, write_suite
 
     write_suite(tmp / "meta.jsonl", generate_suite(seed=0, per_task=1))
     (tmp / "bad.csv").write_text("HITId,Input.prompt_id\nH,0\n")

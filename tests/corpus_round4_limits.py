@@ -177,7 +177,7 @@ def _(tmp: Path) -> Any:
     r"m\.jsonl:1: the prompt has 12,000 characters; at most 10,000",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.suites.geneval import read_suite
+    from t2ibench.benchmarks.geneval.suite import read_suite
 
     record = {"tag": "single_object", "include": [{"class": "cat", "count": 1}], "prompt": "a cat " * 2000}
     (tmp / "m.jsonl").write_text(json.dumps(record) + "\n")

@@ -24,11 +24,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args, get_type_hints
 
 from t2ibench.benchmarks import benchmark_options, names
+from t2ibench.benchmarks.geneval.metrics import GenEvalParams
+from t2ibench.benchmarks.geneval.suite import MAX_PER_TASK, generate_suite
+from t2ibench.benchmarks.geneval.suite_photos import load_photo_truth
+from t2ibench.benchmarks.geneval.suite_published import BUILTIN, load_published
 from t2ibench.errors import FieldError, InputError, unknown_choice
 from t2ibench.fields import check_ranges, decode
 from t2ibench.io import load_yaml, read_text_file
 from t2ibench.metrics.checks import MIN_SIGMA, KernelName, check_alphas, check_memory
-from t2ibench.metrics.geneval import GenEvalParams
 from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS, EMBEDDERS, GENERATORS, VQA_JUDGES, Registry
 from t2ibench.specs import ColourConfig as ColourConfig
 from t2ibench.specs import DetectorConfig as DetectorConfig
@@ -37,9 +40,6 @@ from t2ibench.specs import GeneratorConfig as GeneratorConfig
 from t2ibench.specs import ModelSource, check_int, check_seed
 from t2ibench.specs import VQAJudgeConfig as VQAJudgeConfig
 from t2ibench.specs import visible_text as visible_text  # re-exported: its home is t2ibench.specs
-from t2ibench.suites.geneval import MAX_PER_TASK, generate_suite
-from t2ibench.suites.photos import load_photo_truth
-from t2ibench.suites.published import BUILTIN, load_published
 from t2ibench.suites.selection import parse_indices as parse_indices
 from t2ibench.suites.selection import select_indices as select_indices
 
@@ -327,10 +327,10 @@ class ScendiConfig:
 
 @dataclass(frozen=True)
 class SelftestConfig:
-    """The evaluator self-test a refresh runs for its GenEval evaluator (``t2ibench.selftest``), so the leaderboard
-    states the evaluator's measured trust beside its scores: compositor prompts per task and images per prompt, the
-    compositor variants, the seed of the compositor and of the absent-object probes, and whether the bundled
-    real-photograph truth set is judged too."""
+    """The evaluator self-test a refresh runs for its GenEval evaluator (``benchmarks.geneval.selftest``), so the
+    leaderboard states the evaluator's measured trust beside its scores: compositor prompts per task and images per
+    prompt, the compositor variants, the seed of the compositor and of the absent-object probes, and whether the
+    bundled real-photograph truth set is judged too."""
 
     per_task: int = 8
     images_per_prompt: int = 1

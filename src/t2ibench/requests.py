@@ -25,8 +25,8 @@ from typing import Annotated, Any, ClassVar, Self, TypeVar
 from t2ibench.errors import FieldError, InputError
 from t2ibench.fields import Option, Range, check_ranges, decode
 
-# The agreement tables' bootstrap defaults: metrics.geneval's BOOTSTRAP_RESAMPLES and CI_LEVEL (written here too so that
-# the command line starts without importing the numeric core; tests/unit/test_requests.py checks they agree)
+# The agreement tables' bootstrap defaults: metrics.levels's BOOTSTRAP_RESAMPLES and CI_LEVEL (written here too so
+# that the command line starts without importing the numeric core; tests/unit/test_requests.py checks they agree)
 BOOTSTRAP_RESAMPLES = 1000
 CI_LEVEL = 0.95
 

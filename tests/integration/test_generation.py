@@ -220,8 +220,8 @@ def test_deepfloyd_if_runs_stage_two_on_stage_one(monkeypatch, tmp_path):
 
 
 def test_generate_cli_then_evaluate_layout(tiny_env, tmp_path, capsys):
+    from t2ibench.benchmarks.geneval.suite import write_suite
     from t2ibench.cli import main
-    from t2ibench.suites.geneval import write_suite
 
     write_suite(tmp_path / "suite.jsonl", SUITE)
     argv = [

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from t2ibench.benchmarks.geneval.metrics import COLORS
+from t2ibench.benchmarks.geneval.suite import vocabulary
 from t2ibench.errors import InputError
-from t2ibench.metrics.geneval import COLORS
 from t2ibench.models.colour import ClipColourClassifier
 from t2ibench.models.detection import HFMask2Former, MMDetMask2Former, masks_to_boxes
 from t2ibench.specs import ColourConfig, DetectorConfig
-from t2ibench.suites.geneval import vocabulary
 
 
 @pytest.fixture(scope="module")
@@ -120,8 +120,8 @@ def test_unknown_architecture_is_a_clear_error():
 
 
 def test_evaluate_cli_end_to_end_on_real_photos(tiny_mask2former, tiny_clip, photos, tmp_path, capsys):
+    from t2ibench.benchmarks.geneval.suite import write_suite
     from t2ibench.cli import main
-    from t2ibench.suites.geneval import write_suite
 
     arch, checkpoint = tiny_clip
     suite = [

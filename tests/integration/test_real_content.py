@@ -20,12 +20,12 @@ import yaml
 pytest.importorskip("cv2", reason="the real detector needs opencv-python-headless (the 'models' extra)")
 
 from t2ibench.benchmarks.geneval.evaluate import ImageItem, judge_image
+from t2ibench.benchmarks.geneval.selftest import THRESHOLD_GRID
+from t2ibench.benchmarks.geneval.suite_photos import load_photo_truth
 from t2ibench.models.colour import LabColourClassifier
 from t2ibench.models.ssd import SSDMobileNetDetector, model_files
-from t2ibench.selftest import THRESHOLD_GRID
 from t2ibench.specs import DetectorConfig
 from t2ibench.store import Store
-from t2ibench.suites.photos import load_photo_truth
 from tests.integration._workspace import (
     STEP_COLUMNS,
     make_workspace,

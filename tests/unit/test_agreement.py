@@ -7,6 +7,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
+from t2ibench.benchmarks.geneval.suite_annotations import Annotation
 from t2ibench.errors import InputError
 from t2ibench.metrics.agreement import (
     AUTO_N,
@@ -23,7 +24,6 @@ from t2ibench.metrics.agreement import (
     stratified_cluster_totals,
     tune_threshold,
 )
-from t2ibench.suites.annotations import Annotation
 
 
 def ann(counts=(1, None), colors=(None, None), x=None, y=None):
@@ -507,7 +507,7 @@ def test_agreement_flow_checks_its_input_files_before_starting_the_flow(tmp_path
     from pathlib import Path
 
     import t2ibench.cli as cli
-    from t2ibench.suites.geneval import generate_suite, write_suite
+    from t2ibench.benchmarks.geneval.suite import generate_suite, write_suite
 
     started = []
     monkeypatch.setattr("t2ibench.commands.flows._run_flow", lambda *a, **k: started.append(a) or 0)

@@ -4,7 +4,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from t2ibench.report.agreement import html_page
+from t2ibench.benchmarks.geneval.report_agreement import html_page
 
 VOID = {"meta", "link", "br", "img", "input", "hr", "col", "wbr", "source", "area", "base", "embed", "track"}
 

@@ -7,10 +7,10 @@ from collections import Counter
 
 import pytest
 
+from t2ibench.benchmarks.geneval.suite import generate_suite
+from t2ibench.benchmarks.geneval.suite_annotations import load_annotations
 from t2ibench.cli import main
 from t2ibench.errors import InputError
-from t2ibench.suites.annotations import load_annotations
-from t2ibench.suites.geneval import generate_suite
 from tests.conftest import GENEVAL_DATA
 
 HEADER = [
@@ -232,7 +232,7 @@ def test_agreement_cli_on_the_released_files(tmp_path, capsys):
 
 
 def _released():
-    from t2ibench.human_agreement import human_verdicts
+    from t2ibench.benchmarks.geneval.agreement import human_verdicts
 
     suite = [json.loads(line) for line in (GENEVAL_DATA / "evaluation_metadata.jsonl").read_text().splitlines()]
     anns = [a for path in CSVS for a in load_annotations(path, suite)[0]]
@@ -295,7 +295,7 @@ def _docs_table():
 def test_numbers_quoted_in_the_docs_are_computed():
     import re
 
-    from t2ibench.human_agreement import ALL, agreement_report
+    from t2ibench.benchmarks.geneval.agreement import ALL, agreement_report
 
     _, _, hv = _released()
     report = agreement_report(hv)
@@ -351,7 +351,7 @@ IF_XL = GENEVAL_DATA / "annotations_if-xl.csv"
 )
 def test_the_three_source_columns_of_the_88_percent_table():
     """With the IF-XL file beside the shared ones, the table's IF-XL and all-three columns and Table 2's 0.72."""
-    from t2ibench.human_agreement import human_verdicts
+    from t2ibench.benchmarks.geneval.agreement import human_verdicts
 
     suite = [json.loads(line) for line in (GENEVAL_DATA / "evaluation_metadata.jsonl").read_text().splitlines()]
     anns = [a for path in [*CSVS, IF_XL] for a in load_annotations(path, suite)[0]]
@@ -368,7 +368,7 @@ def test_the_three_source_columns_of_the_88_percent_table():
 
 @needs_shared
 def test_intervals_on_the_released_files_are_seeded_nested_and_complete():
-    from t2ibench.human_agreement import ALL, agreement_report, agreement_rows
+    from t2ibench.benchmarks.geneval.agreement import ALL, agreement_report, agreement_rows
 
     _, _, hv = _released()
     report = agreement_report(hv, resamples=300, ci_seed=4)
@@ -404,7 +404,7 @@ TASKS_ORDER = ("single_object", "two_object", "counting", "colors", "position", 
 
 
 def test_store_agreement_writes_interval_columns(tmp_path):
-    from t2ibench.human_agreement import run_agreement, store_agreement
+    from t2ibench.benchmarks.geneval.agreement import run_agreement, store_agreement
     from t2ibench.store import Store
 
     rows = [record(p, i, count0=str(c)) for p in (0, 1, 2) for i in (0, 1) for c in (1, 1, 0)]
@@ -421,7 +421,7 @@ def test_store_agreement_writes_interval_columns(tmp_path):
     assert by[("toy", "all", "images")]["ci_low"] is None
     assert by[("toy", "all", "images")]["n"] is None
     assert ("toy", "all", "pairwise_agreement_task_mean") not in by  # one task only: no task mean
-    from t2ibench.report.agreement import html_page
+    from t2ibench.benchmarks.geneval.report_agreement import html_page
 
     page = html_page(stored, nav="<nav>n</nav>")  # the stored rows, as DuckDB returns them, render
     assert 'id="agreement-human"' in page

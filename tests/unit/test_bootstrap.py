@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from t2ibench.benchmarks.geneval.metrics import bootstrap_table2
 from t2ibench.errors import InputError
-from t2ibench.metrics.geneval import bootstrap_table2
 
 
 def verdicts(rates: dict[str, float], prompts: int, images: int, seed: int = 0) -> list[tuple[str, bool, int]]:

@@ -13,10 +13,10 @@ from t2ibench.benchmarks.geneval.evaluate import (
     summarise,
     write_results,
 )
+from t2ibench.benchmarks.geneval.metrics import Detection, GenEvalParams
+from t2ibench.benchmarks.geneval.suite import generate_suite, write_suite
 from t2ibench.cli import main
-from t2ibench.metrics.geneval import Detection, GenEvalParams
 from t2ibench.models.detection import DetectionSet
-from t2ibench.suites.geneval import generate_suite, write_suite
 
 SUITE = generate_suite(seed=3, per_task=2)  # small: 80 single-object prompts + 2 per other task
 

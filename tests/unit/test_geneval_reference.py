@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from t2ibench.metrics.geneval import COLORS, Detection, GenEvalParams, evaluate_detections
-from t2ibench.suites.geneval import generate_suite
+from t2ibench.benchmarks.geneval.metrics import COLORS, Detection, GenEvalParams, evaluate_detections
+from t2ibench.benchmarks.geneval.suite import generate_suite
 
 CLASSES = ("cat", "dog", "cup", "bowl")
 THRESHOLD, COUNTING_THRESHOLD, MAX_OBJECTS, POSITION_THRESHOLD = 0.3, 0.9, 16, 0.1
@@ -303,7 +303,7 @@ def float64_relations(a: np.ndarray, b: np.ndarray) -> set[str]:
 def test_position_geometry_is_float32_on_boundary_cases():
     """Near the 0.5 and 1e-3 boundaries float64 arithmetic decides differently from the reference's float32; the
     engine must decide as the reference does on every such pair (and such pairs must actually occur)."""
-    from t2ibench.metrics.geneval import relations
+    from t2ibench.benchmarks.geneval.metrics import relations
 
     rng = np.random.default_rng(7)
     disagreements = 0

@@ -4,8 +4,7 @@ import json
 
 import pytest
 
-from t2ibench.errors import InputError
-from t2ibench.metrics.geneval import (
+from t2ibench.benchmarks.geneval.metrics import (
     COLORS,
     RELATIONS,
     TASKS,
@@ -19,6 +18,7 @@ from t2ibench.metrics.geneval import (
     observed_relation,
     relations,
 )
+from t2ibench.errors import InputError
 
 
 def det(label, x, y, w=10, h=10, score=0.95, ref=-1):
@@ -286,8 +286,8 @@ def test_params_are_validated():
 
 
 def test_engine_constants_match_the_suite_data():
-    from t2ibench.suites.geneval import TASKS as SUITE_TASKS
-    from t2ibench.suites.geneval import vocabulary
+    from t2ibench.benchmarks.geneval.suite import TASKS as SUITE_TASKS
+    from t2ibench.benchmarks.geneval.suite import vocabulary
 
     vocab = vocabulary()
     assert vocab.colors == COLORS

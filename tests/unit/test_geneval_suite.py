@@ -3,8 +3,7 @@ from collections import Counter
 
 import pytest
 
-from t2ibench.errors import InputError
-from t2ibench.suites.geneval import (
+from t2ibench.benchmarks.geneval.suite import (
     TASKS,
     article,
     generate_suite,
@@ -15,6 +14,7 @@ from t2ibench.suites.geneval import (
     vocabulary,
     write_suite,
 )
+from t2ibench.errors import InputError
 from tests.conftest import GENEVAL_DATA
 
 OFFICIAL = GENEVAL_DATA / "evaluation_metadata.jsonl"

@@ -8,10 +8,10 @@ import json
 import numpy as np
 import pytest
 
+from t2ibench.benchmarks.geneval.metrics import COLORS, Detection, GenEvalParams, relations
+from t2ibench.benchmarks.geneval.suite import STRUCTURE_DIM, generate_suite, parse_prompt, structure_vector
 from t2ibench.errors import InputError
-from t2ibench.metrics.geneval import COLORS, Detection, GenEvalParams, relations
 from t2ibench.models.colour import COLOUR_ANCHORS, LabColourClassifier
-from t2ibench.suites.geneval import STRUCTURE_DIM, generate_suite, parse_prompt, structure_vector
 
 pytest.importorskip("skimage")
 
@@ -217,7 +217,7 @@ class FakeSet:
 def test_calibration_finds_the_separating_threshold_and_reports_held_out_agreement():
     """Synthetic detections: a right image's object scores 0.6-0.9, a wrong image has a distractor at 0.2-0.4
     only. The right threshold lies in [0.4, 0.6); the reference 0.3 passes the wrong images."""
-    from t2ibench.selftest import JudgedImage, agreement, calibrate, judge
+    from t2ibench.benchmarks.geneval.selftest import JudgedImage, agreement, calibrate, judge
 
     rng = np.random.default_rng(3)
     meta = {"tag": "single_object", "include": [{"class": "cat", "count": 1}], "prompt": "a photo of a cat"}
@@ -243,7 +243,7 @@ def test_calibration_finds_the_separating_threshold_and_reports_held_out_agreeme
 def test_absent_object_probes_replace_one_object_and_keep_the_rest():
     """A probe is the prompt with one object replaced by a class it does not name: counting's exclusion follows the
     replaced class, colour and relation stay, the text says so; a class the prompt names is refused."""
-    from t2ibench.selftest import absent_probe
+    from t2ibench.benchmarks.geneval.selftest import absent_probe
 
     counting = {"tag": "counting", "include": [{"class": "horse", "count": 3}],
                 "exclude": [{"class": "horse", "count": 4}], "prompt": "a photo of three horses"}  # fmt: skip
@@ -274,7 +274,14 @@ def test_calibration_punishes_a_threshold_that_sees_absent_objects():
     'sees' an umbrella (0.15-0.35) that is not there. Construction agreement alone is perfect at any threshold up to
     0.6, so it picked the lowest (0.1); the probes — weighted toward the umbrella, the detector's own confusion — pass
     at such a threshold, and calibration that counts them lifts it above the hallucinations."""
-    from t2ibench.selftest import JudgedImage, add_probes, agreement, calibrate, judge, probe_verdicts
+    from t2ibench.benchmarks.geneval.selftest import (
+        JudgedImage,
+        add_probes,
+        agreement,
+        calibrate,
+        judge,
+        probe_verdicts,
+    )
 
     rng = np.random.default_rng(5)
     meta = {"tag": "single_object", "include": [{"class": "cat", "count": 1}], "prompt": "a photo of a cat"}

@@ -138,8 +138,8 @@ def test_the_paper_tables_write_the_same_bytes_for_stored_values_that_differ_in_
 
 
 def test_the_agreement_tables_write_the_same_bytes_for_floats_that_differ_in_their_last_bits(tmp_path):
-    from t2ibench.human_agreement import run_agreement
-    from t2ibench.report.agreement import write_agreement
+    from t2ibench.benchmarks.geneval.agreement import run_agreement
+    from t2ibench.benchmarks.geneval.report_agreement import write_agreement
     from tests.unit.test_annotations import SUITE, record, write
 
     rows = [record(p, i, count0=str(c)) for p in (0, 1, 2, 3) for i in (0, 1) for c in (1, 1, 0)]

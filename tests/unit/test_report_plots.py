@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from t2ibench.metrics.geneval import TASKS
+from t2ibench.benchmarks.geneval.metrics import TASKS
 from t2ibench.report import leaderboard
 
 pytest.importorskip("matplotlib")

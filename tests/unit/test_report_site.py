@@ -7,12 +7,12 @@ import json
 
 import pytest
 
+from t2ibench.benchmarks.geneval.metrics import TASKS
+from t2ibench.benchmarks.geneval.suite_published import load_published
 from t2ibench.config import ReportConfig
 from t2ibench.errors import FieldError, InputError
-from t2ibench.metrics.geneval import TASKS
 from t2ibench.report import leaderboard
 from t2ibench.report.site import Cell, table
-from t2ibench.suites.published import load_published
 from tests.unit.test_failure_patterns import store  # noqa: F401  (the module-scoped synthetic store fixture)
 
 ROW = (

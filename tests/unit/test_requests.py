@@ -186,7 +186,7 @@ def test_paper_tables_refuses_another_data_folder_before_starting(started, monke
 def test_agreement_flow_starts_the_agreement_flow_with_every_option(started, monkeypatch, capsys):
     monkeypatch.chdir(REPO)
     # the inputs are read before the flow starts (tests/unit/test_agreement.py); here only the request is looked at
-    monkeypatch.setattr("t2ibench.human_agreement.load_agreement_inputs", lambda *args, **kwargs: None)
+    monkeypatch.setattr("t2ibench.benchmarks.geneval.agreement.load_agreement_inputs", lambda *args, **kwargs: None)
     monkeypatch.setattr("t2ibench.commands.flows.suite_records", lambda args: [])
     base = ["agreement", "--annotations", "a.csv", "b.csv", "--folds", "3", "--seed-cv", "7", "--resamples", "20"]
     assert main([*base, "--flow", "--out", "o"]) == 2  # the flow reads the suite from a file
@@ -256,7 +256,7 @@ def test_the_command_line_starts_without_the_numeric_core():
     import sys
 
     from t2ibench import requests
-    from t2ibench.metrics.geneval import BOOTSTRAP_RESAMPLES, CI_LEVEL
+    from t2ibench.metrics.levels import BOOTSTRAP_RESAMPLES, CI_LEVEL
 
     assert (requests.BOOTSTRAP_RESAMPLES, requests.CI_LEVEL) == (BOOTSTRAP_RESAMPLES, CI_LEVEL)
     code = "import sys, t2ibench.cli; print(sorted(m for m in ('scipy', 't2ibench.metrics') if m in sys.modules))"

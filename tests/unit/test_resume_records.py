@@ -14,8 +14,8 @@ import pytest
 from PIL import Image
 
 from t2ibench.benchmarks.geneval.evaluate import evaluate_scan, read_results, scan_folder
+from t2ibench.benchmarks.geneval.metrics import Detection
 from t2ibench.hashing import file_sha256, record_sha256
-from t2ibench.metrics.geneval import Detection
 from t2ibench.models.detection import DetectionSet
 from t2ibench.models.generation import FolderImporter, OutputFolder
 
@@ -202,7 +202,7 @@ def test_a_garbled_row_is_counted_but_a_torn_last_line_is_not(tmp_path, notes):
 def test_a_settings_line_edited_to_match_does_not_pass_rows_off_as_made_under_it(tmp_path, notes):
     """Each row's digest covers the settings it was made under: rows made at threshold 0.3 whose settings line was
     edited to say 0.6 are judged again at 0.6."""
-    from t2ibench.metrics.geneval import GenEvalParams
+    from t2ibench.benchmarks.geneval.metrics import GenEvalParams
 
     root, out = interrupted(tmp_path, SUITE, judged=4)
     edit_partial(out, 1, lambda record: record["partial_settings"]["params"].update(threshold=0.6))

@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 import yaml
 
+from t2ibench.benchmarks.geneval import suite_photos as photo_module
+from t2ibench.benchmarks.geneval.metrics import Detection, GenEvalParams
+from t2ibench.benchmarks.geneval.suite import TASKS, parse_prompt
+from t2ibench.benchmarks.geneval.suite_photos import CELL, GAP, compose, load_photo_truth, parse_photo_truth
 from t2ibench.errors import InputError
-from t2ibench.metrics.geneval import Detection, GenEvalParams
-from t2ibench.suites import photos as photo_module
-from t2ibench.suites.geneval import TASKS, parse_prompt
-from t2ibench.suites.photos import CELL, GAP, compose, load_photo_truth, parse_photo_truth
 
-BUILTIN = photo_module.resources.files("t2ibench.suites") / "data" / photo_module.BUILTIN
+BUILTIN = photo_module.resources.files("t2ibench.benchmarks.geneval") / "data" / photo_module.BUILTIN
 
 
 def raw() -> dict:
@@ -233,14 +233,14 @@ class FakeSet:
 
 
 def item(text: str, truth: bool, dets: list, *, truth_set: str = "compositor", n: int = 0, **kw):
-    from t2ibench.selftest import JudgedImage
+    from t2ibench.benchmarks.geneval.selftest import JudgedImage
 
     model = "photos" if truth_set == "photos" else "m"
     return JudgedImage(model, n, 0, parse_prompt(text), truth, None, FakeSet(dets), None, truth_set=truth_set, **kw)
 
 
 def test_photo_probes_never_name_a_class_the_photo_may_show_and_confusions_count_images_once():
-    from t2ibench.selftest import add_probes
+    from t2ibench.benchmarks.geneval.selftest import add_probes
 
     seen = {"cat", "bed", "couch"}  # present + unsure
     dets = [Detection("cat", (0, 0, 9, 9), 0.9, ref=0), Detection("bed", (0, 0, 9, 9), 0.5, ref=1),
@@ -261,7 +261,7 @@ def test_calibration_weighs_each_truth_set_the_same_and_reports_the_construction
     photo prompts where it is not (a hallucinated dog at 0.42 on 20 wrong prompts). Pooled, the compositor's 200
     votes would pick 0.1; each set weighing the same picks 0.45, and the construction-only fit (0.1) passes every
     photo dog."""
-    from t2ibench.selftest import calibrate
+    from t2ibench.benchmarks.geneval.selftest import calibrate
 
     rng = np.random.default_rng(0)
     items = [
@@ -292,7 +292,7 @@ def test_calibration_weighs_each_truth_set_the_same_and_reports_the_construction
 
 
 def report_dict(agree: int) -> dict:
-    from t2ibench.selftest import SelfTestReport, SetResult, agreement
+    from t2ibench.benchmarks.geneval.selftest import SelfTestReport, SetResult, agreement
 
     items = [item("a photo of a cat", True, [], n=k) for k in range(4)]
     rows = agreement(items, [k < agree for k in range(4)], [False] * 4)
@@ -302,9 +302,9 @@ def report_dict(agree: int) -> dict:
 
 
 def test_a_selftest_is_stored_once_per_content_and_shown_on_the_evaluator_card(tmp_path):
+    from t2ibench.benchmarks.geneval import report_selftest as card
     from t2ibench.pipeline.results import SelfTest
     from t2ibench.pipeline.rows import selftest_rows
-    from t2ibench.report import selftest as card
     from t2ibench.store import Store, queries
     from tests.unit.test_store_benchmarks import complete, version
 

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from t2ibench.benchmarks.geneval import suite as geneval
+from t2ibench.benchmarks.geneval.suite import read_suite
 from t2ibench.benchmarks.geneval2 import suite as geneval2
 from t2ibench.benchmarks.geneval2.suite import read_geneval2
 from t2ibench.errors import InputError
-from t2ibench.suites import MAX_PROMPT_CHARS, geneval
-from t2ibench.suites.geneval import read_suite
+from t2ibench.suites import MAX_PROMPT_CHARS
 from tests.geneval2_lines import LINES
 
 GENEVAL_RECORD = {"tag": "single_object", "include": [{"class": "cat", "count": 1}], "prompt": "a photo of a cat"}

@@ -28,7 +28,7 @@ def write_json(path: Path, payload: dict[str, Any]) -> None:
 
 def suite_records(args: argparse.Namespace) -> list[dict[str, Any]]:
     """GenEval's prompt records the suite options name: generated (--seed, --per-task, --classes) or --metadata."""
-    from t2ibench.suites.geneval import generate_suite, read_suite
+    from t2ibench.benchmarks.geneval.suite import generate_suite, read_suite
 
     if getattr(args, "metadata", None):
         return read_suite(args.metadata)

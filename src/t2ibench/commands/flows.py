@@ -18,9 +18,9 @@ from t2ibench.commands.common import EXIT_OK, check_data, data_option, suite_opt
 
 
 def _cmd_agreement(args: argparse.Namespace) -> int:
-    from t2ibench.human_agreement import run_agreement
+    from t2ibench.benchmarks.geneval.agreement import run_agreement
+    from t2ibench.benchmarks.geneval.report_agreement import render_agreement, write_agreement
     from t2ibench.paths import place, refuse_outputs
-    from t2ibench.report.agreement import render_agreement, write_agreement
 
     if args.out:  # the files write_agreement makes
         inputs = [place("--annotations", a) for a in args.annotations]
@@ -53,7 +53,7 @@ def _cmd_agreement(args: argparse.Namespace) -> int:
         files = write_agreement(run, args.out)
         print(f"wrote {', '.join(str(f) for f in files)}", file=sys.stderr)
     if args.store:
-        from t2ibench.human_agreement import store_agreement
+        from t2ibench.benchmarks.geneval.agreement import store_agreement
 
         count = store_agreement(run, args.store)
         print(f"stored {count} annotations and the agreement statistics in {args.store}", file=sys.stderr)
@@ -68,7 +68,7 @@ def _agreement_flow(args: argparse.Namespace) -> int:
         raise InputError("--flow reads the suite from a file: add --metadata evaluation_metadata.jsonl")
     if not args.out:
         raise InputError("--flow writes agreement.json, agreement.md and metrics.json: add --out DIR")
-    from t2ibench.human_agreement import load_agreement_inputs
+    from t2ibench.benchmarks.geneval.agreement import load_agreement_inputs
 
     # every input file read and checked now (under a second), not after the flow's start-up (≈ 15 s)
     load_agreement_inputs(args.annotations, suite_records(args), auto=args.auto or [], scores=args.scores)

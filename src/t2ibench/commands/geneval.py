@@ -20,7 +20,7 @@ UNIT = float_in(0.0, 1.0, open_high=True)
 
 
 def _cmd_prompts(args: argparse.Namespace) -> int:
-    from t2ibench.suites.geneval import suite_jsonl, write_suite
+    from t2ibench.benchmarks.geneval.suite import suite_jsonl, write_suite
 
     records = suite_records(args)
     if args.out:
@@ -92,16 +92,16 @@ def _evaluator_inputs(args: argparse.Namespace) -> list[Any]:
 
 
 def _cmd_selftest(args: argparse.Namespace) -> int:
+    from t2ibench.benchmarks.geneval.selftest import render_selftest, run_selftest, write_selftest
     from t2ibench.models.compositor import parse_variant
     from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS
-    from t2ibench.selftest import render_selftest, run_selftest, write_selftest
 
     cfg = _geneval_config(args)
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     for v in variants:
         parse_variant(v)
+    from t2ibench.benchmarks.geneval.suite_photos import load_photo_truth
     from t2ibench.paths import refuse_output
-    from t2ibench.suites.photos import load_photo_truth
 
     written = {v.replace(":", "-") for v in variants} | {"selftest.json", "selftest.md", "calibrated.yaml", "photos"}
     from t2ibench.paths import place
@@ -246,8 +246,8 @@ _GENEVAL_COMMAND = (suite_records, lambda args: _geneval_config(args), _geneval_
 
 def _cmd_summary(args: argparse.Namespace) -> int:
     from t2ibench.benchmarks.geneval.evaluate import read_results, summarise
+    from t2ibench.benchmarks.geneval.report import render_summary
     from t2ibench.paths import place, refuse_outputs
-    from t2ibench.report.geneval import render_summary
 
     refuse_outputs([place("--json", args.json)], [place("RESULTS", args.results), place("--metadata", args.metadata)])
     rows = read_results(args.results)
@@ -547,8 +547,8 @@ def _evaluator_options(p: argparse.ArgumentParser) -> None:
     """The detector's, colour classifier's and verdict thresholds' options: ``DetectorConfig``'s,
     ``ColourConfig``'s and ``GenEvalParams``' fields (``t2ibench.options``; ``--resize`` is the detector's resize
     field as SHORT,LONG or 'checkpoint')."""
+    from t2ibench.benchmarks.geneval.metrics import GenEvalParams
     from t2ibench.config import ColourConfig, DetectorConfig
-    from t2ibench.metrics.geneval import GenEvalParams
     from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS
 
     detector = add_fields(

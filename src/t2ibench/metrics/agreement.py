@@ -35,7 +35,7 @@ from numpy.typing import NDArray
 
 from t2ibench.errors import InputError
 from t2ibench.metrics.checks import check_memory, check_positive_int, check_seed
-from t2ibench.metrics.geneval import BOOTSTRAP_RESAMPLES, CI_LEVEL
+from t2ibench.metrics.levels import BOOTSTRAP_RESAMPLES, CI_LEVEL
 
 K = TypeVar("K", bound=Hashable)  # an image key, e.g. (source, prompt_id, image_id)
 RELATION_ANSWER = {

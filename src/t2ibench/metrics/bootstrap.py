@@ -38,8 +38,8 @@ from numpy.typing import ArrayLike, NDArray
 from t2ibench.errors import InputError, unknown_choice
 from t2ibench.metrics.checks import as_matrix, check_alphas, check_memory, check_positive_int, check_seed
 from t2ibench.metrics.covariance import CovarianceAccumulator
-from t2ibench.metrics.geneval import CI_LEVEL
 from t2ibench.metrics.kernels import DEFAULT_BLOCK
+from t2ibench.metrics.levels import CI_LEVEL
 from t2ibench.metrics.spectrum import CleanSpectrum, check_vendi_invariants, clean_spectrum, renyi_vendi
 
 INTERVAL_METHODS = ("centred", "basic", "percentile")

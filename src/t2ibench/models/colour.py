@@ -15,8 +15,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
+from t2ibench.benchmarks.geneval.metrics import COLORS
 from t2ibench.errors import InputError
-from t2ibench.metrics.geneval import COLORS
 from t2ibench.models._torch import loads_models
 from t2ibench.specs import ColourConfig
 

@@ -5,7 +5,7 @@ coffee, stereo motorcycle and horse; matplotlib's Grace Hopper): the offline SSD
 objects, GrabCut cuts each one out of its box (``models.ssd``; the mask closed, hole-filled and reduced to its
 largest piece), and a cut-out is kept only if the detector finds it again as the compositor draws it — alone,
 and as two to four copies side by side (``usable_cutouts``). The classes that keep a
-cut-out are the compositor's vocabulary; ``t2ibench.suites.geneval.generate_suite(classes=...)`` writes a GenEval
+cut-out are the compositor's vocabulary; ``benchmarks.geneval.suite.generate_suite(classes=...)`` writes a GenEval
 suite over them, so the number of prompts per task is known.
 
 A compositor renders any GenEval prompt record over those classes: the requested number of instances, side by
@@ -199,7 +199,7 @@ def load_cutouts(detector_model: str = SSD_MODEL) -> tuple[Cutout, ...]:
 
 def compositor_classes(detector_model: str = SSD_MODEL) -> tuple[str, ...]:
     """The GenEval classes the compositor can render (those with a usable cut-out), in GenEval's class order."""
-    from t2ibench.suites.geneval import vocabulary
+    from t2ibench.benchmarks.geneval.suite import vocabulary
 
     have = {c.label for c in load_cutouts(detector_model)}
     return tuple(c for c in vocabulary().classes if c in have)
@@ -329,7 +329,7 @@ ERRORS = {
 
 def plan(record: Mapping[str, Any], rng: np.random.Generator, variant: Variant) -> Plan:
     """The image for a GenEval prompt record under ``variant`` (draws from ``rng``)."""
-    from t2ibench.metrics.geneval import COLORS
+    from t2ibench.benchmarks.geneval.metrics import COLORS
 
     tag = record["tag"]
     include = record["include"]

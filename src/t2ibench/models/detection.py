@@ -2,7 +2,7 @@
 
 Both return, per image, ``DetectionSet``: detections labelled with GenEval's 80 class names, boxes
 (x1, y1, x2, y2) in pixels of the original image, confidences, and one boolean mask per detection (the colour
-classifier crops with it). The verdict engine (``t2ibench.metrics.geneval``) applies the score thresholds.
+classifier crops with it). The verdict engine (``t2ibench.benchmarks.geneval.metrics``) applies the score thresholds.
 
 Hugging Face post-processing follows mmdet's Mask2Former instance head, which GenEval used: the top
 ``max_per_image`` (query, class) pairs by class probability (softmax without the no-object class); each
@@ -21,8 +21,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
+from t2ibench.benchmarks.geneval.metrics import Detection
 from t2ibench.errors import InputError
-from t2ibench.metrics.geneval import Detection
 from t2ibench.models._torch import loads_models, quiet_loading
 from t2ibench.specs import DetectorConfig, ModelSource
 
@@ -130,8 +130,8 @@ class HFMask2Former:
         if self._loaded is None:
             from transformers import AutoImageProcessor, Mask2FormerForUniversalSegmentation
 
+            from t2ibench.benchmarks.geneval.suite import vocabulary
             from t2ibench.models._torch import resolve_device, resolve_dtype
-            from t2ibench.suites.geneval import vocabulary
 
             device = resolve_device(self.device_spec)
             dtype = resolve_dtype(self.dtype_spec, device)
@@ -283,7 +283,7 @@ class MMDetMask2Former:
                     "the mmdet backend needs the optional extra: pip install 't2ibench[mmdet]' "
                     f"(mmcv-full builds from source) ({exc})"
                 ) from None
-            from t2ibench.suites.geneval import vocabulary
+            from t2ibench.benchmarks.geneval.suite import vocabulary
 
             self._model = init_detector(self.config, self.checkpoint, device=self.device)
             vocab = vocabulary()

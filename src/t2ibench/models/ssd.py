@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from t2ibench.benchmarks.geneval.metrics import Detection
 from t2ibench.errors import InputError
 from t2ibench.hashing import file_sha256
-from t2ibench.metrics.geneval import Detection
 from t2ibench.models._torch import loads_models
 from t2ibench.models.detection import DetectionSet
 from t2ibench.models.embedding import ImagesOnly, TextEmbeddings
@@ -223,7 +223,7 @@ class SSDMobileNetDetector:
     def labels(self) -> dict[int, str]:
         """COCO category id → GenEval class name."""
         if self._labels is None:
-            from t2ibench.suites.geneval import vocabulary
+            from t2ibench.benchmarks.geneval.suite import vocabulary
 
             vocab = vocabulary()
             self._labels = {i: vocab.canonical_class(name) for i, name in COCO90.items()}
@@ -329,13 +329,13 @@ class MobileNetPromptStructure:
 
     def tokenize(self, texts: Sequence[str]) -> tuple[Any, list[int]]:
         """(parsed prompt records, truncated indices: none); InputError for a prompt no GenEval template makes."""
-        from t2ibench.suites.geneval import parse_prompt
+        from t2ibench.benchmarks.geneval.suite import parse_prompt
 
         return [parse_prompt(t) for t in texts], []
 
     def embed_texts(self, texts: Sequence[str]) -> TextEmbeddings:
         """Unit vectors (n, 884) of GenEval-templated prompts (none is truncated)."""
-        from t2ibench.suites.geneval import STRUCTURE_DIM, structure_vector
+        from t2ibench.benchmarks.geneval.suite import STRUCTURE_DIM, structure_vector
 
         vectors = np.asarray([structure_vector(t) for t in texts], dtype=np.float32).reshape(-1, STRUCTURE_DIM)
         return TextEmbeddings(vectors=vectors)

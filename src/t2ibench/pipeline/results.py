@@ -154,7 +154,7 @@ class BenchmarkScores(Content):
 
 @dataclass(frozen=True)
 class SelfTest(Content):
-    """The GenEval evaluator's self-test (``t2ibench.selftest.SelfTestReport.to_dict()``): per truth set
+    """The GenEval evaluator's self-test (``benchmarks.geneval.selftest.SelfTestReport.to_dict()``): per truth set
     (compositor, photos) the per-task agreement, false passes, false fails and false passes on absent objects."""
 
     report: dict[str, Any]

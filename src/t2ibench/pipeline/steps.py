@@ -87,7 +87,7 @@ FEATURES: Mapping[Features, FeatureKind] = {
 
 def select_prompts(suite: GenEvalSuite) -> PromptSet:
     """The suite's prompts as (index, record) pairs, restricted by ``prompts`` and/or ``limit_per_task``."""
-    from t2ibench.suites.geneval import generate_suite
+    from t2ibench.benchmarks.geneval.suite import generate_suite
 
     records = generate_suite(seed=suite.seed, per_task=suite.per_task, classes=suite.classes)
     selected = select_indices(records, suite.prompts, where="geneval.prompts")
@@ -171,7 +171,7 @@ def merge_generated(shards: list[Generated]) -> Generated:
 
 def photo_truth_digest() -> str:
     """SHA-256 of the built-in photo truth set's bytes (what the self-test's photo verdicts were measured against)."""
-    from t2ibench.suites.photos import load_photo_truth
+    from t2ibench.benchmarks.geneval.suite_photos import load_photo_truth
 
     return load_photo_truth().sha256
 
@@ -185,11 +185,11 @@ def step_selftest(
     device: Device = "auto",
     show_progress: Progress = False,
 ) -> SelfTest:
-    """The GenEval evaluator ``geneval`` measured by ``t2ibench.selftest`` (compositor images into ``out``, and the
+    """The GenEval evaluator ``geneval`` measured by its ``selftest`` (compositor images into ``out``, and the
     built-in photo truth set whose bytes have SHA-256 ``photo_truth``; None: compositor only), at its own thresholds."""
+    from t2ibench.benchmarks.geneval.selftest import run_selftest
+    from t2ibench.benchmarks.geneval.suite_photos import load_photo_truth
     from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS
-    from t2ibench.selftest import run_selftest
-    from t2ibench.suites.photos import load_photo_truth
 
     check_stamp(weights)
     photos = None

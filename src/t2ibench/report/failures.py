@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from t2ibench.benchmarks.geneval.metrics import RELATIONS
 from t2ibench.errors import InputError
-from t2ibench.metrics.geneval import RELATIONS
 from t2ibench.report.markdown import markdown_table
 from t2ibench.store import Store, queries
 

@@ -24,17 +24,18 @@ from pathlib import Path
 from typing import Any
 
 from t2ibench.benchmarks import StoredColumns, report_section, stored_columns
+from t2ibench.benchmarks.geneval import report_selftest as selftest
+from t2ibench.benchmarks.geneval.metrics import TASKS
+from t2ibench.benchmarks.geneval.report import TASK_TITLES
+from t2ibench.benchmarks.geneval.suite_published import PublishedTable, load_published
 from t2ibench.errors import InputError
 from t2ibench.hashing import code_version
 from t2ibench.io import remove_stale_tmp, write_text_atomic
-from t2ibench.metrics.geneval import TASKS
-from t2ibench.report import failures, selftest
-from t2ibench.report.geneval import TASK_TITLES
+from t2ibench.report import failures
 from t2ibench.report.markdown import markdown_table
 from t2ibench.report.pages import write_model_pages
 from t2ibench.report.site import BANNER_CSS, Cell, banner_html, footer_html, navigation, page, table
 from t2ibench.store import Store, queries
-from t2ibench.suites.published import PublishedTable, load_published
 
 LITE_NOTE = "LITE EVALUATOR, not comparable with published GenEval scores"
 SMOKE_NOTE = (
@@ -206,7 +207,7 @@ def _plots(data: dict[str, Any], out: Path) -> dict[str, str]:
 
 def level_text(board: list[dict[str, Any]]) -> str:
     """The stored confidence level of the board's intervals as '95 %' (the configured default when none is stored)."""
-    from t2ibench.metrics.geneval import CI_LEVEL
+    from t2ibench.metrics.levels import CI_LEVEL
 
     levels = {float(r["ci_level"]) for r in board if r.get("ci_level") is not None}
     level = next(iter(levels)) if len(levels) == 1 else CI_LEVEL
@@ -461,7 +462,7 @@ def _published_table(tables: list[PublishedTable]) -> str:
 
 def _agreement_page(rows: list[dict[str, Any]], banners: list[str], footer: str) -> str:
     """agreement.html: report/agreement.py's page, with the site's navigation, banners and provenance footer."""
-    from t2ibench.report.agreement import html_page
+    from t2ibench.benchmarks.geneval.report_agreement import html_page
 
     text = html_page(rows, nav=f"<style>{BANNER_CSS}</style>{navigation()}{banner_html(banners)}")
     return text.replace("</body>", footer_html(footer) + "</body>", 1)

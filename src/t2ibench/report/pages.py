@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from t2ibench.benchmarks.geneval.metrics import TASKS
+from t2ibench.benchmarks.geneval.report import TASK_TITLES
 from t2ibench.io import write_text_atomic
-from t2ibench.metrics.geneval import TASKS
 from t2ibench.report import thumbs
-from t2ibench.report.geneval import TASK_TITLES
 from t2ibench.report.site import Cell, esc, fmt, interval, page, select, table
 
 THUMB = 128

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from t2ibench import artifacts
-from t2ibench.metrics.geneval import TASKS
-from t2ibench.report.geneval import TASK_TITLES
+from t2ibench.benchmarks.geneval.metrics import TASKS
+from t2ibench.benchmarks.geneval.report import TASK_TITLES
 from t2ibench.report.markdown import markdown_table
 from t2ibench.store import Store, queries
 

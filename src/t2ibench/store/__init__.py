@@ -18,7 +18,6 @@ user's SQL: statement checks, time limit, queries and exports), ``lock`` (``run_
 error types) and ``queries`` (the named reads the report uses). This module re-exports their public names.
 """
 
-from t2ibench.metrics.geneval import table2_rows  # the store's home before metrics/geneval.py; kept importable
 from t2ibench.store.connection import EVALUATE_WRITER, BenchmarkRows, Store, VersionRows, describe_owner
 from t2ibench.store.errors import (
     DAMAGE_MARKERS,
@@ -98,6 +97,5 @@ __all__ = [
     "ensure_schema",
     "lock_path",
     "run_lock",
-    "table2_rows",
     "with_deprecated_copies",
 ]

@@ -8,7 +8,7 @@ import functools
 
 import duckdb
 
-from t2ibench.metrics.geneval import table2_rows
+from t2ibench.benchmarks.geneval.metrics import table2_rows
 from t2ibench.store.errors import StoreDamagedError, StoreVersionError
 from t2ibench.store.schema import (
     DEPRECATED_COPIES,

@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from t2ibench.benchmarks import StoredColumns, stored_columns
+from t2ibench.benchmarks.geneval.metrics import TASKS
 from t2ibench.errors import InputError
-from t2ibench.metrics.geneval import TASKS
 
 SCHEMA_VERSION = 14  # 14: output_folders (every version folder a refresh of the store's config planned, relative
 # to its data folder: what `t2ibench gc` may attribute to this store), benchmark_protocols.source (an evaluation
@@ -101,7 +101,7 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     # what judged a version: every evaluator setting (detector, colour, thresholds, embedders, σ, rff_dim, seeds)
     "evaluators": ("evaluator_hash VARCHAR, settings JSON, lite JSON", ("evaluator_hash",)),
-    # GenEval Table 2 per model version, as t2ibench.metrics.geneval computed it (the one place its arithmetic
+    # GenEval Table 2 per model version, as benchmarks.geneval.metrics computed it (the one place its arithmetic
     # lives): one row per task and one with task 'overall' (tasks = how many tasks had images)
     "geneval_scores": (
         "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, task VARCHAR, accuracy DOUBLE, correct INTEGER, "
@@ -133,7 +133,7 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
         "run_id VARCHAR, model VARCHAR, model_hash VARCHAR, benchmark VARCHAR, evaluator_hash VARCHAR",
         ("run_id", "model", "benchmark"),
     ),
-    # the self-test of a GenEval evaluator (t2ibench.selftest), once per content: the evaluator it measured and its
+    # the self-test of a GenEval evaluator (its selftest module), once per content: the evaluator it measured and its
     # whole report (per truth set — compositor, photos — and task: agreement, false pass / fail, false pass on
     # absent objects, with counts)
     "evaluator_selftests": ("selftest_hash VARCHAR, evaluator JSON, report JSON", ("selftest_hash",)),

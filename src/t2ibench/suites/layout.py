@@ -27,11 +27,8 @@ def prompt_index_of(path: str | Path) -> int | None:
 
 
 def read_metadata(path: Path, validate: Callable[..., None] | None = None) -> dict[str, Any]:
-    """The one prompt record of a prompt folder's metadata.jsonl, checked by ``validate(record, where=...)`` (a
-    benchmark's record check; default GenEval's); InputError names the file otherwise."""
-    from t2ibench.suites.geneval import validate_record
-
-    check = validate_record if validate is None else validate
+    """The one prompt record (a JSON object) of a prompt folder's metadata.jsonl, checked by
+    ``validate(record, where=...)`` when given (a benchmark's record check); InputError names the file otherwise."""
 
     try:
         lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -41,7 +38,10 @@ def read_metadata(path: Path, validate: Callable[..., None] | None = None) -> di
         raise InputError(f"{path}: malformed metadata (holds {len(lines)} records; expected exactly 1)")
     try:
         record = loads_strict(lines[0], where=str(path))
-        check(record, where=str(path))
+        if not isinstance(record, dict):
+            raise InputError(f"expected a JSON object, got {type(record).__name__}")
+        if validate is not None:
+            validate(record, where=str(path))
     except InputError as exc:
         raise InputError(f"{path}: malformed metadata ({str(exc).removeprefix(str(path) + ': ')})") from None
     assert isinstance(record, dict)

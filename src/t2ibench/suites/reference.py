@@ -120,8 +120,8 @@ def load_reference(name: str) -> ReferenceSet:
                 images += views(im)
         return ReferenceSet(name=name, kind="image", digest=digest.hexdigest()[:16], images=tuple(images))
     if name == TEXT_SET:
+        from t2ibench.benchmarks.geneval.suite import generate_suite
         from t2ibench.hashing import content_hash
-        from t2ibench.suites.geneval import generate_suite
 
         texts = tuple(str(r["prompt"]) for r in generate_suite(seed=43, per_task=100))
         return ReferenceSet(name=name, kind="text", digest=content_hash(list(texts)), texts=texts)

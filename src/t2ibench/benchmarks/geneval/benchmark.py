@@ -1,5 +1,5 @@
 """GenEval as a benchmark plugin: detector rules over the official (or a generated) suite, Table 2
-(``t2ibench.benchmarks.geneval.evaluate`` does the work, ``t2ibench.report.geneval`` renders)."""
+(``t2ibench.benchmarks.geneval.evaluate`` does the work, ``t2ibench.benchmarks.geneval.report`` renders)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from t2ibench.benchmarks import Benchmark
 from t2ibench.benchmarks.geneval.evaluate import FolderScan, ResultRow, Summary, judge_scan, scan_folder, summarise
-from t2ibench.report.geneval import render_summary
+from t2ibench.benchmarks.geneval.report import render_summary
 
 
 class GenEvalBenchmark(Benchmark[Sequence[Mapping[str, Any]], Any, FolderScan, ResultRow, Summary]):

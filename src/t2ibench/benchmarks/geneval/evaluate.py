@@ -24,10 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from t2ibench.errors import InputError, note
-from t2ibench.hashing import file_sha256
-from t2ibench.io import loads_strict, read_jsonl, write_text_atomic
-from t2ibench.metrics.geneval import (
+from t2ibench.benchmarks.geneval.metrics import (
     COLORS,
     TASKS,
     Detection,
@@ -38,6 +35,9 @@ from t2ibench.metrics.geneval import (
     table2,
     tasks_present,
 )
+from t2ibench.errors import InputError, note
+from t2ibench.hashing import file_sha256
+from t2ibench.io import loads_strict, read_jsonl, write_text_atomic
 from t2ibench.paths import file_key, frame_count, is_within, kind_of, name_under, regular_file, resolved, shown
 from t2ibench.progress import progress
 from t2ibench.suites.layout import IMAGE_SUFFIXES, PROMPT_DIR, prompt_index_of, read_metadata
@@ -311,7 +311,7 @@ class ResultRow:
     details: Mapping[str, Any] = field(default_factory=dict)
     # t2ibench's additions for failure analysis (absent from GenEval's own results.jsonl): the classified colour
     # of each kept object by class and rank (None where the rules needed none), and for position prompts the
-    # relation found between the two objects (see metrics.geneval.observed_relation)
+    # relation found between the two objects (see metrics.observed_relation)
     colours: Mapping[str, Sequence[str | None]] = field(default_factory=dict)
     relation: str | None = None
 
@@ -348,7 +348,7 @@ def parse_result(record: Any, *, where: str) -> ResultRow:
     Strict: ``correct`` must be a JSON boolean, text fields strings, ``metadata`` a valid prompt record whose tag
     and prompt agree with the line's, ``details``/``colours`` objects of the right shape.
     """
-    from t2ibench.suites.geneval import validate_record
+    from t2ibench.benchmarks.geneval.suite import validate_record
 
     if not isinstance(record, dict):
         raise InputError(f"{where}: a result must be a JSON object")

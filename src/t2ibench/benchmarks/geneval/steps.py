@@ -79,7 +79,7 @@ def step_scores(judged: Judged, ci_level: float) -> TaskScores:
     """GenEval's Table 2 of a model version from its verdicts: accuracy per task and overall, with bootstrap
     intervals over prompts at ``ci_level``."""
     from t2ibench.benchmarks.geneval.evaluate import read_results
-    from t2ibench.metrics.geneval import table2_rows
+    from t2ibench.benchmarks.geneval.metrics import table2_rows
 
     if not Path(judged.results).is_file() or file_digest(judged.results) != judged.sha256:
         raise InputError(f"{judged.results}: the results file is missing or changed since it was judged")

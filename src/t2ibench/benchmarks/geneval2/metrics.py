@@ -37,7 +37,7 @@ from numpy.typing import NDArray
 
 from t2ibench.errors import InputError, unknown_choice
 from t2ibench.metrics.checks import check_memory, check_positive_int, check_seed
-from t2ibench.metrics.geneval import BOOTSTRAP_RESAMPLES, CI_LEVEL
+from t2ibench.metrics.levels import BOOTSTRAP_RESAMPLES, CI_LEVEL
 
 NUMBER_WORDS: Mapping[str, str] = {
     "one": "1",

@@ -24,7 +24,7 @@ construction images and on the probes together (one probe per image, so refusing
 judging the image itself), which punishes a threshold low enough to see objects that are not there.
 
 **Real photographs.** Construction truth says nothing about photos, the images an evaluator meets in use. The
-photo truth set (``t2ibench.suites.photos``: bundled photographs and composites of them, each prompt's truth stated
+photo truth set (``suite_photos``: bundled photographs and composites of them, each prompt's truth stated
 with its reason in a reviewed data file and checked against the photos' inventories) is judged beside the compositor
 set and scored separately, so a number that holds on construction truth but not on photos shows as such. Its absent
 probes draw only from classes its inventories rule out (never an ``unsure`` one).
@@ -42,12 +42,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from t2ibench.benchmarks.geneval.metrics import TASKS, GenEvalParams, evaluate_detections
 from t2ibench.errors import InputError
 from t2ibench.io import output_dir, write_text_atomic
-from t2ibench.metrics.geneval import TASKS, GenEvalParams, evaluate_detections
 
 if TYPE_CHECKING:
-    from t2ibench.suites.photos import PhotoTruth
+    from t2ibench.benchmarks.geneval.suite_photos import PhotoTruth
 
 THRESHOLD_GRID = tuple(round(0.05 * i, 2) for i in range(2, 19))  # 0.10 … 0.90
 CONFUSION_FLOOR = THRESHOLD_GRID[0]  # a detection counts as the detector's confusion from the grid's lowest threshold
@@ -162,7 +162,7 @@ def confusions(items: Sequence[JudgedImage], floor: float = CONFUSION_FLOOR) -> 
 def absent_probe(record: Mapping[str, Any], absent: str, clause: int) -> dict[str, Any]:
     """``record`` with include clause ``clause``'s class (and an exclude clause of the same class: counting's) replaced
     by ``absent``; count, colour and relation kept. Its truth on an image without ``absent`` is "wrong"."""
-    from t2ibench.suites.geneval import article, plural
+    from t2ibench.benchmarks.geneval.suite import article, plural
 
     old = record["include"][clause]["class"]
     if absent in prompt_classes(record):
@@ -182,7 +182,7 @@ def add_probes(items: Sequence[JudgedImage], *, seed: int | Sequence[int]) -> Co
     class the prompt does not name and the image cannot show (``not_absent``), drawn from the 80 GenEval classes
     with weight 1 + the detector's confusions of that class on these images (seeded, in item order). Returns the
     confusion counts."""
-    from t2ibench.suites.geneval import vocabulary
+    from t2ibench.benchmarks.geneval.suite import vocabulary
 
     counts = confusions(items)
     classes = vocabulary().classes
@@ -472,8 +472,8 @@ def judge_photos(
     detector: Any, truth: PhotoTruth, out: Path | None = None, *, show_progress: bool = False
 ) -> list[JudgedImage]:
     """Every (image, prompt) of the photo truth set, detected once per image (composites saved under ``out``)."""
+    from t2ibench.benchmarks.geneval.suite_photos import compose
     from t2ibench.progress import progress
-    from t2ibench.suites.photos import compose
 
     items: list[JudgedImage] = []
     with progress(len(truth.images), "photos", enabled=show_progress, unit="img") as bar:
@@ -512,10 +512,10 @@ def run_selftest(
     """Compose a suite over the compositor's classes with each variant into ``out``, judge every image with
     ``detector`` and ``colour``, compare with construction truth; judge the photo truth set ``photos`` (None: skip)
     likewise; with ``calibrate_folds``, also tune the thresholds."""
+    from t2ibench.benchmarks.geneval.suite import generate_suite
     from t2ibench.config import GeneratorConfig
     from t2ibench.images import load_rgb
     from t2ibench.models.compositor import CompositorGenerator, compositor_classes, read_truth
-    from t2ibench.suites.geneval import generate_suite
 
     classes = compositor_classes()
     suite = list(enumerate(generate_suite(seed=suite_seed, per_task=per_task, classes=classes)))

@@ -1,4 +1,4 @@
-"""The real-photograph truth set of the evaluator self-test, as data (``suites/data/photo_truth.yaml``).
+"""The real-photograph truth set of the evaluator self-test, as data (``data/photo_truth.yaml``).
 
 Photos ship inside registry packages (``skimage:<name>`` is ``skimage.data.<name>()``, ``matplotlib:<file>`` a file
 of matplotlib's sample data, ``sklearn:<file>`` one of scikit-learn's sample images). Each photo carries a reviewed
@@ -124,7 +124,7 @@ def _keys(raw: Mapping[str, Any], known: tuple[str, ...], where: str, required: 
 
 
 def _photo(pid: str, raw: Any, where: str) -> Photo:
-    from t2ibench.suites.geneval import vocabulary
+    from t2ibench.benchmarks.geneval.suite import vocabulary
 
     vocab = vocabulary()
     raw = _mapping(raw, where)
@@ -227,7 +227,7 @@ def derived_truth(record: Mapping[str, Any], image: PhotoImage, truth: PhotoTrut
 
 def parse_photo_truth(raw: Any, *, source: str, sha256: str) -> PhotoTruth:
     """A truth set from parsed YAML, every rule of the module docstring checked (errors name the entry)."""
-    from t2ibench.suites.geneval import parse_prompt
+    from t2ibench.benchmarks.geneval.suite import parse_prompt
 
     raw = _mapping(raw, source)
     _keys(raw, FILE_KEYS, source, FILE_KEYS)
@@ -287,8 +287,8 @@ def load_photo_truth(path: str | Path | None = None) -> PhotoTruth:
     """The built-in truth set, or a file of the same shape at ``path``: every rule checked and every photo's pixels
     decoded and checked against their reviewed SHA-256 now (≈ 0.4 s), before anything is judged."""
     if path is None:
-        ref = resources.files("t2ibench.suites") / "data" / BUILTIN
-        text, source = ref.read_text(encoding="utf-8"), f"t2ibench/suites/data/{BUILTIN}"
+        ref = resources.files("t2ibench.benchmarks.geneval") / "data" / BUILTIN
+        text, source = ref.read_text(encoding="utf-8"), f"t2ibench/benchmarks/geneval/data/{BUILTIN}"
     else:
         text, source = read_text_file(path, what="photo truth set"), str(path)
     sha = hashlib.sha256(text.encode("utf-8")).hexdigest()

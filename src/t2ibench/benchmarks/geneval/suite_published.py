@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from t2ibench.benchmarks.geneval.metrics import TASKS
 from t2ibench.errors import InputError
 from t2ibench.io import load_yaml, read_text_file
-from t2ibench.metrics.geneval import TASKS
 
 BUILTIN = {"geneval-table2": "published_geneval_table2.yaml"}
 FILE_KEYS = ("source", "citation", "url", "protocol", "rows")
@@ -72,7 +72,11 @@ def load_published(name_or_path: str | Path) -> PublishedTable:
     text_name = str(name_or_path)
     if text_name in BUILTIN:
         where = f"published table {text_name}"
-        text = resources.files("t2ibench.suites").joinpath("data", BUILTIN[text_name]).read_text(encoding="utf-8")
+        text = (
+            resources.files("t2ibench.benchmarks.geneval")
+            .joinpath("data", BUILTIN[text_name])
+            .read_text(encoding="utf-8")
+        )
     else:
         path = Path(name_or_path)
         where = str(path)

@@ -17,6 +17,8 @@ from typing import Any
 
 from t2ibench import artifacts
 from t2ibench.benchmarks.geneval.evaluate import ResultRow
+from t2ibench.benchmarks.geneval.metrics import TASKS
+from t2ibench.benchmarks.geneval.suite_annotations import Annotation, LoadReport
 from t2ibench.errors import InputError, unknown_choice
 from t2ibench.io import read_jsonl
 from t2ibench.metrics.agreement import (
@@ -31,8 +33,7 @@ from t2ibench.metrics.agreement import (
     human_verdict,
     tune_threshold,
 )
-from t2ibench.metrics.geneval import BOOTSTRAP_RESAMPLES, CI_LEVEL, TASKS
-from t2ibench.suites.annotations import Annotation, LoadReport
+from t2ibench.metrics.levels import BOOTSTRAP_RESAMPLES, CI_LEVEL
 
 ALL = "all"
 ImageKey = tuple[str, int, int]
@@ -75,7 +76,7 @@ def load_all_annotations(
     paths: Sequence[str | Path], suite: Sequence[Mapping[str, Any]]
 ) -> tuple[list[Annotation], list[LoadReport]]:
     """Annotations of several CSV files; a file given twice, or two files annotating one image, is an error."""
-    from t2ibench.suites.annotations import load_annotations
+    from t2ibench.benchmarks.geneval.suite_annotations import load_annotations
 
     seen: dict[Path, str] = {}
     owner: dict[ImageKey, str] = {}

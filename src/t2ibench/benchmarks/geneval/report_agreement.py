@@ -9,7 +9,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from t2ibench.human_agreement import (
+from t2ibench.benchmarks.geneval.agreement import (
     ALL,
     HUMAN_SCOPE,
     TASK_MEAN_SUFFIX,
@@ -17,8 +17,8 @@ from t2ibench.human_agreement import (
     AgreementRun,
     headline,
 )
+from t2ibench.benchmarks.geneval.metrics import TASKS
 from t2ibench.metrics.agreement import Estimate
-from t2ibench.metrics.geneval import TASKS
 from t2ibench.report.markdown import markdown_table
 
 

@@ -66,8 +66,8 @@ class GenEvalVocabulary:
 @cache
 def vocabulary() -> GenEvalVocabulary:
     """The suite's vocabulary, loaded once from the packaged data/geneval.yaml (safe_load)."""
-    text = resources.files("t2ibench.suites").joinpath("data/geneval.yaml").read_text(encoding="utf-8")
-    source = "t2ibench/suites/data/geneval.yaml"
+    text = resources.files("t2ibench.benchmarks.geneval").joinpath("data/geneval.yaml").read_text(encoding="utf-8")
+    source = "t2ibench/benchmarks/geneval/data/geneval.yaml"
     return parse_vocabulary(load_yaml(text, source=source), source=source)
 
 

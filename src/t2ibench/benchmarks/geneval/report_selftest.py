@@ -1,5 +1,5 @@
-"""The leaderboard's evaluator card: the GenEval evaluator's measured trust (``t2ibench.selftest``, stored by the
-refresh when ``evaluators.selftest`` is set) beside the scores it produced — per truth set (compositor images,
+"""The leaderboard's evaluator card: the GenEval evaluator's measured trust (``selftest``, stored by the refresh
+when ``evaluators.selftest`` is set) beside the scores it produced — per truth set (compositor images,
 real photographs) the agreement, false passes, false fails and false passes on absent objects, with counts.
 Renders stored rows only."""
 

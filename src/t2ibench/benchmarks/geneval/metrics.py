@@ -43,6 +43,7 @@ import numpy as np
 from t2ibench.errors import InputError
 from t2ibench.fields import Range, check_ranges
 from t2ibench.metrics.checks import check_memory
+from t2ibench.metrics.levels import BOOTSTRAP_RESAMPLES, CI_LEVEL
 
 COLORS = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "brown", "black", "white")
 RELATIONS = ("left of", "right of", "above", "below")
@@ -320,10 +321,6 @@ def overall_score(scores: Sequence[TaskScore]) -> float:
 def tasks_present(scores: Sequence[TaskScore]) -> int:
     """How many tasks the overall score averages (tasks with at least one image)."""
     return sum(1 for s in scores if s.total)
-
-
-BOOTSTRAP_RESAMPLES = 1000
-CI_LEVEL = 0.95
 
 
 def bootstrap_table2(
