@@ -6,9 +6,9 @@ machines, CI). ``fetch_release`` downloads them — or copies them from a local 
 variable) — and checks every data file against its pinned hash, so a truncated download, an edited copy or another
 version is refused, never analysed.
 
-* ``geneval``: GenEval's released prompt metadata and the MTurk annotations of two of the paper's models (MIT).
-* each benchmark's own pin, beside the reader of its suite (``RELEASE`` in ``t2ibench.benchmarks.<name>.suite``,
-  e.g. a suite file under a non-commercial licence: fetched into the user's workspace, never shipped).
+Each benchmark pins its own, beside the reader of its suite (``RELEASE`` in ``t2ibench.benchmarks.<name>.suite``):
+GenEval's released prompt metadata and MTurk annotations (MIT), or a suite file under a non-commercial licence
+(fetched into the user's workspace, never shipped).
 """
 
 from __future__ import annotations
@@ -25,37 +25,10 @@ from t2ibench.io import output_dir
 from t2ibench.suites.release import Release as Release
 from t2ibench.suites.release import ReleasedFile as ReleasedFile
 
-GENEVAL = Release(
-    name="geneval",
-    title="GenEval's released prompts and annotations",
-    repository="https://raw.githubusercontent.com/djghosh13/geneval",
-    revision="main",
-    env="T2IBENCH_GENEVAL_DATA",
-    licence="MIT",
-    files=(
-        ReleasedFile(
-            "evaluation_metadata.jsonl",
-            "prompts/evaluation_metadata.jsonl",
-            "5c48e0813e812e3c373fa5c8ed07a8f0a483be30272b4427b0559c8048e67c13",
-        ),
-        ReleasedFile(
-            "annotations_clip.csv",
-            "annotations/annotations_clip.csv",
-            "84c5f364945543d15f5407ca1c2542cfaa571550dbf4922eff1399e7f91b7ce1",
-        ),
-        ReleasedFile(
-            "annotations_sdv2.csv",
-            "annotations/annotations_sdv2.csv",
-            "973f029073f9b7f2ee7b3bbbff6a473db92486af94beebae1eb2bd2d01a5a6a7",
-        ),
-        ReleasedFile("LICENSE", "LICENSE", "e6082bfcbdf460dd19f8c55cc261055414df2a278768b4991c5382d65be2b52a"),
-    ),
-)
-
 
 def benchmark_releases() -> dict[str, Release]:
     """The releases the registered benchmarks pin: ``RELEASE`` in the ``suite`` module beside each entry's module
-    (a benchmark whose suite is generated, like GenEval's, has none)."""
+    (a benchmark that needs no external data has none)."""
     from t2ibench.benchmarks import names, role_module
 
     found: dict[str, Release] = {}
@@ -66,12 +39,8 @@ def benchmark_releases() -> dict[str, Release]:
     return found
 
 
-RELEASES: dict[str, Release] = {GENEVAL.name: GENEVAL, **benchmark_releases()}
-"""Every dataset ``t2ibench data fetch`` knows: GenEval's prompts and annotations, and each benchmark's pin."""
-
-# the names earlier code and tests read (GenEval's release)
-GENEVAL_FILES = GENEVAL.files
-LOCAL_GENEVAL_ENV = GENEVAL.env
+RELEASES: dict[str, Release] = benchmark_releases()
+"""Every dataset ``t2ibench data fetch`` knows: each registered benchmark's pin."""
 
 
 def release(name: str) -> Release:
@@ -143,13 +112,6 @@ def fetch_release(
             tmp.unlink(missing_ok=True)
         written.append(target)
     return written
-
-
-def fetch_geneval(
-    out: str | Path, *, source: str | Path | None = None, revision: str | None = None, timeout: float = 60.0
-) -> list[Path]:
-    """GenEval's released prompts and annotations in ``out``, verified (``fetch_release('geneval', ...)``)."""
-    return fetch_release("geneval", out, source=source, revision=revision, timeout=timeout)
 
 
 def check_release_copy(name: str, path: str | Path, *, where: str) -> Path:

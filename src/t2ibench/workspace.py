@@ -83,22 +83,24 @@ class Workspace:
 
     # -- per-model version folders and files -------------------------------------------------------------------
     def images_dir(self, model: str, model_hash: str) -> Path:
-        """data/images/<model>/<model_hash>: the model version's images in GenEval's layout."""
+        """data/images/<model>/<model_hash>: the model version's images in the prompt-folder layout (suites.layout)."""
         return self.data / "images" / model / _version(model_hash)
 
-    def results_dir(self, model: str, model_hash: str, geneval: str) -> Path:
-        """data/results/<model>/<model_hash>-<hash of the GenEval step's settings>."""
-        return self.data / "results" / model / _version(model_hash, geneval)
+    def results_dir(self, model: str, model_hash: str, key: str) -> Path:
+        """data/results/<model>/<model_hash>-<key>: a benchmark's results, ``key`` the hash of its judging step's
+        settings."""
+        return self.data / "results" / model / _version(model_hash, key)
 
-    def results_file(self, model: str, model_hash: str, geneval: str) -> Path:
-        """The model version's GenEval results (GenEval's results.jsonl format)."""
-        return self.results_dir(model, model_hash, geneval) / "geneval_results.jsonl"
+    def results_file(self, model: str, model_hash: str, key: str, benchmark: str) -> Path:
+        """The model version's results of ``benchmark`` (one JSON line per image), ``<benchmark>_results.jsonl``."""
+        return self.results_dir(model, model_hash, key) / f"{benchmark}_results.jsonl"
 
-    def geneval_shard_file(self, model: str, model_hash: str, geneval: str, shard: str) -> Path:
-        """One prompt shard's GenEval results (``shard`` a label such as 'p00000-p00099'), merged into results_file."""
+    def shard_results_file(self, model: str, model_hash: str, key: str, benchmark: str, shard: str) -> Path:
+        """One prompt shard's results of ``benchmark`` (``shard`` a label such as 'p00000-p00099'), merged into
+        ``results_file``."""
         if not SHARD_LABEL.fullmatch(shard):
             raise InputError(f"{shard!r}: not a prompt-shard label such as 'p00000-p00099'")
-        return self.results_dir(model, model_hash, geneval) / "shards" / f"geneval_results.{shard}.jsonl"
+        return self.results_dir(model, model_hash, key) / "shards" / f"{benchmark}_results.{shard}.jsonl"
 
     def embeddings_dir(self, model: str, model_hash: str, embed: str) -> Path:
         """data/embeddings/<model>/<model_hash>-<hash of the embed step's settings>."""

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(not GENEVAL_DATA.is_dir(), reason="GenEval's rel
 
 def released_copy(root: Path) -> Path:
     """The released files laid out as the GenEval repository serves them (``<revision>/<path>``)."""
-    for item in datasets.GENEVAL_FILES:
+    for item in datasets.release("geneval").files:
         target = root / "main" / item.path
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(GENEVAL_DATA / item.name, target)
@@ -31,24 +31,24 @@ def serve_from(monkeypatch: pytest.MonkeyPatch, url: str, name: str = "geneval")
 
 
 def test_a_local_copy_is_verified_and_copied(tmp_path):
-    files = datasets.fetch_geneval(tmp_path / "out", source=GENEVAL_DATA)
-    assert [f.name for f in files] == [item.name for item in datasets.GENEVAL_FILES]
+    files = datasets.fetch_release("geneval", tmp_path / "out", source=GENEVAL_DATA)
+    assert [f.name for f in files] == [item.name for item in datasets.release("geneval").files]
     for f in files:
         assert f.read_bytes() == (GENEVAL_DATA / f.name).read_bytes()
     assert not list((tmp_path / "out").glob("*.tmp"))
 
 
 def test_the_environment_override_is_used_when_no_source_is_given(tmp_path, monkeypatch):
-    monkeypatch.setenv(datasets.LOCAL_GENEVAL_ENV, str(GENEVAL_DATA))
+    monkeypatch.setenv(datasets.release("geneval").env, str(GENEVAL_DATA))
     monkeypatch.setattr(datasets, "_download", lambda *a: pytest.fail("downloaded despite the local override"))
-    assert len(datasets.fetch_geneval(tmp_path / "out")) == len(datasets.GENEVAL_FILES)
+    assert len(datasets.fetch_release("geneval", tmp_path / "out")) == len(datasets.release("geneval").files)
 
 
 def test_download_goes_through_the_repository_url_and_checks_hashes(tmp_path, monkeypatch):
     repo = released_copy(tmp_path / "repo")
-    monkeypatch.delenv(datasets.LOCAL_GENEVAL_ENV, raising=False)
+    monkeypatch.delenv(datasets.release("geneval").env, raising=False)
     serve_from(monkeypatch, repo.as_uri())  # urllib serves file:// like https://
-    files = datasets.fetch_geneval(tmp_path / "out")
+    files = datasets.fetch_release("geneval", tmp_path / "out")
     assert all(f.read_bytes() == (GENEVAL_DATA / f.name).read_bytes() for f in files)
 
 
@@ -56,34 +56,34 @@ def test_an_edited_or_truncated_file_is_refused_and_nothing_is_left(tmp_path, mo
     repo = released_copy(tmp_path / "repo")
     data = repo / "main" / "annotations" / "annotations_clip.csv"
     data.write_bytes(data.read_bytes()[:-100])
-    monkeypatch.delenv(datasets.LOCAL_GENEVAL_ENV, raising=False)
+    monkeypatch.delenv(datasets.release("geneval").env, raising=False)
     serve_from(monkeypatch, repo.as_uri())
     with pytest.raises(InputError, match=r"annotations_clip\.csv: SHA-256 .* is not the released file's"):
-        datasets.fetch_geneval(tmp_path / "out")
+        datasets.fetch_release("geneval", tmp_path / "out")
     assert not (tmp_path / "out" / "annotations_clip.csv").exists()
     assert not list((tmp_path / "out").glob("*.tmp"))
 
 
 def test_a_bad_file_already_in_place_is_replaced_and_a_good_one_kept(tmp_path):
     out = tmp_path / "out"
-    datasets.fetch_geneval(out, source=GENEVAL_DATA)
+    datasets.fetch_release("geneval", out, source=GENEVAL_DATA)
     (out / "evaluation_metadata.jsonl").write_text("{}\n")
     kept = (out / "annotations_sdv2.csv").stat().st_mtime_ns
-    datasets.fetch_geneval(out, source=GENEVAL_DATA)
+    datasets.fetch_release("geneval", out, source=GENEVAL_DATA)
     assert (out / "evaluation_metadata.jsonl").read_bytes() == (GENEVAL_DATA / "evaluation_metadata.jsonl").read_bytes()
     assert (out / "annotations_sdv2.csv").stat().st_mtime_ns == kept
 
 
 def test_offline_download_and_bad_sources_are_one_line_errors(tmp_path, monkeypatch):
-    monkeypatch.delenv(datasets.LOCAL_GENEVAL_ENV, raising=False)
+    monkeypatch.delenv(datasets.release("geneval").env, raising=False)
     serve_from(monkeypatch, (tmp_path / "nowhere").as_uri())
     with pytest.raises(InputError, match=r"cannot download .*offline\? copy the files from a local folder"):
-        datasets.fetch_geneval(tmp_path / "out")
+        datasets.fetch_release("geneval", tmp_path / "out")
     with pytest.raises(InputError, match="not a folder"):
-        datasets.fetch_geneval(tmp_path / "out", source=tmp_path / "missing")
+        datasets.fetch_release("geneval", tmp_path / "out", source=tmp_path / "missing")
     (tmp_path / "partial").mkdir()
     with pytest.raises(InputError, match="missing from the local copy"):
-        datasets.fetch_geneval(tmp_path / "out", source=tmp_path / "partial")
+        datasets.fetch_release("geneval", tmp_path / "out", source=tmp_path / "partial")
 
 
 @pytest.mark.skipif(not GENEVAL2_DATA.is_dir(), reason="GenEval 2's file is not available")

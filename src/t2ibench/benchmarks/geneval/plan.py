@@ -43,7 +43,7 @@ def plan_model(scope: ModelScope, prompts: PromptSet) -> SpinePart:
     with building(f"{name}/geneval"):
         geneval_settings = {"geneval": ev.geneval, "prompts": prompts}
     geneval_hash = version_hash(settings(step_geneval, geneval_settings))
-    results = ws.results_file(name, scope.model_hash, geneval_hash)
+    results = ws.results_file(name, scope.model_hash, geneval_hash, "geneval")
     generated_parts, judged_parts = [], []
     for part, label in zip(shards, labels, strict=True):
         suffix = f"/{label}" if label else ""
@@ -57,7 +57,9 @@ def plan_model(scope: ModelScope, prompts: PromptSet) -> SpinePart:
         outputs = (images / "manifest.json", images / "samples.jsonl", *(() if imported else image_files))
         generated_parts.append(scope.add(Call(gen_id, "generate", params, name, "generate", outputs)))
         judge_id = f"{name}/geneval{suffix}"
-        out = results if label is None else ws.geneval_shard_file(name, scope.model_hash, geneval_hash, label)
+        out = (
+            results if label is None else ws.shard_results_file(name, scope.model_hash, geneval_hash, "geneval", label)
+        )
         with building(judge_id):
             params = {
                 "geneval": ev.geneval,

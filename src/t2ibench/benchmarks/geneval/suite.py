@@ -31,6 +31,36 @@ from t2ibench.errors import InputError, unknown_choice
 from t2ibench.io import load_yaml, write_text_atomic
 from t2ibench.metrics.checks import check_positive_int, check_seed
 from t2ibench.suites import check_prompt_text, read_suite_lines
+from t2ibench.suites.release import Release, ReleasedFile
+
+RELEASE = Release(
+    name="geneval",
+    title="GenEval's released prompts and annotations",
+    repository="https://raw.githubusercontent.com/djghosh13/geneval",
+    revision="main",
+    env="T2IBENCH_GENEVAL_DATA",
+    licence="MIT",
+    files=(
+        ReleasedFile(
+            "evaluation_metadata.jsonl",
+            "prompts/evaluation_metadata.jsonl",
+            "5c48e0813e812e3c373fa5c8ed07a8f0a483be30272b4427b0559c8048e67c13",
+        ),
+        ReleasedFile(
+            "annotations_clip.csv",
+            "annotations/annotations_clip.csv",
+            "84c5f364945543d15f5407ca1c2542cfaa571550dbf4922eff1399e7f91b7ce1",
+        ),
+        ReleasedFile(
+            "annotations_sdv2.csv",
+            "annotations/annotations_sdv2.csv",
+            "973f029073f9b7f2ee7b3bbbff6a473db92486af94beebae1eb2bd2d01a5a6a7",
+        ),
+        ReleasedFile("LICENSE", "LICENSE", "e6082bfcbdf460dd19f8c55cc261055414df2a278768b4991c5382d65be2b52a"),
+    ),
+)
+"""GenEval's released prompt metadata and the MTurk annotations of two of the paper's models (``t2ibench data fetch
+geneval``): the official prompts' provenance and the human-agreement data."""
 
 MAX_PER_TASK = 100_000
 # bounds checked before a prompt-metadata file is read: the largest suite generate_suite makes (one single-object

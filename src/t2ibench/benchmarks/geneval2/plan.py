@@ -71,7 +71,7 @@ def plan_model(scope: ModelScope, selected: tuple[PromptSet, SuiteFile]) -> Benc
         judge_settings = {"geneval2": evaluator, "prompts": prompts}
         weights = judge_weights(evaluator)
     judge_hash = version_hash({"geneval2": settings(step_geneval2, judge_settings)})
-    out = ws.results_dir(name, scope.model_hash, judge_hash) / "geneval2_results.jsonl"
+    out = ws.results_file(name, scope.model_hash, judge_hash, "geneval2")
     params = {**judge_settings, "generated": Ref(generated), "suite": suite, "weights": weights}
     params |= {"out": out, "names_from": ws.root, "device": device}
     judge = Call(judge_id, "geneval2", params, name, "geneval2", (out,))
