@@ -32,6 +32,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from tasks.benchmark import TASKS, prompts_task, report_task
 
 from flows.runners import Done, Submitter, describe, prestart, task_runner
+from t2ibench.benchmarks import SPINE
 from t2ibench.config import Config, load_config
 from t2ibench.logs import console, route_to_log
 from t2ibench.pipeline import Call, ModelPlan, answer, failure_cause, finish_run, plan_refresh, start_run
@@ -199,7 +200,7 @@ def summarise_model(ws: Workspace, graph: ModelGraph) -> ModelSummary:
         steps=(
             generate_outcome(all(_cached(f) for f in generate), images, graph.on_disk),
             embed_outcome(_cached(graph.of("embed")[0]), graph.vectors, embedding_cache_shards(ws.cache)),
-            step_outcome("geneval", [_cached(f) for f in [*graph.of("geneval"), *graph.of("scores")]]),
+            step_outcome(SPINE, [_cached(f) for f in [*graph.of(SPINE), *graph.of("scores")]]),
             *(step_outcome(b, [_cached(f) for f in columns[b]]) for b in BENCHMARK_COLUMNS if b in columns),
             step_outcome("diversity", [_cached(f) for f in columns["diversity"]]),
             step_outcome("scendi", [_cached(f) for f in columns["scendi"]]),
@@ -420,7 +421,7 @@ def refresh_without_prefect(config: str, cfg: Config, wait: float = 0.0, begun: 
                         steps=(
                             generate_outcome(True, images, {}),
                             embed_outcome(True, frozenset(), frozenset()),
-                            step_outcome("geneval", [True]),
+                            step_outcome(SPINE, [True]),
                             *(step_outcome(b, [True]) for b in BENCHMARK_COLUMNS if b in model.by_column()),
                             step_outcome("diversity", [True]),
                             step_outcome("scendi", [True]),

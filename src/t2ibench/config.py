@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args, get_type_hints
 
-from t2ibench.benchmarks import benchmark_options, names
+from t2ibench.benchmarks import SPINE, benchmark_options, names
 from t2ibench.benchmarks.geneval.metrics import GenEvalParams
 from t2ibench.benchmarks.geneval.suite import MAX_PER_TASK, generate_suite
 from t2ibench.benchmarks.geneval.suite_photos import load_photo_truth
@@ -149,7 +149,7 @@ class BenchmarkSelections:
     @property
     def names(self) -> tuple[str, ...]:
         """The configured benchmarks, in run order (registry order)."""
-        return ("geneval", *(n for n in BENCHMARK_OPTIONS if self.selection(n) is not None))
+        return (SPINE, *(n for n in BENCHMARK_OPTIONS if self.selection(n) is not None))
 
     def selection(self, name: str) -> Any:
         """Benchmark ``name``'s prompt selection (its options' SELECTION), None when it is not configured."""
@@ -202,10 +202,10 @@ class ModelConfig:
             for b in self.benchmarks:
                 if b not in BENCHMARK_NAMES:
                     raise FieldError("benchmarks", str(unknown_choice("benchmark", b, BENCHMARK_NAMES)))
-            if "geneval" not in self.benchmarks or len(set(self.benchmarks)) != len(self.benchmarks):
+            if SPINE not in self.benchmarks or len(set(self.benchmarks)) != len(self.benchmarks):
                 raise FieldError(
                     "benchmarks",
-                    f"must list geneval (its images are what diversity measures) and each benchmark once; "
+                    f"must list {SPINE} (its images are what diversity measures) and each benchmark once; "
                     f"got {list(self.benchmarks)}",
                 )
         if self.label is not None and (not self.label.strip() or not visible_text(self.label)):

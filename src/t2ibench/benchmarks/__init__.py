@@ -151,9 +151,11 @@ class Benchmark(ABC, Generic[SuiteT, EvaluatorT, ScanT, RecordT, TablesT]):
 
     # -- its slice of the refresh (``t2ibench.pipeline.plan``); a benchmark without one runs in `evaluate` only --
 
-    spine: ClassVar[bool] = False
-    """True for the one benchmark every model of a refresh runs (GenEval): its generation is the model version, its
-    images are what the diversity steps measure, and ``plan_spine`` plans its calls."""
+    @property
+    def spine(self) -> bool:
+        """Whether this is the one benchmark every model of a refresh runs (``SPINE``): its generation is the model
+        version, its images are what the diversity steps measure, and ``plan_spine`` plans its calls."""
+        return self.name == SPINE
 
     def plan_spine(self, scope: Any, prompts: Any) -> Any:
         """The spine's calls for one model (``scope``: a ``t2ibench.pipeline.plan.ModelScope``) on the refresh's
@@ -262,6 +264,9 @@ REGISTRY: Mapping[str, str] = {
     "geneval": "t2ibench.benchmarks.geneval.benchmark:GenEvalBenchmark",
     "geneval2": "t2ibench.benchmarks.geneval2.benchmark:Geneval2Benchmark",
 }
+SPINE = "geneval"
+"""The registered benchmark every model of a refresh runs: its generation is the model version, its images are what
+the diversity steps measure (``Benchmark.plan_spine``); every other benchmark is optional per config and model."""
 
 
 def names() -> tuple[str, ...]:

@@ -25,6 +25,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from t2ibench.benchmarks import SPINE
 from t2ibench.config import Config
 from t2ibench.errors import InputError
 from t2ibench.pipeline.plan import Plan, plan_refresh
@@ -65,12 +66,12 @@ def _size(path: Path) -> int:
 
 
 def _current_files(plan: Plan) -> set[Path]:
-    """The FKEA state and GenEval shard files the plan writes (kept inside a kept version folder)."""
+    """The FKEA state and the spine benchmark's shard files the plan writes (kept inside a kept version folder)."""
     files = set()
     for model in plan.models:
         for call in model.calls:
             out = call.params.get("out")
-            if isinstance(out, Path) and call.step in ("fkea-shard", "geneval"):
+            if isinstance(out, Path) and call.step in ("fkea-shard", SPINE):
                 files.add(out)
     return files
 

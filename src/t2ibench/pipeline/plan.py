@@ -317,12 +317,11 @@ class BenchmarkPart:
 
 
 def spine() -> Any:
-    """The registered benchmark whose calls are every model's spine (``Benchmark.spine``: GenEval): its generation
-    is the model version and its images are what the diversity steps measure."""
-    from t2ibench.benchmarks import benchmark, names
+    """The registered benchmark whose calls are every model's spine (``benchmarks.SPINE``): its generation is the
+    model version and its images are what the diversity steps measure."""
+    from t2ibench.benchmarks import SPINE, benchmark
 
-    (found,) = [b for b in (benchmark(n) for n in names()) if b.spine]
-    return found
+    return benchmark(SPINE)
 
 
 def refresh_benchmarks(config: Config, model: ModelConfig) -> list[Any]:

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from t2ibench.benchmarks import label, names
+from t2ibench.benchmarks import SPINE, label, names
 
 Status = Literal["computed", "cached"]
-BENCHMARK_COLUMNS = tuple(b for b in names() if b != "geneval")
-"""Columns of benchmarks a config may leave out (every registered one but GenEval, which every refresh runs): shown
-only when some model has them (a missing one elsewhere: '-'); each covers its benchmark's judging and tables."""
-STEPS = ("generate", "embed", "geneval", *BENCHMARK_COLUMNS, "diversity", "scendi", "store")
+BENCHMARK_COLUMNS = tuple(b for b in names() if b != SPINE)
+"""Columns of benchmarks a config may leave out (every registered one but the spine, which every refresh runs):
+shown only when some model has them (a missing one elsewhere: '-'); each covers its benchmark's judging and
+tables."""
+STEPS = ("generate", "embed", SPINE, *BENCHMARK_COLUMNS, "diversity", "scendi", "store")
 """The summary's columns: a model's steps in run order (diversity covers the bandwidth, the FKEA shards and their
 merge)."""
 LEGEND = "cached: reused from an earlier run (content-keyed task cache, images already on disk, unchanged stored rows)"

@@ -21,7 +21,6 @@ class GenEvalBenchmark(Benchmark[Sequence[Mapping[str, Any]], Any, FolderScan, R
     release = None  # the suite is generated from the templates (equal to the released file; geneval_data stage)
     judges = ("detector backend", "colour classifier backend")
     docs = "docs/geneval.md"
-    spine = True  # every model of a refresh runs GenEval: its images are the model version's
 
     def refresh_steps(self) -> Mapping[str, Any]:
         """Judging (per prompt shard), the shards' merge and Table 2 (``steps.STEPS``)."""
