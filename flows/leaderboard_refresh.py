@@ -241,7 +241,7 @@ def leaderboard_refresh(config: str, wait: float = 0.0, begun: float | None = No
         start_run(ws, cfg, config, run_id, "leaderboard_refresh")
         try:
             acquire_suites(cfg, ws.root)  # released suite files a benchmark reads, fetched where missing
-            prompts = prompts_task(cfg.geneval)
+            prompts = prompts_task(cfg.spine_prompts)
             plan = plan_refresh(cfg, ws, prompts, run_id)
             record_folders(ws, run_id, {m.model.name: m.folders for m in plan.models})  # before any is written
             display.total(sum(len(m.by_column()) for m in plan.models))
@@ -382,7 +382,7 @@ def refresh_without_prefect(config: str, cfg: Config, wait: float = 0.0, begun: 
 
     started = since(begun)
     ws = Workspace.for_config(cfg, config)
-    key = step_key("prompts", select_prompts, {"suite": cfg.geneval})
+    key = step_key("prompts", select_prompts, {"suite": cfg.spine_prompts})
     store = local_result_store()
     if not store.exists(key):
         return None

@@ -169,7 +169,7 @@ def refresh_config(tmp: Path, **changes: Any) -> Any:
     path = tmp / "configs" / "c.yaml"
     path.write_text(json.dumps(raw))
     config = load_config(path)
-    return plan_refresh(config, Workspace.for_config(config, path), select_prompts(config.geneval), "r")
+    return plan_refresh(config, Workspace.for_config(config, path), select_prompts(config.spine_prompts), "r")
 
 
 @case(

@@ -41,7 +41,7 @@ def workspace_with_x(tmp: Path) -> Path:
     (tmp / "configs" / "x.yaml").write_text(X)
     config = load_config(tmp / "configs" / "x.yaml")
     ws = Workspace.for_config(config, tmp / "configs" / "x.yaml")
-    plan = plan_refresh(config, ws, select_prompts(config.geneval), "r")
+    plan = plan_refresh(config, ws, select_prompts(config.spine_prompts), "r")
     old = ws.data / "images" / "a" / ("0" * 16)
     for folder in [*plan.outputs, old]:
         folder.mkdir(parents=True)

@@ -23,9 +23,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args, get_type_hints
 
-from t2ibench.benchmarks import SPINE, benchmark_options, names
-from t2ibench.benchmarks.geneval.metrics import GenEvalParams
-from t2ibench.benchmarks.geneval.suite import MAX_PER_TASK, generate_suite
+from t2ibench.benchmarks import SPINE, benchmark_options, label, names
 from t2ibench.benchmarks.geneval.suite_photos import load_photo_truth
 from t2ibench.benchmarks.geneval.suite_published import BUILTIN, load_published
 from t2ibench.errors import FieldError, InputError, unknown_choice
@@ -98,58 +96,22 @@ def _rff_memory(section: Any) -> None:
         raise FieldError("rff_dim", str(exc)) from None
 
 
-@dataclass(frozen=True)
-class GenEvalSuite:
-    """The GenEval prompt suite (official: seed 43, 100 per task) and an optional subset of it."""
-
-    seed: int = 43
-    per_task: int = 100
-    limit_per_task: int | None = None  # keep only the first N prompts of each task (smoke runs)
-    prompts: str | None = None  # or explicit indices/ranges, e.g. "0-9,80-85"
-    classes: tuple[str, ...] | None = None  # draw prompts from these classes only (e.g. the compositor's)
-
-    def __post_init__(self) -> None:
-        check_seed(self)
-        check_int(self, "per_task", 1, MAX_PER_TASK)
-        check_int(self, "limit_per_task", 1)
-        if self.classes is not None:
-            if len(set(self.classes)) != len(self.classes):
-                raise FieldError("classes", f"lists a class twice: {list(self.classes)}")
-            try:
-                generate_suite(seed=self.seed, per_task=1, classes=self.classes)
-            except InputError as exc:
-                raise FieldError("classes", str(exc).removeprefix("classes: ")) from None
-        if self.prompts is not None:
-            try:
-                parse_indices(self.prompts, size=self.size)
-            except InputError as exc:
-                raise FieldError("prompts", str(exc)) from None
-
-    @property
-    def size(self) -> int:
-        """Number of records the generated suite has at most (one single-object prompt per class + per_task for the
-        five others)."""
-        return (80 if self.classes is None else len(self.classes)) + 5 * self.per_task
-
-
 BENCHMARK_NAMES = names()  # the benchmarks a refresh can run: the registry's (t2ibench.benchmarks.REGISTRY)
 # each registered benchmark's own options (its ``options`` module: SELECTION for ``benchmarks.<name>``, EVALUATOR for
-# ``evaluators.<name>``); GenEval's are this module's GenEvalSuite and GenEvalConfig
+# ``evaluators.<name>``)
 BENCHMARK_OPTIONS = {name: o for name in BENCHMARK_NAMES if (o := benchmark_options(name)) is not None}
 
 
 @dataclass(frozen=True)
 class BenchmarkSelections:
-    """The benchmarks a refresh runs and their prompt selections: GenEval (always: its images are also what the
-    diversity metrics measure, one prompt set shared by every model) and each other registered benchmark when its
-    key is given (``Benchmarks`` adds one optional field per benchmark from its options' SELECTION)."""
-
-    geneval: GenEvalSuite = field(default_factory=GenEvalSuite)
+    """The benchmarks a refresh runs and their prompt selections (``Benchmarks`` adds one field per registered
+    benchmark, of its options' SELECTION type): the spine (``benchmarks.SPINE``, always: its images are also what the
+    diversity metrics measure, one prompt set shared by every model) and each other one when its key is given."""
 
     @property
     def names(self) -> tuple[str, ...]:
-        """The configured benchmarks, in run order (registry order)."""
-        return (SPINE, *(n for n in BENCHMARK_OPTIONS if self.selection(n) is not None))
+        """The configured benchmarks, in run order (the spine, then registry order)."""
+        return (SPINE, *(n for n in BENCHMARK_OPTIONS if n != SPINE and self.selection(n) is not None))
 
     def selection(self, name: str) -> Any:
         """Benchmark ``name``'s prompt selection (its options' SELECTION), None when it is not configured."""
@@ -164,12 +126,12 @@ def _with_options(name: str) -> str:
 
 
 def _per_benchmark(base: type, name: str, field_of: Any) -> type:
-    """``base`` extended with one field per registered benchmark with options (``field_of(options)``: the field's
-    type and ``dataclasses.field``), so that the YAML decoder, the docs and every check see one field per
+    """``base`` extended with one field per registered benchmark with options (``field_of(name, options)``: the
+    field's type and ``dataclasses.field``), so that the YAML decoder, the docs and every check see one field per
     benchmark; mypy sees ``base``."""
     made = dataclasses.make_dataclass(
         name,
-        [(n, *field_of(o)) for n, o in BENCHMARK_OPTIONS.items()],
+        [(n, *field_of(n, o)) for n, o in BENCHMARK_OPTIONS.items()],
         bases=(base,),
         frozen=True,
         namespace={"__module__": __name__, "__doc__": base.__doc__},
@@ -179,8 +141,16 @@ def _per_benchmark(base: type, name: str, field_of: Any) -> type:
 
 if TYPE_CHECKING:
     Benchmarks = BenchmarkSelections
-else:  # GenEval's field and one optional prompt selection per benchmark (not run unless given)
-    Benchmarks = _per_benchmark(BenchmarkSelections, "Benchmarks", lambda o: (o.SELECTION | None, field(default=None)))
+else:  # the spine's prompt selection (always) and one optional selection per other benchmark (not run unless given)
+    Benchmarks = _per_benchmark(
+        BenchmarkSelections,
+        "Benchmarks",
+        lambda n, o: (
+            (o.SELECTION, field(default_factory=o.SELECTION))
+            if n == SPINE
+            else (o.SELECTION | None, field(default=None))
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -212,30 +182,6 @@ class ModelConfig:
             raise FieldError(
                 "label", f"must be one line of visible text (no control or bidi characters); got {self.label!r}"
             )
-
-
-@dataclass(frozen=True)
-class GenEvalConfig(GenEvalParams):
-    """Detector, colour model and GenEval's verdict thresholds: the section *is* the verdict engine's parameters
-    (``GenEvalParams``, whose defaults are the reference evaluator's) plus the two models."""
-
-    detector: DetectorConfig = field(default_factory=DetectorConfig)
-    colour: ColourConfig = field(default_factory=ColourConfig)
-
-    @property
-    def lite(self) -> list[str]:
-        """The offline stand-ins among the detector and colour classifier (empty for the reference ones)."""
-        parts = []
-        if self.detector.backend == "opencv-ssd":
-            parts.append("detector: SSD-MobileNet-v2 (OpenCV)")
-        if self.colour.backend == "lite":
-            parts.append("colour: CIELAB rule")
-        return parts
-
-    @property
-    def params(self) -> GenEvalParams:
-        """The thresholds alone (what the verdict engine reads)."""
-        return GenEvalParams(**{f.name: getattr(self, f.name) for f in fields(GenEvalParams)})
 
 
 @dataclass(frozen=True)
@@ -360,7 +306,6 @@ class EvaluatorSettings:
     """All evaluators of a run (``Evaluators`` adds one field per registered benchmark with options: its EVALUATOR,
     used when ``benchmarks.<name>`` is given)."""
 
-    geneval: GenEvalConfig = field(default_factory=GenEvalConfig)
     image_embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
     clip: EmbedderConfig = field(
         default_factory=lambda: EmbedderConfig(
@@ -369,7 +314,7 @@ class EvaluatorSettings:
     )
     diversity: DiversityConfig = field(default_factory=DiversityConfig)
     scendi: ScendiConfig = field(default_factory=ScendiConfig)
-    # the GenEval evaluator's self-test (None: not measured; the leaderboard says so)
+    # the self-test of the spine's evaluator (None: not measured; the leaderboard says so)
     selftest: SelftestConfig | None = None
     # confidence level of every bootstrap interval a run stores (GenEval task/overall scores, diversity scores)
     ci_level: float = 0.95
@@ -382,7 +327,7 @@ class EvaluatorSettings:
     def lite(self) -> list[str]:
         """The offline stand-ins among the evaluators (empty for the reference ones): their numbers are labelled
         "lite evaluator, not comparable with published GenEval"."""
-        parts = list(self.geneval.lite)
+        parts = [part for name in BENCHMARK_OPTIONS for part in getattr(self.of(name), "lite", ())]
         if self.image_embedder.backend.startswith("mobilenet"):
             parts.append("image features: MobileNet-v2")
         if self.clip.backend == "mobilenet+structure":
@@ -398,7 +343,7 @@ if TYPE_CHECKING:
     Evaluators = EvaluatorSettings
 else:  # the shared evaluators and one evaluator section per benchmark
     Evaluators = _per_benchmark(
-        EvaluatorSettings, "Evaluators", lambda o: (o.EVALUATOR, field(default_factory=o.EVALUATOR))
+        EvaluatorSettings, "Evaluators", lambda n, o: (o.EVALUATOR, field(default_factory=o.EVALUATOR))
     )
 
 
@@ -506,7 +451,7 @@ class ReportConfig:
     """What the report shows besides the measured rows: published reference tables (a built-in name such as
     ``geneval-table2``, or a YAML file of the same shape, relative to the workspace), labelled and never ranked."""
 
-    published: tuple[str, ...] = ("geneval-table2",)
+    published: tuple[str, ...] = tuple(BUILTIN)
 
     def __post_init__(self) -> None:
         for i, item in enumerate(self.published):
@@ -556,20 +501,20 @@ class Config:
                 raise FieldError(
                     f"models[{i}].benchmarks", f"{', '.join(unknown)} is not configured (benchmarks: section)"
                 )
-            others = [b for b in wanted if b in BENCHMARK_OPTIONS]  # each generates from its own prompts
+            others = [b for b in wanted if b != SPINE]  # each generates from its own prompts
             if others and m.generator.backend != "diffusers":
                 raise FieldError(
                     f"models[{i}].benchmarks",
-                    f"{m.name}: the {m.generator.backend} backend makes GenEval images only; {', '.join(others)} "
-                    "needs a text-to-image generator (diffusers): give this model benchmarks: [geneval], and judge "
+                    f"{m.name}: the {m.generator.backend} backend makes {label(SPINE)} images only; "
+                    f"{', '.join(others)} needs a text-to-image generator (diffusers): give this model benchmarks: [{SPINE}], and judge "
                     f"its images with `t2ibench evaluate {others[0]} DIR`",
                 )
 
     @property
-    def geneval(self) -> GenEvalSuite:
-        """GenEval's prompt selection (``benchmarks.geneval``; a config's top-level ``geneval:`` is its older
-        spelling, still read)."""
-        return self.benchmarks.geneval
+    def spine_prompts(self) -> Any:
+        """The spine benchmark's prompt selection (``benchmarks.<SPINE>``; a config's top-level ``<SPINE>:`` key is
+        its older spelling, still read)."""
+        return self.benchmarks.selection(SPINE)
 
     def benchmarks_of(self, model: ModelConfig) -> tuple[str, ...]:
         """The benchmarks ``model`` runs, in run order."""
@@ -588,14 +533,11 @@ class Config:
         ('models[0].generator', 'evaluators.<benchmark>.judge'); ``models.hub`` resolves them before a run
         starts."""
         ev = self.evaluators
+        spine, *others = self.benchmarks.names
         sections: list[tuple[str, Any]] = [(f"models[{i}].generator", m.generator) for i, m in enumerate(self.models)]
-        sections += [
-            ("evaluators.geneval.detector", ev.geneval.detector),
-            ("evaluators.geneval.colour", ev.geneval.colour),
-            ("evaluators.image_embedder", ev.image_embedder),
-            ("evaluators.clip", ev.clip),
-        ]
-        for name in self.benchmarks.names[1:]:
+        sections += [(f"evaluators.{spine}.{key}", spec) for key, spec in ev.of(spine).models().items()]
+        sections += [("evaluators.image_embedder", ev.image_embedder), ("evaluators.clip", ev.clip)]
+        for name in others:
             sections += [(f"evaluators.{name}.{key}", spec) for key, spec in ev.of(name).models().items()]
         return [(key, source) for key, section in sections for source in section.hub_sources()]
 
@@ -603,9 +545,8 @@ class Config:
     def smoke_evaluators(self) -> bool:
         """True when an evaluator is a built-in random-weight model: then every number of the run is smoke."""
         ev = self.evaluators
-        names = [ev.geneval.detector.model, ev.geneval.colour.arch, ev.image_embedder.model, ev.clip.model]
-        names += [spec.model for b in self.benchmarks.names[1:] for spec in ev.of(b).models().values()]
-        return any(str(n).startswith("tiny-random") for n in names)
+        specs = [ev.image_embedder, ev.clip, *(s for b in self.benchmarks.names for s in ev.of(b).models().values())]
+        return any(spec.tiny for spec in specs)
 
     @property
     def smoke(self) -> bool:
@@ -647,8 +588,8 @@ def workspace_root(config_path: str | Path) -> Path:
 
 
 def parse_config(raw: Any, *, source: str = "config") -> Config:
-    """Build a Config from a parsed mapping; errors name ``source`` and the dotted key. A top-level ``geneval:``
-    (the spelling before ``benchmarks:``) is read as ``benchmarks.geneval``."""
+    """Build a Config from a parsed mapping; errors name ``source`` and the dotted key. A top-level key named after
+    the spine benchmark (``geneval:``, the spelling before ``benchmarks:``) is read as ``benchmarks.<SPINE>``."""
     given = raw.get("benchmarks") if isinstance(raw, dict) else None
     for name in BENCHMARK_OPTIONS:
         if isinstance(given, dict) and name in given and given[name] is None:
@@ -656,17 +597,17 @@ def parse_config(raw: Any, *, source: str = "config") -> Config:
                 f"{source}:benchmarks.{name}: is empty (null): give {{}} for {name} with its defaults, or leave the "
                 f"key out for no {name}"
             )
-    if isinstance(raw, dict) and "geneval" in raw:
+    if isinstance(raw, dict) and SPINE in raw:
         raw = dict(raw)
-        legacy = raw.pop("geneval")
+        legacy = raw.pop(SPINE)
         given = raw.get("benchmarks")
-        if isinstance(given, dict) and "geneval" in given:
+        if isinstance(given, dict) and SPINE in given:
             raise InputError(
-                f"{source}:geneval: the GenEval suite is given twice (geneval: and benchmarks.geneval:); keep "
-                "benchmarks.geneval (geneval: is its older spelling)"
+                f"{source}:{SPINE}: the {label(SPINE)} suite is given twice ({SPINE}: and benchmarks.{SPINE}:); keep "
+                f"benchmarks.{SPINE} ({SPINE}: is its older spelling)"
             )
         if given is None or isinstance(given, dict):
-            raw["benchmarks"] = {**(given or {}), "geneval": legacy}
+            raw["benchmarks"] = {**(given or {}), SPINE: legacy}
     return _build(Config, raw, f"{source}:")
 
 

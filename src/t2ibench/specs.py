@@ -295,6 +295,11 @@ class DetectorConfig:
         """The fields that name a hub id or a local folder: the hf backend's Mask2Former."""
         return model_sources(self.revision, model=self.model) if self.backend == "hf" else ()
 
+    @property
+    def tiny(self) -> bool:
+        """True for a built-in random-weight model (``tiny-random``): what it judges means nothing (smoke)."""
+        return str(self.model).startswith("tiny-random")
+
 
 @dataclass(frozen=True)
 class ColourConfig:
@@ -312,6 +317,11 @@ class ColourConfig:
     def hub_sources(self) -> tuple[ModelSource, ...]:
         """The open_clip weights the clip backend reads (a tag from the hub or a checkpoint file), if any."""
         return open_clip_sources(self.arch, self.pretrained) if self.backend == "clip" else ()
+
+    @property
+    def tiny(self) -> bool:
+        """True for a built-in random-weight model (``tiny-random``): what it judges means nothing (smoke)."""
+        return str(self.arch).startswith("tiny-random")
 
     def __post_init__(self) -> None:
         if self.backend == "lite" and (self.arch, self.pretrained) != ("ViT-L-14", "openai"):
@@ -357,6 +367,11 @@ class EmbedderConfig:
         if self.backend == "open_clip":
             return open_clip_sources(self.model, self.pretrained)
         return model_sources(None, model=self.model) if self.backend == "dinov2" else ()
+
+    @property
+    def tiny(self) -> bool:
+        """True for a built-in random-weight model (``tiny-random``): what it judges means nothing (smoke)."""
+        return str(self.model).startswith("tiny-random")
 
     @classmethod
     def check_given(cls, given: Mapping[str, Any]) -> None:
@@ -411,3 +426,8 @@ class VQAJudgeConfig:
     def hub_sources(self) -> tuple[ModelSource, ...]:
         """The fields that name a hub id or a local folder: the judge's model."""
         return model_sources(self.revision, model=self.model)
+
+    @property
+    def tiny(self) -> bool:
+        """True for a built-in random-weight model (``tiny-random``): what it judges means nothing (smoke)."""
+        return str(self.model).startswith("tiny-random")

@@ -322,7 +322,7 @@ def run(config: Config, root: Path, memo: dict[str, Any], base: Outcome | None, 
     out = Outcome({}, {}, {}, {}, {}, {}, defaultdict(set), None)
     with tracing(config) as reads:
         with building("prompts"):
-            prompts = select_prompts(config.geneval)
+            prompts = select_prompts(config.spine_prompts)
         plan = plan_refresh(config, ws, prompts, "run")
         out.prompts = fingerprint(prompts)
         changed: set[str] = set()

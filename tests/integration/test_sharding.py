@@ -22,7 +22,7 @@ def plan(root: Path, model_cache: Path, size: int) -> tuple[Workspace, pipeline.
     )
     cfg = load_config(config)
     ws = Workspace.for_config(cfg, config)
-    return ws, pipeline.plan_refresh(cfg, ws, pipeline.select_prompts(cfg.geneval), "run").models[0]
+    return ws, pipeline.plan_refresh(cfg, ws, pipeline.select_prompts(cfg.spine_prompts), "run").models[0]
 
 
 def run(root: Path, model_cache: Path, size: int, *, side_by_side: bool = False) -> tuple[dict, bytes, pipeline.Judged]:

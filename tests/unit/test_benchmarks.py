@@ -84,20 +84,24 @@ def test_config_sections_and_stored_columns_follow_the_registry():
     evaluators = {f.name: f for f in dataclasses.fields(Evaluators)}
     for name in with_options:
         options = benchmarks.benchmark_options(name)
-        assert selections[name].default is None  # not run unless given
         assert isinstance(getattr(Evaluators(), name), options.EVALUATOR)
         assert set(getattr(Evaluators(), name).models())  # its model specs, for hub resolution and the smoke check
-        assert Benchmarks().selection(name) is None
-    assert set(selections) == {"geneval", *with_options}
-    assert {"geneval", *with_options} <= set(evaluators)
+        if name == benchmarks.SPINE:  # always run, with its selection's defaults unless given
+            assert Benchmarks().selection(name) == options.SELECTION()
+        else:  # not run unless given
+            assert selections[name].default is None
+            assert Benchmarks().selection(name) is None
+    assert benchmarks.SPINE in with_options
+    assert set(selections) == set(with_options)
+    assert set(with_options) <= set(evaluators)
     stored = benchmarks.stored_columns()
     for name, cols in stored.items():
         assert {f"{name}_scores", f"{name}_current"} <= set(VIEWS)
         assert (f"{name}_skill_rates" in VIEWS) == (cols.skill_rates is not None)
         assert cols.headline in {suffix for _, suffix in cols.keys}
         assert benchmarks.report_section(name).html_section([]) == ""  # nothing stored: no section
-    with pytest.raises(InputError, match="unknown benchmark with options 'geneval'"):
-        Benchmarks().selection("geneval")  # GenEval's selection is the field itself
+    with pytest.raises(InputError, match="unknown benchmark with options 'genevel'.*did you mean 'geneval'"):
+        Benchmarks().selection("genevel")
 
 
 def test_exactly_one_entry_is_the_refresh_spine_and_owns_its_steps():
@@ -108,7 +112,7 @@ def test_exactly_one_entry_is_the_refresh_spine_and_owns_its_steps():
     assert spines == ["geneval"]
     assert spine().name == "geneval"
     own = spine().refresh_steps()
-    assert set(own) == {"geneval", "verdicts", "scores"}
+    assert set(own) == {"geneval", "verdicts", "scores", "selftest"}  # its evaluator's self-test too
     assert not set(own) & set(STEPS)  # the core's table no longer lists them
     assert {n for n, s in step_specs().items() if s.protocol} == {
         "geneval", "scores", "embed", "reference-bandwidth", "median-bandwidth", "fkea-shard", "diversity", "scendi"

@@ -91,7 +91,7 @@ def test_runtime_worker_counts_and_shards_never_change_a_version_hash(tmp_path):
     from t2ibench.workspace import Workspace
 
     def versions(config):
-        plan = plan_refresh(config, Workspace(tmp_path, config.outputs), select_prompts(config.geneval), "r")
+        plan = plan_refresh(config, Workspace(tmp_path, config.outputs), select_prompts(config.spine_prompts), "r")
         return [(m.model_hash, m.evaluator_hash) for m in plan.models]
 
     plain = parse_config({"name": "x", "models": [{"name": "a"}]})
@@ -107,7 +107,7 @@ def test_runtime_worker_counts_and_shards_never_change_a_version_hash(tmp_path):
     assert versions(plain) == versions(spread)
     assert (
         len(
-            plan_refresh(spread, Workspace(tmp_path, spread.outputs), select_prompts(spread.geneval), "r")
+            plan_refresh(spread, Workspace(tmp_path, spread.outputs), select_prompts(spread.spine_prompts), "r")
             .models[0]
             .by_column()["generate"]
         )

@@ -24,7 +24,7 @@ def populated(tmp_path, *, store=True):
     folders as a run of it would) and its data folder claimed."""
     config = parse_config(CONFIG)
     ws = Workspace(tmp_path, config.outputs)
-    plan = plan_refresh(config, ws, select_prompts(config.geneval), "r")
+    plan = plan_refresh(config, ws, select_prompts(config.spine_prompts), "r")
     for folder in plan.outputs:  # the current versions, with their files
         folder.mkdir(parents=True)
         (folder / "manifest.json").write_text("{}")

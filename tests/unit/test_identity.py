@@ -118,7 +118,7 @@ def test_a_plans_versions_come_from_its_calls_settings(tmp_path):
     raw = {"name": "x", "models": [{"name": "a", "label": "A"}]}
     config = parse_config(raw)
     ws = Workspace(tmp_path, config.outputs)
-    prompts = select_prompts(config.geneval)
+    prompts = select_prompts(config.spine_prompts)
     plan = plan_refresh(config, ws, prompts, "r").models[0]
     assert set(plan.protocol) >= {
         "geneval",

@@ -48,14 +48,14 @@ def raw_config(**changes: Any) -> dict[str, Any]:
 def plans(tmp_path: Path, raw: dict[str, Any]) -> dict[str, ModelPlan]:
     config = parse_config(raw)
     ws = Workspace(tmp_path, config.outputs)
-    return {m.model.name: m for m in plan_refresh(config, ws, select_prompts(config.geneval), "r").models}
+    return {m.model.name: m for m in plan_refresh(config, ws, select_prompts(config.spine_prompts), "r").models}
 
 
 def test_the_older_top_level_geneval_key_reads_as_benchmarks_geneval():
     new = parse_config({"name": "x", "benchmarks": {"geneval": SUITE}, "models": [{"name": "a"}]})
     old = parse_config({"name": "x", "geneval": SUITE, "models": [{"name": "a"}]})
     assert old == new
-    assert old.geneval.limit_per_task == 1
+    assert old.spine_prompts.limit_per_task == 1
     assert old.benchmarks.names == ("geneval",)
     with pytest.raises(InputError, match=r"cfg.yaml:geneval: the GenEval suite is given twice"):
         parse_config({"name": "x", "geneval": SUITE, "benchmarks": {"geneval": SUITE}, "models": [{"name": "a"}]},

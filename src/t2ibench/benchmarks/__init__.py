@@ -162,6 +162,20 @@ class Benchmark(ABC, Generic[SuiteT, EvaluatorT, ScanT, RecordT, TablesT]):
         prompts: a part naming its images', verdicts' and tables' calls (GenEval's ``plan.SpinePart``)."""
         raise InputError(f"{self.name}: not the refresh's spine benchmark")
 
+    def select_prompts(self, selection: Any) -> Any:
+        """The spine's prompts for a refresh: its ``benchmarks.<name>`` ``selection`` as a
+        ``t2ibench.pipeline.results.PromptSet`` (the ``prompts`` step)."""
+        raise InputError(f"{self.name}: not the refresh's spine benchmark")
+
+    def suite_id(self, selection: Any) -> str:
+        """The spine's prompt suite as the store names it (``model_versions.suite``) for ``selection``."""
+        raise InputError(f"{self.name}: not the refresh's spine benchmark")
+
+    def plan_shared(self, config: Any, workspace: Any) -> dict[str, tuple[str, str, dict[str, Any]]]:
+        """The spine's calls shared by every model of a refresh whose results the store write takes: store
+        parameter → (call id, step, parameters but placement); e.g. GenEval's evaluator self-test."""
+        return {}
+
     def refresh_steps(self) -> Mapping[str, Any]:
         """The steps this benchmark adds to the refresh, by task name (``t2ibench.pipeline.identity.StepSpec``s;
         their calls count in the run summary's column named after the benchmark)."""

@@ -66,7 +66,8 @@ _COLOUR_OPTIONS = {"backend": "--colour", "arch": "--clip-arch", "pretrained": "
 
 def _geneval_config(args: argparse.Namespace) -> Any:
     """The GenEvalConfig the options describe, validated by the config's own rules before any model is loaded."""
-    from t2ibench.config import ColourConfig, DetectorConfig, GenEvalConfig
+    from t2ibench.benchmarks.geneval.options import GenEvalConfig
+    from t2ibench.config import ColourConfig, DetectorConfig
 
     detector, colour, params = args.geneval_options
     return from_args(

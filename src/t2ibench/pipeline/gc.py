@@ -123,7 +123,7 @@ def find_garbage(config: Config, ws: Workspace, config_file: str) -> Garbage:
 
     _refuse_links(ws)
     check_data_folder(ws, config.name, config_file)
-    plan = plan_refresh(config, ws, select_prompts(config.geneval), "gc")
+    plan = plan_refresh(config, ws, select_prompts(config.spine_prompts), "gc")
     if not ws.store.is_file():
         every = tuple(p for root in ws.version_roots() if root.is_dir() for p in sorted(root.iterdir()))
         return Garbage(stale=(), kept=tuple(sorted(plan.outputs)), foreign=(), unattributed=every, has_store=False)

@@ -54,7 +54,6 @@ current_call: ContextVar[str | None] = ContextVar("t2ibench_current_call", defau
 STEPS: dict[str, StepSpec] = {
     "generate": StepSpec(steps.step_generate),
     "images": StepSpec(steps.merge_generated, cached=False, cheap=True),
-    "selftest": StepSpec(steps.step_selftest),
     "embed": StepSpec(steps.step_embed, protocol=True),
     "reference-bandwidth": StepSpec(steps.step_reference_bandwidth, protocol=True),
     "median-bandwidth": StepSpec(steps.step_median_bandwidth, cheap=True, protocol=True),
@@ -219,13 +218,6 @@ def embedder_weights(*embedders: EmbedderConfig) -> LocalFiles:
     return stamp_of([p for e in embedders for p in (e.model, e.pretrained or "")])
 
 
-def evaluator_weights(geneval: Any) -> LocalFiles:
-    """The stamp of the GenEval detector's and colour classifier's local files (model folder, mmdet files, a CLIP
-    checkpoint given as a path), if any."""
-    d, c = geneval.detector, geneval.colour
-    return stamp_of([d.model, d.mmdet_config or "", d.mmdet_checkpoint or "", c.arch, c.pretrained or ""])
-
-
 class _Builder:
     """Collects calls, deduplicating shared ones by id."""
 
@@ -233,24 +225,11 @@ class _Builder:
         self.shared: dict[str, Call] = {}
         self.device = device  # placement of the shared calls (the runtime's device)
 
-    def selftest(self, config: Config, ws: Workspace) -> Ref:
-        """A ``Ref`` to the one self-test call of the run's GenEval evaluator (``evaluators.selftest``), shared by
-        every model's store call; its folder is named by its key."""
-        ev = config.evaluators
-        with building("selftest"):
-            params = {
-                "geneval": ev.geneval,
-                "selftest": ev.selftest,
-                "photo_truth": steps.photo_truth_digest() if ev.selftest and ev.selftest.photos else None,
-                "weights": evaluator_weights(ev.geneval),
-            }
-        key = version_hash(settings(steps.step_selftest, params))
-        call_id = f"selftest/{key}"
+    def share(self, call_id: str, step: str, params: dict[str, Any]) -> Ref:
+        """A ``Ref`` to the call ``call_id`` of ``step`` that every model's plan shares (added once, placed on the
+        runtime's device)."""
         if call_id not in self.shared:
-            out = ws.selftest_dir(key)
-            self.shared[call_id] = Call(
-                call_id, "selftest", {**params, "out": out, "device": self.device}, None, "selftest"
-            )
+            self.shared[call_id] = Call(call_id, step, {**params, "device": self.device}, None, step)
         return Ref(call_id)
 
     def bandwidth(
@@ -417,7 +396,7 @@ def plan_model(
             "store": ws.store,
             "run_id": run_id,
             "model": model,
-            "suite": suite_id(config),
+            "suite": spine().suite_id(config.spine_prompts),
             "model_hash": model_hash,
             "evaluator_hash": evaluator_hash,
             "protocol": protocol,
@@ -430,7 +409,7 @@ def plan_model(
             "diversity": Ref(diversity),
             "scendi": Ref(scendi),
             **({"benchmarks": benchmark_rows} if benchmark_rows else {}),
-            **({"selftest": builder.selftest(config, ws)} if ev.selftest is not None else {}),
+            **{key: builder.share(*call) for key, call in spine().plan_shared(config, ws).items()},
         }
     calls.append(Call(store_id, "store", store, name, "store"))
     folders = (images, results.parent, folder, *benchmark_folders)
@@ -560,13 +539,6 @@ def _protocol(calls: Sequence[Call], given: Mapping[str, Any], *bandwidths: Any)
     if fixed:
         found["fixed-bandwidth"] = fixed
     return {step: items[0] if len(items) == 1 else items for step, items in sorted(found.items())}
-
-
-def suite_id(config: Config) -> str:
-    """Name of a generated suite in the store: 'geneval' for the official one, else with seed and size."""
-    suite = config.geneval
-    official = suite.seed == 43 and suite.per_task == 100
-    return "geneval" if official else f"geneval-s{suite.seed}-n{suite.per_task}"
 
 
 def plan_refresh(config: Config, ws: Workspace, prompts: PromptSet, run_id: str) -> Plan:

@@ -23,12 +23,8 @@ from t2ibench.config import (
     DiversityConfig,
     EmbedderConfig,
     GeneratorConfig,
-    GenEvalConfig,
-    GenEvalSuite,
     ModelConfig,
     ScendiConfig,
-    SelftestConfig,
-    select_indices,
 )
 from t2ibench.errors import InputError
 from t2ibench.features import EmbeddingSpace, write_spaces
@@ -85,23 +81,13 @@ FEATURES: Mapping[Features, FeatureKind] = {
 }
 
 
-def select_prompts(suite: GenEvalSuite) -> PromptSet:
-    """The suite's prompts as (index, record) pairs, restricted by ``prompts`` and/or ``limit_per_task``."""
-    from t2ibench.benchmarks.geneval.suite import generate_suite
+def select_prompts(suite: Any) -> PromptSet:
+    """The refresh's prompts: the spine benchmark's (``benchmarks.SPINE``) selection ``suite`` as (index, record)
+    pairs."""
+    from t2ibench.benchmarks import SPINE, benchmark
 
-    records = generate_suite(seed=suite.seed, per_task=suite.per_task, classes=suite.classes)
-    selected = select_indices(records, suite.prompts, where="geneval.prompts")
-    if suite.limit_per_task is not None:
-        counts: dict[str, int] = {}
-        kept = []
-        for i, r in selected:
-            if counts.get(r["tag"], 0) < suite.limit_per_task:
-                counts[r["tag"]] = counts.get(r["tag"], 0) + 1
-                kept.append((i, r))
-        selected = kept
-    if not selected:
-        raise InputError("geneval: the prompt selection is empty")
-    return PromptSet.of(selected)
+    prompts: PromptSet = benchmark(SPINE).select_prompts(suite)
+    return prompts
 
 
 def step_generate(
@@ -167,49 +153,6 @@ def merge_generated(shards: list[Generated]) -> Generated:
 
 
 # -- the evaluator self-test -------------------------------------------------------------------------------------
-
-
-def photo_truth_digest() -> str:
-    """SHA-256 of the built-in photo truth set's bytes (what the self-test's photo verdicts were measured against)."""
-    from t2ibench.benchmarks.geneval.suite_photos import load_photo_truth
-
-    return load_photo_truth().sha256
-
-
-def step_selftest(
-    geneval: GenEvalConfig,
-    selftest: SelftestConfig,
-    photo_truth: str | None,
-    weights: LocalFiles,
-    out: Out,
-    device: Device = "auto",
-    show_progress: Progress = False,
-) -> SelfTest:
-    """The GenEval evaluator ``geneval`` measured by its ``selftest`` (compositor images into ``out``, and the
-    built-in photo truth set whose bytes have SHA-256 ``photo_truth``; None: compositor only), at its own thresholds."""
-    from t2ibench.benchmarks.geneval.selftest import run_selftest
-    from t2ibench.benchmarks.geneval.suite_photos import load_photo_truth
-    from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS
-
-    check_stamp(weights)
-    photos = None
-    if photo_truth is not None:
-        photos = load_photo_truth()
-        if photos.sha256 != photo_truth:
-            raise InputError(f"{photos.path}: changed while this refresh ran (its SHA-256 is part of the key)")
-    report = run_selftest(
-        DETECTORS.build(geneval.detector.backend, geneval.detector, device=device),
-        COLOUR_CLASSIFIERS.build(geneval.colour.backend, geneval.colour, device=device),
-        geneval.params,
-        out,
-        per_task=selftest.per_task,
-        images_per_prompt=selftest.images_per_prompt,
-        variants=selftest.variants,
-        seed=selftest.seed,
-        photos=photos,
-        show_progress=show_progress,
-    )
-    return SelfTest(report=report.to_dict())
 
 
 # -- embeddings ------------------------------------------------------------------------------------------------

@@ -34,6 +34,23 @@ class GenEvalBenchmark(Benchmark[Sequence[Mapping[str, Any]], Any, FolderScan, R
 
         return plan_model(scope, prompts)
 
+    def select_prompts(self, selection: Any) -> Any:
+        """``steps.select_prompts``: the generated suite's records, restricted as ``selection`` says."""
+        from t2ibench.benchmarks.geneval.steps import select_prompts
+
+        return select_prompts(selection)
+
+    def suite_id(self, selection: Any) -> str:
+        """'geneval' for the official suite (seed 43, 100 per task), else with its seed and size."""
+        official = selection.seed == 43 and selection.per_task == 100
+        return "geneval" if official else f"geneval-s{selection.seed}-n{selection.per_task}"
+
+    def plan_shared(self, config: Any, workspace: Any) -> dict[str, tuple[str, str, dict[str, Any]]]:
+        """The evaluator self-test (``evaluators.selftest``), when configured: ``plan.plan_selftest``."""
+        from t2ibench.benchmarks.geneval.plan import plan_selftest
+
+        return {} if config.evaluators.selftest is None else {"selftest": plan_selftest(config, workspace)}
+
     def scan(self, source: Path, suite: Sequence[Mapping[str, Any]], *, images_per_prompt: int | None) -> FolderScan:
         """``scan_folder`` of a GenEval-layout folder."""
         return scan_folder(source, suite, images_per_prompt=images_per_prompt)

@@ -8,11 +8,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from t2ibench.benchmarks.geneval.steps import step_geneval
+from t2ibench.benchmarks.geneval.options import GenEvalConfig
+from t2ibench.benchmarks.geneval.steps import photo_truth_digest, step_geneval, step_selftest
 from t2ibench.pipeline.identity import settings, version_hash
-from t2ibench.pipeline.plan import Call, ModelScope, Ref, building, evaluator_weights
-from t2ibench.pipeline.results import PromptSet
+from t2ibench.pipeline.plan import Call, ModelScope, Ref, building
+from t2ibench.pipeline.results import LocalFiles, PromptSet
+from t2ibench.pipeline.stamps import stamp_of
 from t2ibench.pipeline.steps import prompt_shards, shard_label
+
+
+def evaluator_weights(geneval: GenEvalConfig) -> LocalFiles:
+    """The stamp of the detector's and colour classifier's local files (model folder, mmdet files, a CLIP
+    checkpoint given as a path), if any."""
+    d, c = geneval.detector, geneval.colour
+    return stamp_of([d.model, d.mmdet_config or "", d.mmdet_checkpoint or "", c.arch, c.pretrained or ""])
 
 
 @dataclass(frozen=True)
@@ -41,7 +50,8 @@ def plan_model(scope: ModelScope, prompts: PromptSet) -> SpinePart:
         imported = scope.model.generator.backend == "folder"
     images = ws.images_dir(name, scope.model_hash)
     with building(f"{name}/geneval"):
-        geneval_settings = {"geneval": ev.geneval, "prompts": prompts}
+        geneval: GenEvalConfig = ev.of("geneval")
+        geneval_settings = {"geneval": geneval, "prompts": prompts}
     geneval_hash = version_hash(settings(step_geneval, geneval_settings))
     results = ws.results_file(name, scope.model_hash, geneval_hash, "geneval")
     generated_parts, judged_parts = [], []
@@ -62,10 +72,10 @@ def plan_model(scope: ModelScope, prompts: PromptSet) -> SpinePart:
         )
         with building(judge_id):
             params = {
-                "geneval": ev.geneval,
+                "geneval": geneval,
                 "generated": Ref(gen_id),
                 "prompts": part,
-                "weights": evaluator_weights(ev.geneval),
+                "weights": evaluator_weights(geneval),
                 "out": out,
                 "names_from": ws.root,
                 "device": device,
@@ -83,3 +93,19 @@ def plan_model(scope: ModelScope, prompts: PromptSet) -> SpinePart:
     scores = scope.add(Call(f"{name}/scores", "scores", params, name, "geneval"))
     protocol = {"geneval": settings(step_geneval, geneval_settings)}
     return SpinePart(generated, judged, scores, protocol, results, images)
+
+
+def plan_selftest(config: Any, ws: Any) -> tuple[str, str, dict[str, Any]]:
+    """The one self-test call of the run's GenEval evaluator (``evaluators.selftest``), shared by every model's store
+    call: its id, step and parameters (its folder named by its key)."""
+    ev = config.evaluators
+    with building("selftest"):
+        geneval: GenEvalConfig = ev.of("geneval")
+        params = {
+            "geneval": geneval,
+            "selftest": ev.selftest,
+            "photo_truth": photo_truth_digest() if ev.selftest.photos else None,
+            "weights": evaluator_weights(geneval),
+        }
+    key = version_hash(settings(step_selftest, params))
+    return f"selftest/{key}", "selftest", {**params, "out": ws.selftest_dir(key)}

@@ -6,12 +6,33 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from t2ibench.config import GenEvalConfig
+from t2ibench.benchmarks.geneval.options import GenEvalConfig, GenEvalSuite
+from t2ibench.config import SelftestConfig
 from t2ibench.errors import InputError
 from t2ibench.hashing import file_digest
 from t2ibench.pipeline.identity import Device, Out, Progress, StepSpec
-from t2ibench.pipeline.results import Generated, Judged, LocalFiles, PromptSet, TaskScores
+from t2ibench.pipeline.results import Generated, Judged, LocalFiles, PromptSet, SelfTest, TaskScores
 from t2ibench.pipeline.stamps import check_stamp
+from t2ibench.suites.selection import select_indices
+
+
+def select_prompts(suite: GenEvalSuite) -> PromptSet:
+    """The suite's prompts as (index, record) pairs, restricted by ``prompts`` and/or ``limit_per_task``."""
+    from t2ibench.benchmarks.geneval.suite import generate_suite
+
+    records = generate_suite(seed=suite.seed, per_task=suite.per_task, classes=suite.classes)
+    selected = select_indices(records, suite.prompts, where="geneval.prompts")
+    if suite.limit_per_task is not None:
+        counts: dict[str, int] = {}
+        kept = []
+        for i, r in selected:
+            if counts.get(r["tag"], 0) < suite.limit_per_task:
+                counts[r["tag"]] = counts.get(r["tag"], 0) + 1
+                kept.append((i, r))
+        selected = kept
+    if not selected:
+        raise InputError("geneval: the prompt selection is empty")
+    return PromptSet.of(selected)
 
 
 def step_geneval(
@@ -88,9 +109,53 @@ def step_scores(judged: Judged, ci_level: float) -> TaskScores:
     return TaskScores(model=judged.model, rows=tuple(rows), level=ci_level)
 
 
+def photo_truth_digest() -> str:
+    """SHA-256 of the built-in photo truth set's bytes (what the self-test's photo verdicts were measured against)."""
+    from t2ibench.benchmarks.geneval.suite_photos import load_photo_truth
+
+    return load_photo_truth().sha256
+
+
+def step_selftest(
+    geneval: GenEvalConfig,
+    selftest: SelftestConfig,
+    photo_truth: str | None,
+    weights: LocalFiles,
+    out: Out,
+    device: Device = "auto",
+    show_progress: Progress = False,
+) -> SelfTest:
+    """The GenEval evaluator ``geneval`` measured by its ``selftest`` (compositor images into ``out``, and the
+    built-in photo truth set whose bytes have SHA-256 ``photo_truth``; None: compositor only), at its own thresholds."""
+    from t2ibench.benchmarks.geneval.selftest import run_selftest
+    from t2ibench.benchmarks.geneval.suite_photos import load_photo_truth
+    from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS
+
+    check_stamp(weights)
+    photos = None
+    if photo_truth is not None:
+        photos = load_photo_truth()
+        if photos.sha256 != photo_truth:
+            raise InputError(f"{photos.path}: changed while this refresh ran (its SHA-256 is part of the key)")
+    report = run_selftest(
+        DETECTORS.build(geneval.detector.backend, geneval.detector, device=device),
+        COLOUR_CLASSIFIERS.build(geneval.colour.backend, geneval.colour, device=device),
+        geneval.params,
+        out,
+        per_task=selftest.per_task,
+        images_per_prompt=selftest.images_per_prompt,
+        variants=selftest.variants,
+        seed=selftest.seed,
+        photos=photos,
+        show_progress=show_progress,
+    )
+    return SelfTest(report=report.to_dict())
+
+
 STEPS: dict[str, StepSpec] = {
     "geneval": StepSpec(step_geneval, protocol=True),
     "verdicts": StepSpec(merge_judged, cached=False, cheap=True),
     "scores": StepSpec(step_scores, cheap=True, protocol=True),
+    "selftest": StepSpec(step_selftest),
 }
 """GenEval's steps, by task name (its column in the run summary: ``geneval``)."""

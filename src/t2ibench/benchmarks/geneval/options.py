@@ -1,0 +1,80 @@
+"""GenEval's options: its prompt selection for a refresh (``benchmarks.geneval``) and what judges it
+(``evaluators.geneval``: the detector, the colour classifier and the verdict thresholds) — one typed class each,
+validated once, used by the refresh, ``t2ibench evaluate geneval`` and the self-test."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from t2ibench.benchmarks.geneval.metrics import GenEvalParams
+from t2ibench.benchmarks.geneval.suite import MAX_PER_TASK, generate_suite
+from t2ibench.errors import FieldError, InputError
+from t2ibench.specs import ColourConfig, DetectorConfig, check_int, check_seed
+from t2ibench.suites.selection import parse_indices
+
+
+@dataclass(frozen=True)
+class GenEvalSuite:
+    """The GenEval prompt suite (official: seed 43, 100 per task) and an optional subset of it."""
+
+    seed: int = 43
+    per_task: int = 100
+    limit_per_task: int | None = None  # keep only the first N prompts of each task (smoke runs)
+    prompts: str | None = None  # or explicit indices/ranges, e.g. "0-9,80-85"
+    classes: tuple[str, ...] | None = None  # draw prompts from these classes only (e.g. the compositor's)
+
+    def __post_init__(self) -> None:
+        check_seed(self)
+        check_int(self, "per_task", 1, MAX_PER_TASK)
+        check_int(self, "limit_per_task", 1)
+        if self.classes is not None:
+            if len(set(self.classes)) != len(self.classes):
+                raise FieldError("classes", f"lists a class twice: {list(self.classes)}")
+            try:
+                generate_suite(seed=self.seed, per_task=1, classes=self.classes)
+            except InputError as exc:
+                raise FieldError("classes", str(exc).removeprefix("classes: ")) from None
+        if self.prompts is not None:
+            try:
+                parse_indices(self.prompts, size=self.size)
+            except InputError as exc:
+                raise FieldError("prompts", str(exc)) from None
+
+    @property
+    def size(self) -> int:
+        """Number of records the generated suite has at most (one single-object prompt per class + per_task for the
+        five others)."""
+        return (80 if self.classes is None else len(self.classes)) + 5 * self.per_task
+
+
+@dataclass(frozen=True)
+class GenEvalConfig(GenEvalParams):
+    """Detector, colour model and GenEval's verdict thresholds: the section *is* the verdict engine's parameters
+    (``GenEvalParams``, whose defaults are the reference evaluator's) plus the two models."""
+
+    detector: DetectorConfig = field(default_factory=DetectorConfig)
+    colour: ColourConfig = field(default_factory=ColourConfig)
+
+    @property
+    def lite(self) -> list[str]:
+        """The offline stand-ins among the detector and colour classifier (empty for the reference ones)."""
+        parts = []
+        if self.detector.backend == "opencv-ssd":
+            parts.append("detector: SSD-MobileNet-v2 (OpenCV)")
+        if self.colour.backend == "lite":
+            parts.append("colour: CIELAB rule")
+        return parts
+
+    def models(self) -> dict[str, DetectorConfig | ColourConfig]:
+        """Its model specs by field name (checked readable, resolved from the hub, smoke when tiny)."""
+        return {"detector": self.detector, "colour": self.colour}
+
+    @property
+    def params(self) -> GenEvalParams:
+        """The thresholds alone (what the verdict engine reads)."""
+        return GenEvalParams(**{f.name: getattr(self, f.name) for f in fields(GenEvalParams)})
+
+
+# this benchmark's config sections (t2ibench.benchmarks.benchmark_options): benchmarks.geneval, evaluators.geneval
+SELECTION = GenEvalSuite
+EVALUATOR = GenEvalConfig
