@@ -12,11 +12,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from t2ibench import __version__
+from t2ibench.benchmarks import names, role_module
 from t2ibench.commands.common import EXIT_INTERRUPTED, EXIT_USAGE
 from t2ibench.commands.data import add_data
 from t2ibench.commands.diversity import add_diversity
-from t2ibench.commands.flows import add_agreement, add_paper, add_run, add_schedule
-from t2ibench.commands.geneval import add_evaluate, add_generate, add_prompts, add_selftest, add_summary
+from t2ibench.commands.evaluate import add_evaluate, add_generate
+from t2ibench.commands.flows import add_paper, add_run, add_schedule
 from t2ibench.commands.store import add_failures, add_gc, add_report, add_sql
 from t2ibench.errors import NOTES, InputError, StateMismatchError
 
@@ -36,12 +37,12 @@ def build_parser() -> argparse.ArgumentParser:
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
 
     add_diversity(verbs)
-    add_prompts(verbs)
     add_evaluate(verbs)
-    add_selftest(verbs)
-    add_summary(verbs)
-    add_agreement(verbs)
     add_generate(verbs)
+    for name in names():  # each benchmark's own verbs (its ``commands`` module), e.g. GenEval's selftest
+        own = role_module(name, "commands")
+        if own is not None:
+            own.add_verbs(verbs)
     add_run(verbs)
     add_gc(verbs)
     add_report(verbs)

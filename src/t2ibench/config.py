@@ -506,8 +506,8 @@ class Config:
                 raise FieldError(
                     f"models[{i}].benchmarks",
                     f"{m.name}: the {m.generator.backend} backend makes {label(SPINE)} images only; "
-                    f"{', '.join(others)} needs a text-to-image generator (diffusers): give this model benchmarks: [{SPINE}], and judge "
-                    f"its images with `t2ibench evaluate {others[0]} DIR`",
+                    f"{', '.join(others)} needs a text-to-image generator (diffusers): give this model "
+                    f"benchmarks: [{SPINE}], and judge its images with `t2ibench evaluate {others[0]} DIR`",
                 )
 
     @property

@@ -510,7 +510,7 @@ def test_agreement_flow_checks_its_input_files_before_starting_the_flow(tmp_path
     from t2ibench.benchmarks.geneval.suite import generate_suite, write_suite
 
     started = []
-    monkeypatch.setattr("t2ibench.commands.flows._run_flow", lambda *a, **k: started.append(a) or 0)
+    monkeypatch.setattr("t2ibench.benchmarks.geneval.commands.run_flow", lambda *a, **k: started.append(a) or 0)
     monkeypatch.chdir(Path(__file__).resolve().parents[2])  # a checkout: flows/human_agreement.py is there
     write_suite(tmp_path / "meta.jsonl", generate_suite(seed=0, per_task=1))
     bad = tmp_path / "annotations_bad.csv"

@@ -49,15 +49,18 @@ def test_the_evaluate_verb_offers_exactly_the_registered_benchmarks(capsys):
     err = capsys.readouterr().err
     for name in benchmarks.names():
         assert f"'{name}'" in err
-    # every registered benchmark but GenEval (whose options the CLI shares with selftest, summary and generate)
-    # declares its own command: suite, evaluator and inputs from its options
+    # every registered benchmark, GenEval too, declares its own command: suite, evaluator and inputs from its options,
+    # defaults equal to its config section's
+    from t2ibench.config import Evaluators
+
     for name in benchmarks.names():
         bench = benchmarks.benchmark(name)
-        assert bench.has_command() == (name != "geneval"), name
-        if bench.has_command():
-            args = parser.parse_args(["evaluate", name, "x"])
-            assert args.func.__name__ == "_cmd_evaluate"
-            assert bench.evaluator_from(args) == bench.evaluator_from(parser.parse_args(["evaluate", name, "y"]))
+        assert bench.has_command(), name
+        args = parser.parse_args(["evaluate", name, "x"])
+        assert args.func.__name__ == "_cmd_evaluate"
+        assert bench.evaluator_from(args) == bench.evaluator_from(parser.parse_args(["evaluate", name, "y"]))
+        assert bench.evaluator_from(args) == getattr(Evaluators(), name)
+        assert hasattr(args, "store") == bench.can_store()  # --store only where the entry can write a folder's rows
 
 
 @pytest.mark.parametrize("name", benchmarks.names())
@@ -100,7 +103,7 @@ def test_config_sections_and_stored_columns_follow_the_registry():
         assert (f"{name}_skill_rates" in VIEWS) == (cols.skill_rates is not None)
         assert cols.headline in {suffix for _, suffix in cols.keys}
         assert benchmarks.report_section(name).html_section([]) == ""  # nothing stored: no section
-    with pytest.raises(InputError, match="unknown benchmark with options 'genevel'.*did you mean 'geneval'"):
+    with pytest.raises(InputError, match=r"unknown benchmark with options 'genevel'.*did you mean 'geneval'"):
         Benchmarks().selection("genevel")
 
 

@@ -198,9 +198,9 @@ def test_one_decoder_words_a_config_value_and_a_request_value_alike(hint, value,
 def test_genevals_evaluator_options_are_its_sections_fields(verb):
     """`evaluate geneval` and `selftest` take DetectorConfig's, ColourConfig's and GenEvalParams' fields (the
     config's evaluators.geneval): every field reaches the evaluator; --resize is the detector's resize field."""
+    from t2ibench.benchmarks.geneval.benchmark_cli import geneval_config as _geneval_config
     from t2ibench.benchmarks.geneval.metrics import GenEvalParams
     from t2ibench.benchmarks.geneval.options import GenEvalConfig
-    from t2ibench.commands.geneval import _geneval_config
     from t2ibench.config import ColourConfig, DetectorConfig
 
     parser = build_parser()

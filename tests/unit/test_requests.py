@@ -187,7 +187,7 @@ def test_agreement_flow_starts_the_agreement_flow_with_every_option(started, mon
     monkeypatch.chdir(REPO)
     # the inputs are read before the flow starts (tests/unit/test_agreement.py); here only the request is looked at
     monkeypatch.setattr("t2ibench.benchmarks.geneval.agreement.load_agreement_inputs", lambda *args, **kwargs: None)
-    monkeypatch.setattr("t2ibench.commands.flows.suite_records", lambda args: [])
+    monkeypatch.setattr("t2ibench.benchmarks.geneval.commands.suite_records", lambda args: [])
     base = ["agreement", "--annotations", "a.csv", "b.csv", "--folds", "3", "--seed-cv", "7", "--resamples", "20"]
     assert main([*base, "--flow", "--out", "o"]) == 2  # the flow reads the suite from a file
     assert "--flow reads the suite from a file" in capsys.readouterr().err

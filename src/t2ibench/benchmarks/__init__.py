@@ -104,16 +104,21 @@ class Benchmark(ABC, Generic[SuiteT, EvaluatorT, ScanT, RecordT, TablesT]):
         return {}
 
     # -- its `t2ibench evaluate <name>` command: the CLI adds IMAGES and the options every benchmark shares (--out,
-    # --allow-missing, --images-per-prompt, --device, --json, --store, --model, --quiet); the entry adds its own --
+    # --allow-missing, --images-per-prompt, --device, --json, --quiet; --store and --model where it can store); the
+    # entry adds its own --
 
     command_help: ClassVar[str] = ""
     command_description: ClassVar[str] = ""
     images_help: ClassVar[str] = "the images to judge"
+    images_per_prompt: ClassVar[int | None] = None  # the --images-per-prompt default (None: any number)
 
     def has_command(self) -> bool:
-        """Whether the entry declares its own ``evaluate`` options (GenEval's live in the CLI, shared with
-        ``selftest``, ``summary`` and ``generate``)."""
+        """Whether the entry declares its ``evaluate`` options (``add_options``)."""
         return type(self).add_options is not Benchmark.add_options
+
+    def can_store(self) -> bool:
+        """Whether ``t2ibench evaluate <name> --store`` can write an evaluation of a folder (``store``)."""
+        return type(self).store is not Benchmark.store
 
     def add_options(self, parser: Any) -> None:
         """Declare this benchmark's own ``evaluate`` options on the argparse ``parser``: its suite's

@@ -1,4 +1,5 @@
-"""The verbs that start a workspace flow with its request: ``run``, ``schedule``, ``paper``, ``agreement``."""
+"""The verbs that start a workspace flow with its request: ``run``, ``schedule``, ``paper`` (a benchmark's own, e.g.
+GenEval's ``agreement``, call ``run_flow`` and ``checkout`` too)."""
 
 from __future__ import annotations
 
@@ -14,67 +15,7 @@ from t2ibench.options import add_fields, from_args
 if TYPE_CHECKING:
     from t2ibench.requests import Request
 
-from t2ibench.commands.common import EXIT_OK, check_data, data_option, suite_options, suite_records
-
-
-def _cmd_agreement(args: argparse.Namespace) -> int:
-    from t2ibench.benchmarks.geneval.agreement import run_agreement
-    from t2ibench.benchmarks.geneval.report_agreement import render_agreement, write_agreement
-    from t2ibench.paths import place, refuse_outputs
-
-    if args.out:  # the files write_agreement makes
-        inputs = [place("--annotations", a) for a in args.annotations]
-        inputs += [place("--auto", part) for a in args.auto or [] for part in {a, a.split("=", 1)[-1]}]
-        inputs += [place("--metadata", args.metadata), place("--scores", args.scores)]
-        names = ("agreement.json", "agreement.md", "metrics.json")
-        refuse_outputs([place("--out", Path(args.out) / name) for name in names], inputs)
-    if args.store:  # a damaged store is refused before the analysis (in-process or as the flow), not after it
-        from t2ibench.store import Store
-
-        Store(args.store).verify()
-    if args.flow:
-        return _agreement_flow(args)
-    run = run_agreement(
-        args.annotations,
-        suite_records(args),
-        auto=args.auto or [],
-        auto_label=args.auto_label,
-        scores=args.scores,
-        folds=args.folds,
-        seed=args.seed_cv,
-        resamples=args.resamples,
-        ci_level=args.ci_level,
-        ci_seed=args.seed_ci,
-    )
-    for load in run.loads:
-        print(load.summary(), file=sys.stderr)
-    print(render_agreement(run.report))
-    if args.out:
-        files = write_agreement(run, args.out)
-        print(f"wrote {', '.join(str(f) for f in files)}", file=sys.stderr)
-    if args.store:
-        from t2ibench.benchmarks.geneval.agreement import store_agreement
-
-        count = store_agreement(run, args.store)
-        print(f"stored {count} annotations and the agreement statistics in {args.store}", file=sys.stderr)
-    return EXIT_OK
-
-
-def _agreement_flow(args: argparse.Namespace) -> int:
-    """``agreement --flow``: the same analysis as the workspace's Prefect flow ``human_agreement``."""
-    from t2ibench.requests import AgreementRequest
-
-    if not args.metadata:
-        raise InputError("--flow reads the suite from a file: add --metadata evaluation_metadata.jsonl")
-    if not args.out:
-        raise InputError("--flow writes agreement.json, agreement.md and metrics.json: add --out DIR")
-    from t2ibench.benchmarks.geneval.agreement import load_agreement_inputs
-
-    # every input file read and checked now (under a second), not after the flow's start-up (≈ 15 s)
-    load_agreement_inputs(args.annotations, suite_records(args), auto=args.auto or [], scores=args.scores)
-    request = from_args(AgreementRequest, args, args.request_options)
-    root = _checkout(Path.cwd(), request.program)  # paths stay as given: the flow runs in this folder
-    return _run_flow(root, request, cwd=root, program="t2ibench agreement")
+from t2ibench.commands.common import check_data, data_option
 
 
 def _workspace(config: str, program: str = "flows.leaderboard_refresh") -> tuple[Path, Path]:
@@ -84,10 +25,10 @@ def _workspace(config: str, program: str = "flows.leaderboard_refresh") -> tuple
     if not path.is_file():
         raise InputError(f"{config}: no such config file")
     root = path.parent.parent if path.parent.name == "configs" else Path.cwd()
-    return _checkout(root, program), path
+    return checkout(root, program), path
 
 
-def _checkout(root: Path, program: str) -> Path:
+def checkout(root: Path, program: str) -> Path:
     """``root``, refused unless it is a checkout holding the workspace program ``program`` (``flows.<module>``)."""
     file = Path(*program.split(".")).with_suffix(".py")
     if not (root / file).is_file():
@@ -97,7 +38,7 @@ def _checkout(root: Path, program: str) -> Path:
     return root
 
 
-def _run_flow(
+def run_flow(
     root: Path,
     request: Request,
     *,
@@ -187,7 +128,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         cause = f"the refresh was killed by {signal_name(signum)} ({killed_cause(signum)}); its log: {ws.log}"
         mark_killed(ws, signal_name(signum), cause)
 
-    return _run_flow(root, request, program="t2ibench run", after_stop=stopped, after_killed=killed, log=ws.log)
+    return run_flow(root, request, program="t2ibench run", after_stop=stopped, after_killed=killed, log=ws.log)
 
 
 def _cmd_paper_tables(args: argparse.Namespace) -> int:
@@ -197,15 +138,15 @@ def _cmd_paper_tables(args: argparse.Namespace) -> int:
     check_data(args, load_config(args.config))  # validated before Prefect starts
     request = PaperTablesRequest(config=args.config, out=args.out)
     root, _ = _workspace(args.config, request.program)
-    return _run_flow(root, request, cwd=Path.cwd(), program="t2ibench paper tables")
+    return run_flow(root, request, cwd=Path.cwd(), program="t2ibench paper tables")
 
 
 def _cmd_paper_digits(args: argparse.Namespace) -> int:
     from t2ibench.requests import DigitsRequest
 
     request = from_args(DigitsRequest, args, args.request_options)
-    root = _checkout(Path.cwd(), request.program)
-    return _run_flow(root, request, cwd=root, program="t2ibench paper digits")
+    root = checkout(Path.cwd(), request.program)
+    return run_flow(root, request, cwd=root, program="t2ibench paper digits")
 
 
 def _cmd_schedule(args: argparse.Namespace) -> int:
@@ -216,28 +157,8 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
         root, config = _workspace(args.config, request.program)
         request = dataclasses.replace(request, config=str(config))
     else:  # listing needs no config: the checkout here runs it
-        root = _checkout(Path.cwd(), request.program)
-    return _run_flow(root, request, program="t2ibench schedule")
-
-
-def add_agreement(verbs: Any) -> None:
-    """``t2ibench agreement``: its options (defaults from the typed classes)."""
-    from t2ibench.requests import AgreementRequest
-
-    agree = verbs.add_parser(
-        "agreement",
-        help="human verdicts, inter-annotator and automatic-vs-human agreement from GenEval's MTurk annotations",
-    )
-    # the request's fields are the options (--metadata and --out only the flow needs), beside GenEval's suite
-    options = add_fields(agree, AgreementRequest, optional=("metadata", "out"))
-    suite_options(agree, metadata=False)
-    agree.add_argument(
-        "--flow",
-        action="store_true",
-        help="run it as the workspace's Prefect flow human_agreement (from a checkout; needs --metadata and --out): "
-        "the same files",
-    )
-    agree.set_defaults(func=_cmd_agreement, request=AgreementRequest, request_options=options)
+        root = checkout(Path.cwd(), request.program)
+    return run_flow(root, request, program="t2ibench schedule")
 
 
 def add_run(verbs: Any) -> None:

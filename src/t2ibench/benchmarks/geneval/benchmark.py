@@ -34,6 +34,65 @@ class GenEvalBenchmark(Benchmark[Sequence[Mapping[str, Any]], Any, FolderScan, R
 
         return plan_model(scope, prompts)
 
+    # -- its `t2ibench evaluate geneval` / `generate geneval` command (benchmark_cli: the options it shares with
+    # GenEval's own verbs)
+    command_help = "GenEval verdicts for an image folder (<dir>/<NNNNN>/metadata.jsonl, samples/*.png)"
+    command_description = (
+        "Detect objects (Mask2Former), classify colours (CLIP), judge each image with GenEval's rules, write "
+        "results.jsonl and print the Table-2 summary. Every image is accounted for."
+    )
+    images_help = "a GenEval-layout folder (<NNNNN>/metadata.jsonl, samples/*.png)"
+    images_per_prompt = 4  # the reference's generation script makes 4 per prompt
+
+    def add_suite_options(self, parser: Any) -> None:
+        """The suite: generated (--seed, --per-task, --classes) or a released --metadata file."""
+        from t2ibench.benchmarks.geneval.benchmark_cli import suite_options
+
+        suite_options(parser, metadata=True)
+
+    def add_options(self, parser: Any) -> None:
+        """The suite's options, then the detector's, colour classifier's and thresholds' (their fields')."""
+        from t2ibench.benchmarks.geneval.benchmark_cli import evaluator_options
+
+        self.add_suite_options(parser)
+        evaluator_options(parser, device=False)  # --device is every command's
+
+    def suite_inputs_from(self, args: Any) -> list[Any]:
+        """The --metadata file, if given."""
+        from t2ibench.paths import place
+
+        return [place("--metadata", args.metadata)]
+
+    def suite_from(self, args: Any) -> Sequence[Mapping[str, Any]]:
+        """The suite's records: generated or read from --metadata."""
+        from t2ibench.benchmarks.geneval.benchmark_cli import suite_records
+
+        return suite_records(args)
+
+    def prompt_records(self, suite: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """The records themselves (GenEval's metadata lines)."""
+        return [dict(r) for r in suite]
+
+    def evaluator_from(self, args: Any) -> Any:
+        """The ``GenEvalConfig`` the options describe, each field's error under its option."""
+        from t2ibench.benchmarks.geneval.benchmark_cli import geneval_config
+
+        return geneval_config(args)
+
+    def inputs_from(self, args: Any) -> list[Any]:
+        """The --metadata file and the evaluator's local model files."""
+        from t2ibench.benchmarks.geneval.benchmark_cli import evaluator_inputs
+
+        return [*self.suite_inputs_from(args), *evaluator_inputs(args)]
+
+    def model_sections(self, evaluator: Any) -> list[tuple[Any, dict[str, str]]]:
+        """The detector's and colour classifier's specs, with the options that set their fields."""
+        from t2ibench.benchmarks.geneval.benchmark_cli import model_sections
+
+        return model_sections(evaluator)
+
+    # -- the refresh's spine
+
     def select_prompts(self, selection: Any) -> Any:
         """``steps.select_prompts``: the generated suite's records, restricted as ``selection`` says."""
         from t2ibench.benchmarks.geneval.steps import select_prompts

@@ -1,0 +1,110 @@
+"""GenEval's command-line spelling, shared by its entry (``evaluate geneval``, ``generate geneval``) and its own verbs
+(``prompts``, ``selftest``, ``summary``, ``agreement``): the suite options and the evaluator's options, derived from
+``DetectorConfig``, ``ColourConfig`` and ``GenEvalParams`` (``t2ibench.options``), and their parsing."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from t2ibench.benchmarks.geneval.options import GenEvalConfig
+from t2ibench.errors import InputError
+from t2ibench.options import int_from
+
+SEED = int_from(0, 2**31 - 1)
+
+DETECTOR_OPTIONS = {"backend": "--detector", "model": "--detector-model", "revision": "--detector-revision"}
+"""The detector spec's fields whose options are not ``--field-name``."""
+COLOUR_OPTIONS = {"backend": "--colour", "arch": "--clip-arch", "pretrained": "--clip-pretrained"}
+"""The colour spec's fields whose options are not ``--field-name``."""
+
+
+def suite_options(p: Any, *, metadata: bool) -> None:
+    """GenEval's suite options on the argparse parser or group ``p``: --seed, --per-task, --classes (and
+    --metadata)."""
+    p.add_argument("--seed", type=SEED, default=43, help="suite seed (43: the official suite)")
+    p.add_argument(
+        "--per-task", type=int_from(1, 100_000), default=100, help="samples per task (100: the official suite)"
+    )
+    p.add_argument("--classes", help="draw prompts from these classes only, comma-separated (default: all 80)")
+    if metadata:
+        p.add_argument("--metadata", help="an evaluation_metadata.jsonl to use instead of generating the suite")
+
+
+def suite_records(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """GenEval's prompt records the suite options name: generated (--seed, --per-task, --classes) or --metadata."""
+    from t2ibench.benchmarks.geneval.suite import generate_suite, read_suite
+
+    if getattr(args, "metadata", None):
+        return read_suite(args.metadata)
+    classes = [c.strip() for c in args.classes.split(",")] if args.classes else None
+    return generate_suite(seed=args.seed, per_task=args.per_task, classes=classes)
+
+
+def evaluator_options(p: argparse.ArgumentParser, *, device: bool = True) -> None:
+    """The detector's, colour classifier's and verdict thresholds' options: ``DetectorConfig``'s,
+    ``ColourConfig``'s and ``GenEvalParams``' fields (``t2ibench.options``; ``--resize`` is the detector's resize
+    field as SHORT,LONG or 'checkpoint'); ``--device`` too unless the command declares it."""
+    from t2ibench.benchmarks.geneval.metrics import GenEvalParams
+    from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS
+    from t2ibench.options import add_fields
+    from t2ibench.specs import ColourConfig, DetectorConfig
+
+    detector = add_fields(
+        p, DetectorConfig, skip=("resize",), flags=DETECTOR_OPTIONS, choices={"backend": DETECTORS.names()},
+        dest_prefix="detector_",
+    )  # fmt: skip
+    default_resize = ",".join(map(str, DetectorConfig.resize)) if DetectorConfig.resize else "checkpoint"
+    p.add_argument("--resize", default=default_resize, help="detector input SHORT,LONG edge, or 'checkpoint'")
+    colour = add_fields(
+        p, ColourConfig, flags=COLOUR_OPTIONS, choices={"backend": COLOUR_CLASSIFIERS.names()}, dest_prefix="colour_"
+    )
+    if device:
+        p.add_argument("--device", default="auto")
+    params = add_fields(p, GenEvalParams)
+    p.set_defaults(geneval_options=(detector, colour, params))
+
+
+def _resize(args: argparse.Namespace) -> tuple[int, int] | None:
+    if args.resize == "checkpoint":
+        return None
+    try:
+        short, long = (int(v) for v in args.resize.split(","))
+    except ValueError:
+        raise InputError(f"--resize must be SHORT,LONG (e.g. 800,1333) or 'checkpoint'; got {args.resize!r}") from None
+    return short, long
+
+
+def geneval_config(args: argparse.Namespace) -> GenEvalConfig:
+    """The GenEvalConfig the options describe, validated by the config's own rules before any model is loaded."""
+    from t2ibench.options import from_args
+    from t2ibench.specs import ColourConfig, DetectorConfig
+
+    detector, colour, params = args.geneval_options
+    made: GenEvalConfig = from_args(
+        GenEvalConfig,
+        args,
+        params,
+        detector=from_args(DetectorConfig, args, detector, resize=_resize(args)),
+        colour=from_args(ColourConfig, args, colour),
+    )
+    return made
+
+
+def evaluator_inputs(args: argparse.Namespace) -> list[Any]:
+    """The evaluator options naming local files or folders, as inputs no output may overwrite (``t2ibench.paths``)."""
+    from t2ibench.paths import place
+
+    named = {
+        "--detector-model": args.detector_model,
+        "--mmdet-config": args.detector_mmdet_config,
+        "--mmdet-checkpoint": args.detector_mmdet_checkpoint,
+        "--clip-pretrained": args.colour_pretrained,
+    }
+    return [place(flag, v, tree=Path(v).is_dir()) for flag, v in named.items() if v and Path(v).exists()]
+
+
+def model_sections(evaluator: GenEvalConfig) -> list[tuple[Any, dict[str, str]]]:
+    """The spec sections of a GenEval evaluator that name models, with the options that set their fields."""
+    return [(evaluator.detector, DETECTOR_OPTIONS), (evaluator.colour, COLOUR_OPTIONS)]
