@@ -238,6 +238,21 @@ class StoredColumns:
         return f"{benchmark}_{suffix}"
 
 
+@dataclass(frozen=True)
+class SpineSQL:
+    """The spine benchmark's SQL in the store (its ``columns`` module's ``SPINE_SQL``, data the schema reads): its own
+    tables (name → (column definitions, natural key)), the views over them that the leaderboard reads, its part of
+    the leaderboard view (a select-list fragment ending in a comma, the joins giving it, the ranking order) and its
+    views over its stored rows (read after the leaderboard's)."""
+
+    tables: Mapping[str, tuple[str, tuple[str, ...]]]
+    views_first: Mapping[str, str]
+    leaderboard_columns: str
+    leaderboard_joins: str
+    leaderboard_order: str
+    views_after: Mapping[str, str]
+
+
 def role_module(name: str, role: str) -> Any | None:
     """The ``role`` module of the benchmark registered as ``name`` (a sibling of its entry's module), or None when
     the benchmark has none."""
@@ -255,8 +270,17 @@ def stored_columns() -> dict[str, StoredColumns]:
     found = {}
     for name in REGISTRY:
         module = role_module(name, "columns")
-        if module is not None:
+        if module is not None and hasattr(module, "COLUMNS"):
             found[name] = module.COLUMNS
+    return found
+
+
+def spine_sql() -> SpineSQL:
+    """The spine benchmark's ``SpineSQL`` (``SPINE_SQL`` in its ``columns`` module)."""
+    module = role_module(SPINE, "columns")
+    found = getattr(module, "SPINE_SQL", None)
+    if not isinstance(found, SpineSQL):
+        raise TypeError(f"benchmark {SPINE!r} (the refresh's spine) has no SPINE_SQL in its columns module")
     return found
 
 
