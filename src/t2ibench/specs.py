@@ -146,26 +146,43 @@ class GeneratorConfig:
     ``batch_size`` None means images per prompt."""
 
     backend: str = "diffusers"
+    """The ``GENERATORS`` registry name (diffusers, folder, compositor)."""
     model: str = "tiny-random"
+    """Hub id, local directory, or tiny-random[:SEED] (a compositor: its variant)."""
     revision: str | None = None
-    stage2: str | None = None  # DeepFloyd IF: the stage-II super-resolution model (stage I is ``model``)
-    source: str | None = None  # folder backend: GenEval-layout folder to import
+    """Hub revision of the model."""
+    stage2: str | None = None
+    """DeepFloyd IF: the stage-II super-resolution model (stage I is the model)."""
+    source: str | None = None
+    """The folder backend's GenEval-layout folder of images made elsewhere, imported instead of generated."""
     steps: int = 50
+    """Denoising steps."""
     guidance: float = 9.0
+    """Classifier-free guidance scale."""
     negative_prompt: str | None = None
+    """The negative prompt of every image."""
     height: int | None = None
+    """Image height in pixels, a multiple of 8, with width (None: the model's default size)."""
     width: int | None = None
+    """Image width in pixels, a multiple of 8, with height (None: the model's default size)."""
     images_per_prompt: int = 4
+    """Images per prompt."""
     seed: int = 42
+    """Generation seed (GenEval's script: 42)."""
     seeding: Literal["prompt", "sample"] = "prompt"
+    """How the generator is seeded: once per prompt (GenEval's script) or per sample."""
     batch_size: int | None = None
+    """Images per pipeline call (None: images per prompt)."""
     dtype: str = "auto"
+    """float32, float16, bfloat16 or auto (float16 on CUDA)."""
     scheduler: str | None = None
-    grid: bool = False  # also save a contact sheet per prompt
-    # how the prompts were rewritten before generation (e.g. "LLM expansion, GPT-4, template v2"): part of the
-    # protocol, shown on the model card and compared across models. t2ibench itself never rewrites prompts, so
-    # only an imported folder (backend: folder) can declare it; None = the prompts were used as written
+    """A diffusers scheduler class to swap in, e.g. DDIMScheduler."""
+    grid: bool = False
+    """Also save a contact sheet (grid.png) per prompt."""
     prompt_rewriting: str | None = None
+    """How an imported folder's prompts were rewritten before generation (e.g. "LLM expansion, GPT-4, template v2"):
+    part of the protocol, shown on the model card and compared across models; t2ibench never rewrites prompts, so
+    only the folder backend declares it (None: the prompts were used as written)."""
 
     def __post_init__(self) -> None:
         if self.seeding not in SEEDINGS:

@@ -235,3 +235,31 @@ def test_genevals_evaluator_options_are_its_sections_fields(verb):
         parser.parse_args([*verb, "--threshold", "1"])  # GenEvalParams' range, [0, 1), at the command line
     with pytest.raises(InputError, match=r"^--background: must be a colour"):
         _geneval_config(parser.parse_args([*verb, "--background", "nocolour"]))
+
+
+def test_generates_generator_options_are_the_generator_specs_fields(tmp_path, capsys):
+    """`generate`'s generator options are GeneratorConfig's fields (a refresh's models[].generator): every field but
+    the backend (which --import-from chooses) has its option — prompt_rewriting had none when they were typed by
+    hand —, the defaults are the spec's, and an option the folder importer would not read is refused naming it
+    (it was silently ignored)."""
+    from t2ibench.cli import main
+    from t2ibench.specs import GeneratorConfig
+
+    parser = build_parser()
+    args = parser.parse_args(["generate", "geneval", "--out", "o"])
+    assert {o.field for o in args.generator_options} == {f.name for f in dataclasses.fields(GeneratorConfig)} - {
+        "backend"
+    }
+    assert from_args(GeneratorConfig, args, args.generator_options) == GeneratorConfig()
+    given = parser.parse_args(["generate", "geneval", "--out", "o", "--steps", "7", "--seed-images", "3", "--grid"])
+    made = from_args(GeneratorConfig, given, given.generator_options)
+    assert (made.steps, made.seed, made.grid) == (7, 3, True)
+    (tmp_path / "src").mkdir()
+    status = main(["generate", "geneval", "--out", str(tmp_path / "o"), "--import-from", str(tmp_path / "src"),
+                   "--steps", "7"])  # fmt: skip
+    assert status == 2
+    err = capsys.readouterr().err
+    assert "--steps" in err
+    assert "backend: folder" in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()  # refused before anything is written

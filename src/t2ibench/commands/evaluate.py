@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from t2ibench.commands.common import EXIT_FAILED, EXIT_OK, SEED, write_json
+from t2ibench.commands.common import EXIT_FAILED, EXIT_OK, write_json
 from t2ibench.errors import InputError
-from t2ibench.options import float_in, int_from, spec_or_error
+from t2ibench.options import add_fields, from_args, int_from, spec_or_error
 
 POSITIVE = int_from(1)
 
@@ -115,6 +115,15 @@ def _coverage(scan: Any) -> str | None:
     return f"{len(judged)} of {expected} prompts"
 
 
+_GENERATOR_OPTIONS = {"seed": "--seed-images", "source": "--import-from"}
+"""The generator spec's fields whose ``generate`` options are not ``--field-name``."""
+
+
+def _parsed_default(option: Any) -> Any:
+    """What argparse gives ``option`` when it is not on the command line."""
+    return option.kwargs.get("default", False if option.kwargs.get("action") == "store_true" else None)
+
+
 def _cmd_generate(args: argparse.Namespace) -> int:
     from t2ibench.config import GeneratorConfig, select_indices
     from t2ibench.models.registry import GENERATORS
@@ -123,31 +132,12 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     selected = select_indices(suite, args.prompts, where="--prompts")
     if args.limit is not None:
         selected = selected[: args.limit]
+    options = args.generator_options  # GeneratorConfig's fields (backend: --import-from chooses the folder importer)
     backend = "folder" if args.import_from else "diffusers"
-    fields = (
-        {"source": args.import_from}
-        if args.import_from
-        else {
-            "model": args.model,
-            "revision": args.revision,
-            "stage2": args.stage2,
-            "steps": args.steps,
-            "guidance": args.guidance,
-            "negative_prompt": args.negative_prompt,
-            "height": args.height,
-            "width": args.width,
-            "seed": args.seed_images,
-            "seeding": args.seeding,
-            "batch_size": args.batch_size,
-            "dtype": args.dtype,
-            "scheduler": args.scheduler,
-            "grid": args.grid,
-        }
-    )
-    options = {"seed": "--seed-images", "source": "--import-from", "images_per_prompt": "--images-per-prompt"}
-    spec = spec_or_error(
-        lambda: GeneratorConfig(backend=backend, images_per_prompt=args.images_per_prompt, **fields), options
-    )
+    given = {o.field: getattr(args, o.dest) for o in options if getattr(args, o.dest) != _parsed_default(o)}
+    flags = {o.field: o.flag for o in options}
+    spec_or_error(lambda: GeneratorConfig.check_given({"backend": backend, **given}), flags)  # nothing ignored
+    spec = from_args(GeneratorConfig, args, options, backend=backend)
     source = Path(args.import_from).resolve() if args.import_from else None
     from t2ibench.benchmarks import benchmark
     from t2ibench.paths import place, refuse_output
@@ -241,6 +231,7 @@ def add_generate(verbs: Any) -> None:
     """``t2ibench generate``: its options (defaults from the typed classes)."""
     from t2ibench.benchmarks import benchmark, names
     from t2ibench.config import GeneratorConfig
+    from t2ibench.specs import DTYPES
 
     gen = verbs.add_parser(
         "generate",
@@ -262,26 +253,12 @@ def add_generate(verbs: Any) -> None:
         actions[name] = list(group._group_actions)
     gen.set_defaults(suite_actions=actions)
     gen.add_argument("--out", required=True, help="output folder (<NNNNN>/samples/*.png, manifest.json)")
-    gen.add_argument("--model", default=GeneratorConfig.model, help="hub id, local directory, or tiny-random[:SEED]")
-    gen.add_argument("--revision")
-    gen.add_argument("--stage2", help="DeepFloyd IF stage-II model (stage I is --model)")
-    gen.add_argument("--import-from", help="import images made elsewhere (GenEval layout) instead of generating")
-    gen.add_argument("--steps", type=int_from(1, 10_000), default=GeneratorConfig.steps)
-    gen.add_argument("--guidance", type=float_in(-1e6, 1e6), default=GeneratorConfig.guidance)
-    gen.add_argument("--negative-prompt")
-    gen.add_argument("--height", type=int_from(8, 16_384))
-    gen.add_argument("--width", type=int_from(8, 16_384))
-    gen.add_argument("--images-per-prompt", type=int_from(1, 10_000), default=GeneratorConfig.images_per_prompt)
-    gen.add_argument("--seed-images", type=SEED, default=GeneratorConfig.seed, help="generation seed (GenEval: 42)")
-    gen.add_argument("--seeding", choices=["prompt", "sample"], default=GeneratorConfig.seeding)
-    gen.add_argument(
-        "--batch-size", type=int_from(1, 10_000), help="images per pipeline call (default: images per prompt)"
-    )
-    gen.add_argument(
-        "--dtype", default=GeneratorConfig.dtype, help="float32, float16, bfloat16 or auto (float16 on CUDA)"
-    )
-    gen.add_argument("--scheduler", help="diffusers scheduler class to swap in, e.g. DDIMScheduler")
-    gen.add_argument("--grid", action="store_true", help="also save grid.png per prompt")
+    # the generator's options are GeneratorConfig's fields (t2ibench.options): the spec a refresh's models[].generator
+    # holds; --import-from is its source (the folder backend), --seed-images its seed (--seed is GenEval's suite's)
+    generator = add_fields(
+        gen, GeneratorConfig, skip=("backend",), flags=_GENERATOR_OPTIONS, choices={"dtype": DTYPES},
+    )  # fmt: skip
+    gen.set_defaults(generator_options=generator)
     gen.add_argument("--device", default="auto")
     gen.add_argument("--prompts", help="only these prompt indices, e.g. 0-9,20")
     gen.add_argument("--limit", type=POSITIVE, help="only the first N selected prompts")
