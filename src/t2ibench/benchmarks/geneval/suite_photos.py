@@ -1,4 +1,6 @@
-"""The real-photograph truth set of the evaluator self-test, as data (``data/photo_truth.yaml``).
+"""The real-photograph truth set of the evaluator self-test, as data (``data/photo_truth.yaml``; its first comment
+names this module's former home, ``t2ibench.suites.photos``: the file's bytes are the truth set's identity in every
+stored self-test, so a move does not edit them).
 
 Photos ship inside registry packages (``skimage:<name>`` is ``skimage.data.<name>()``, ``matplotlib:<file>`` a file
 of matplotlib's sample data, ``sklearn:<file>`` one of scikit-learn's sample images). Each photo carries a reviewed
