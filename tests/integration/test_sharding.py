@@ -88,4 +88,4 @@ def test_a_shard_file_changed_after_judging_is_refused(tmp_path, tiny_env):
     with pytest.raises(InputError, match="in two generation shards"):
         pipeline.merge_generated([results[generate[0].id]] * 2)
     with pytest.raises(InputError, match="not a prompt-shard label"):
-        ws.geneval_shard_file(model.model.name, model.model_hash, "0" * 16, "../../etc")
+        ws.shard_results_file(model.model.name, model.model_hash, "0" * 16, "geneval", "../../etc")
