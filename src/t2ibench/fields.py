@@ -50,12 +50,14 @@ class Range:
 @dataclasses.dataclass(frozen=True)
 class Option:
     """How a field shows on the command line when not as ``--field-name`` with its type's parsing: another
-    ``flag``, a ``metavar``, ``repeat`` (a list field given as one value per flag: ``--auto a --auto b``), or
-    ``cli=False`` (not an option: the command sets it)."""
+    ``flag``, a ``metavar``, ``repeat`` (a list field given as one value per flag: ``--auto a --auto b``), ``sep``
+    (a list field given as one value, its items separated by ``sep``: ``--classes person,dog``), or ``cli=False``
+    (not an option: the command sets it)."""
 
     flag: str | None = None
     metavar: str | None = None
     repeat: bool = False
+    sep: str | None = None
     cli: bool = True
 
 

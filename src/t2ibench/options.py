@@ -96,8 +96,11 @@ def field_options(
             kwargs |= {"action": "store_true"}
         elif typing.get_origin(base) is tuple:
             item = typing.get_args(base)[0]
-            kwargs |= {"action": "append"} if option.repeat else {"nargs": "+"}
-            kwargs |= {"type": _parser(item, meta(extras, Range))} if item is not str else {}
+            if option.sep is not None:  # one value, its items separated: --classes person,dog
+                kwargs |= {"type": _split(option.sep, _parser(item, meta(extras, Range)) if item is not str else str)}
+            else:
+                kwargs |= {"action": "append"} if option.repeat else {"nargs": "+"}
+                kwargs |= {"type": _parser(item, meta(extras, Range))} if item is not str else {}
             absent, default = default, None if default == () else default  # argparse's None is the field's ()
         elif f.name in (choices or {}):
             kwargs |= {"choices": list((choices or {})[f.name])}
@@ -133,6 +136,18 @@ def range_parser(bounds: Range, kind: type) -> Callable[[str], Any]:
         if not bounds.holds(value):
             raise argparse.ArgumentTypeError(f"must be {bounds.text()}; got {text}")
         return value
+
+    return parse
+
+
+def _split(sep: str, item: Callable[[str], Any]) -> Callable[[str], tuple[Any, ...]]:
+    """A parser of one value holding items separated by ``sep`` (blanks around each dropped, empty items refused)."""
+
+    def parse(text: str) -> tuple[Any, ...]:
+        parts = [part.strip() for part in text.split(sep)]
+        if not all(parts):
+            raise argparse.ArgumentTypeError(f"expected items separated by {sep!r}, none empty; got {text!r}")
+        return tuple(item(part) for part in parts)
 
     return parse
 

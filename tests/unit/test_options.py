@@ -263,3 +263,28 @@ def test_generates_generator_options_are_the_generator_specs_fields(tmp_path, ca
     assert "backend: folder" in err
     assert len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()  # refused before anything is written
+
+
+@pytest.mark.parametrize("verb", [["prompts", "geneval"], ["evaluate", "geneval", "imgs"], ["summary", "r.jsonl"]])
+def test_genevals_suite_options_are_its_selections_fields(verb, capsys):
+    """GenEval's suite options (`prompts`, `evaluate geneval`, `summary`, `generate`, `agreement`) are GenEvalSuite's
+    fields (a refresh's benchmarks.geneval) but its refresh-only subset fields, checked by its own rules with each
+    error under its option; --classes is one comma-separated value (Option(sep=","))."""
+    from t2ibench.benchmarks.geneval.benchmark_cli import suite_records
+    from t2ibench.benchmarks.geneval.options import GenEvalSuite
+    from t2ibench.benchmarks.geneval.suite import generate_suite
+    from t2ibench.cli import main
+
+    parser = build_parser()
+    args = parser.parse_args(verb)
+    fields = {f.name for f in dataclasses.fields(GenEvalSuite)}
+    assert {o.field for o in args.geneval_suite} == fields - {"limit_per_task", "prompts"}
+    assert from_args(GenEvalSuite, args, args.geneval_suite) == GenEvalSuite()  # the defaults are the section's
+    given = parser.parse_args([*verb, "--classes", " person, motorcycle ,horse", "--per-task", "2", "--seed", "7"])
+    assert from_args(GenEvalSuite, given, given.geneval_suite).classes == ("person", "motorcycle", "horse")
+    assert suite_records(given) == generate_suite(seed=7, per_task=2, classes=["person", "motorcycle", "horse"])
+    with pytest.raises(SystemExit):
+        parser.parse_args([*verb, "--classes", "person,,dog"])
+    assert "none empty" in capsys.readouterr().err
+    assert main(["prompts", "geneval", "--per-task", "0"]) == 2
+    assert capsys.readouterr().err.strip() == "t2ibench prompts: error: --per-task: must be in [1, 100000]; got 0"

@@ -8,7 +8,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from t2ibench.benchmarks.geneval.options import GenEvalConfig
+from t2ibench.benchmarks.geneval.options import GenEvalConfig, GenEvalSuite
 from t2ibench.errors import InputError
 from t2ibench.options import int_from
 
@@ -21,13 +21,13 @@ COLOUR_OPTIONS = {"backend": "--colour", "arch": "--clip-arch", "pretrained": "-
 
 
 def suite_options(p: Any, *, metadata: bool) -> None:
-    """GenEval's suite options on the argparse parser or group ``p``: --seed, --per-task, --classes (and
-    --metadata)."""
-    p.add_argument("--seed", type=SEED, default=43, help="suite seed (43: the official suite)")
-    p.add_argument(
-        "--per-task", type=int_from(1, 100_000), default=100, help="samples per task (100: the official suite)"
-    )
-    p.add_argument("--classes", help="draw prompts from these classes only, comma-separated (default: all 80)")
+    """GenEval's suite options on the argparse parser or group ``p``: ``GenEvalSuite``'s seed, per_task and classes
+    (a refresh's ``benchmarks.geneval``; its subset fields, limit_per_task and prompts, choose prompts of a refresh and
+    are not a suite's), and --metadata (a released file instead of the generated suite)."""
+    from t2ibench.options import add_fields
+
+    made = add_fields(p, GenEvalSuite, skip=("limit_per_task", "prompts"))
+    p.set_defaults(geneval_suite=made)
     if metadata:
         p.add_argument("--metadata", help="an evaluation_metadata.jsonl to use instead of generating the suite")
 
@@ -35,11 +35,12 @@ def suite_options(p: Any, *, metadata: bool) -> None:
 def suite_records(args: argparse.Namespace) -> list[dict[str, Any]]:
     """GenEval's prompt records the suite options name: generated (--seed, --per-task, --classes) or --metadata."""
     from t2ibench.benchmarks.geneval.suite import generate_suite, read_suite
+    from t2ibench.options import from_args
 
     if getattr(args, "metadata", None):
         return read_suite(args.metadata)
-    classes = [c.strip() for c in args.classes.split(",")] if args.classes else None
-    return generate_suite(seed=args.seed, per_task=args.per_task, classes=classes)
+    suite = from_args(GenEvalSuite, args, args.geneval_suite)  # checked as the config's, each error under its option
+    return generate_suite(seed=suite.seed, per_task=suite.per_task, classes=suite.classes)
 
 
 def evaluator_options(p: argparse.ArgumentParser, *, device: bool = True) -> None:

@@ -5,10 +5,12 @@ validated once, used by the refresh, ``t2ibench evaluate geneval`` and the self-
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from typing import Annotated
 
 from t2ibench.benchmarks.geneval.metrics import GenEvalParams
 from t2ibench.benchmarks.geneval.suite import MAX_PER_TASK, generate_suite
 from t2ibench.errors import FieldError, InputError
+from t2ibench.fields import Option
 from t2ibench.specs import ColourConfig, DetectorConfig, check_int, check_seed
 from t2ibench.suites.selection import parse_indices
 
@@ -18,10 +20,16 @@ class GenEvalSuite:
     """The GenEval prompt suite (official: seed 43, 100 per task) and an optional subset of it."""
 
     seed: int = 43
+    """The suite's seed (the official suite: 43)."""
     per_task: int = 100
-    limit_per_task: int | None = None  # keep only the first N prompts of each task (smoke runs)
-    prompts: str | None = None  # or explicit indices/ranges, e.g. "0-9,80-85"
-    classes: tuple[str, ...] | None = None  # draw prompts from these classes only (e.g. the compositor's)
+    """Prompts per task (the official suite: 100)."""
+    limit_per_task: int | None = None
+    """Keep only the first N prompts of each task (smoke runs)."""
+    prompts: str | None = None
+    """Keep only these prompt indices or ranges, e.g. "0-9,80-85"."""
+    classes: Annotated[tuple[str, ...] | None, Option(sep=",")] = None
+    """Draw prompts from these classes only, comma-separated on the command line (e.g. the compositor's; default:
+    all 80)."""
 
     def __post_init__(self) -> None:
         check_seed(self)
