@@ -286,5 +286,7 @@ def test_genevals_suite_options_are_its_selections_fields(verb, capsys):
     with pytest.raises(SystemExit):
         parser.parse_args([*verb, "--classes", "person,,dog"])
     assert "none empty" in capsys.readouterr().err
-    assert main(["prompts", "geneval", "--per-task", "0"]) == 2
-    assert capsys.readouterr().err.strip() == "t2ibench prompts: error: --per-task: must be in [1, 100000]; got 0"
+    with pytest.raises(SystemExit) as stop:  # the field's Range, at parse time (and in a params file: the same)
+        main(["prompts", "geneval", "--per-task", "0"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.strip().endswith("error: argument --per-task: must be in [1, 100000]; got 0")

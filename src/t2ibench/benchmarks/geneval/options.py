@@ -10,8 +10,8 @@ from typing import Annotated
 from t2ibench.benchmarks.geneval.metrics import GenEvalParams
 from t2ibench.benchmarks.geneval.suite import MAX_PER_TASK, generate_suite
 from t2ibench.errors import FieldError, InputError
-from t2ibench.fields import Option
-from t2ibench.specs import ColourConfig, DetectorConfig, check_int, check_seed
+from t2ibench.fields import Option, Range
+from t2ibench.specs import MAX_SEED, ColourConfig, DetectorConfig, check_int, check_seed
 from t2ibench.suites.selection import parse_indices
 
 
@@ -19,9 +19,9 @@ from t2ibench.suites.selection import parse_indices
 class GenEvalSuite:
     """The GenEval prompt suite (official: seed 43, 100 per task) and an optional subset of it."""
 
-    seed: int = 43
+    seed: Annotated[int, Range(0, MAX_SEED)] = 43
     """The suite's seed (the official suite: 43)."""
-    per_task: int = 100
+    per_task: Annotated[int, Range(1, MAX_PER_TASK)] = 100
     """Prompts per task (the official suite: 100)."""
     limit_per_task: int | None = None
     """Keep only the first N prompts of each task (smoke runs)."""
