@@ -18,15 +18,26 @@ GENEVAL2_DATA = Path(os.environ.get("T2IBENCH_GENEVAL2_DATA") or REPO.parent / "
 
 
 # The longest files first: with `pytest -n 2 --dist loadfile` (make test) files are handed to the workers in this
-# order, so the long poles start at once instead of ending the run alone on one worker.
+# order, so the long poles start at once instead of ending the run alone on one worker. Ordered by their measured
+# time in `make test` (--durations, December 2026: the first two ~150-200 s each, the rest ~15-100 s); xdist hands
+# each worker two files up front, then one whenever it is down to one, so the two longest start side by side.
 LONGEST_FIRST = (
-    "integration/test_crash_resume.py",
     "integration/test_real_content.py",
     "integration/test_flows.py",
-    "integration/test_concurrency.py",
     "integration/test_dvc.py",
     "integration/test_inputs_are_keys.py",
+    "integration/test_crash_resume.py",
+    "integration/test_signals.py",
+    "integration/test_bad_inputs.py",
+    "integration/test_concurrency.py",
+    "unit/test_sql_security.py",
+    "integration/test_geneval2.py",
+    "unit/test_entropy.py",
     "unit/test_digits_example.py",
+    "unit/test_geneval_reference.py",
+    "integration/test_generation.py",
+    "unit/test_failure_patterns.py",
+    "unit/test_one_call_diversity.py",
 )
 
 

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -35,10 +42,35 @@ def tiny_clip(tmp_path_factory):
     return TINY_CLIP, folder / f"{TINY_CLIP}.pt"
 
 
+def shared_dir(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    """A folder every pytest-xdist worker of this run sees (the workers' base temp folders' parent; without xdist, the
+    session's own base temp folder)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # pytest-N/, holding popen-gw0/, popen-gw1/, ...
+    folder = root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@contextlib.contextmanager
+def locked(folder: Path) -> Iterator[None]:
+    """An exclusive lock on ``folder``'s lock file, across the workers' processes."""
+    with open(folder / ".lock", "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="session")
 def model_cache(tmp_path_factory):
-    """A session-wide T2IBENCH_CACHE so the tiny-random pipeline is built once."""
-    return tmp_path_factory.mktemp("t2ibench-cache")
+    """A run-wide T2IBENCH_CACHE, shared by the xdist workers, so the tiny-random models and the compositor's
+    cut-outs (~15 s of GrabCut) are built once per run, not once per worker. Safe to share: each model is built in a
+    staging folder and renamed into place, each cut-out file and the cut-out index are replaced atomically, and what
+    they hold is a function of their seeds (a race builds the same bytes twice)."""
+    return shared_dir(tmp_path_factory, "t2ibench-cache")
 
 
 @pytest.fixture
@@ -54,18 +86,19 @@ def tiny_dinov2(tmp_path_factory):
     return build_tiny_dinov2(tmp_path_factory.mktemp("dinov2"))
 
 
-@pytest.fixture(scope="session", autouse=True)
-def prefect_server(tmp_path_factory):
-    """One Prefect API server for the whole session (~10 s once): every refresh a test starts, in a subprocess or in
-    this process, talks to it through PREFECT_API_URL instead of starting a temporary server of its own (~10-25 s
-    each). Results stay in each workspace's own storage, so workspaces remain isolated."""
-    if os.environ.get("PREFECT_API_URL"):  # a developer's own server: use it
-        yield os.environ["PREFECT_API_URL"]
-        return
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def _start_server(home: Path) -> tuple[subprocess.Popen, str]:
+    """A Prefect API server on a free port, its home and log in ``home``; returns once it answers."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    home = tmp_path_factory.mktemp("prefect-server")
     env = dict(os.environ)
     env.update(
         {
@@ -76,35 +109,92 @@ def prefect_server(tmp_path_factory):
             "PREFECT_LOGGING_LEVEL": "WARNING",
         }
     )
-    log = open(home / "server.log", "w")  # noqa: SIM115  (closed below)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    with open(home / "server.log", "w") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     url = f"http://127.0.0.1:{port}/api"
     deadline = time.monotonic() + 120
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
-                if response.status == 200:
-                    break
-        except OSError:
-            pass
+    while not _healthy(url):
         if server.poll() is not None or time.monotonic() > deadline:
-            log.close()
+            _stop(server.pid)
             raise RuntimeError(f"the test Prefect server did not start: {(home / 'server.log').read_text()[-2000:]}")
         time.sleep(0.25)
+    return server, url
+
+
+def _gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended (reaped, or a zombie its parent has not reaped yet)."""
+    with contextlib.suppress(ChildProcessError):  # our own child: reap it
+        if os.waitpid(pid, os.WNOHANG)[0]:
+            return True
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+
+def _stop(pid: int) -> None:
+    """Stop the server ``pid`` (SIGTERM, then SIGKILL after 20 s) and wait until it has ended."""
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.kill(pid, signum)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if _gone(pid):
+                return
+            time.sleep(0.1)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def prefect_server(tmp_path_factory):
+    """One Prefect API server for the whole run (~12 s of CPU to start, and its services' upkeep while it lives):
+    every refresh a test starts, in a subprocess or in this process, talks to it through PREFECT_API_URL instead of
+    starting a temporary server of its own (~10-25 s each). Results stay in each workspace's own storage, so
+    workspaces remain isolated.
+
+    Under pytest-xdist the workers share it: the first worker that needs it starts it (under a file lock in the
+    run's shared temp folder) and records its URL, pid and users; each worker counts itself in and out, and the last
+    one out stops it. A worker that comes later finds no server recorded and starts a fresh one."""
+    if os.environ.get("PREFECT_API_URL"):  # a developer's own server: use it
+        yield os.environ["PREFECT_API_URL"]
+        return
+    shared = shared_dir(tmp_path_factory, "prefect-server")
+    state = shared / "server.json"
+    with locked(shared):
+        record = json.loads(state.read_text()) if state.exists() else None
+        if record is None or not _healthy(record["url"]):
+            if record is not None:  # recorded but not answering (it died): replace it
+                _stop(record["pid"])
+            home = Path(tempfile.mkdtemp(prefix="home-", dir=shared))
+            server, url = _start_server(home)
+            record = {"url": url, "pid": server.pid, "users": 0}
+        record["users"] += 1
+        state.write_text(json.dumps(record))
+    url = record["url"]
     os.environ["PREFECT_API_URL"] = url
     try:
         yield url
     finally:
         del os.environ["PREFECT_API_URL"]
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
+        with locked(shared):
+            record = json.loads(state.read_text())
+            record["users"] -= 1
+            if record["users"] > 0:
+                state.write_text(json.dumps(record))
+            else:
+                state.unlink()
+                _stop(record["pid"])
