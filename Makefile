@@ -34,8 +34,10 @@ run: $(VENV)/.installed-core
 ## (pytest-xdist; a file stays on one worker, so its module fixtures are built once; one math thread per worker,
 ## since two workers × two OpenMP threads on two cores spin and stall each other)
 ## (T2IBENCH_REQUIRE_MODELS=1 turns a skipped model test into a failure, as in CI)
+## (--no-loadscope-reorder: files go out in tests/conftest.py's LONGEST_FIRST order; by default xdist re-sorts them
+## by their number of tests, which starts the many-case files first and leaves the long end-to-end files to the end)
 test: $(VENV)/.installed-dev lint
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadfile --durations=15
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=15
 
 ## unit: the fast tier for the edit loop (unit tests not marked slow, on two workers; no lint): ~1 min here
 unit: $(VENV)/.installed-dev

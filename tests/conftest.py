@@ -21,6 +21,8 @@ GENEVAL2_DATA = Path(os.environ.get("T2IBENCH_GENEVAL2_DATA") or REPO.parent / "
 # order, so the long poles start at once instead of ending the run alone on one worker. Ordered by their measured
 # time in `make test` (--durations, December 2026: the first two ~150-200 s each, the rest ~15-100 s); xdist hands
 # each worker two files up front, then one whenever it is down to one, so the two longest start side by side.
+# (This order holds only with xdist's --no-loadscope-reorder, as make test runs it: by default xdist re-sorts the
+# files by their number of tests.)
 LONGEST_FIRST = (
     "integration/test_real_content.py",
     "integration/test_flows.py",
