@@ -25,11 +25,11 @@ from typing import Any
 
 import numpy as np
 
+from t2ibench.benchmarks.geneval import report_failures as failures
 from t2ibench.benchmarks.geneval.evaluate import ResultRow
 from t2ibench.benchmarks.geneval.metrics import COLORS, Detection, evaluate_detections
 from t2ibench.benchmarks.geneval.suite import generate_suite
 from t2ibench.pipeline.rows import result_rows
-from t2ibench.report import failures
 from t2ibench.store import TABLES, Store, _columns, _json, with_deprecated_copies
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

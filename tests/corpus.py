@@ -707,7 +707,7 @@ def _(tmp: Path) -> Any:
     r"no stored model 'tiny-aa'; did you mean 'tiny-a'\?",
 )
 def _(tmp: Path) -> Any:
-    from t2ibench.report.failures import collect
+    from t2ibench.benchmarks.geneval.report_failures import collect
     from t2ibench.store import Store
 
     store = Store(tmp / "populated.duckdb")

@@ -117,10 +117,11 @@ def test_the_digits_figure_writes_the_same_bytes_for_floats_that_differ_in_their
 
 
 def test_the_paper_tables_write_the_same_bytes_for_stored_values_that_differ_in_their_last_bits(tmp_path, monkeypatch):
+    from t2ibench.benchmarks.geneval.metrics import TASKS
     from t2ibench.report import paper
     from t2ibench.store import queries
 
-    board = [{"model": "m", "smoke": False, "overall": 0.5208333333333334} | dict.fromkeys(paper.TASKS, 0.61728395)]
+    board = [{"model": "m", "smoke": False, "overall": 0.5208333333333334} | dict.fromkeys(TASKS, 0.61728395)]
     metrics = [
         {"model": "m", "metric": "fkea", "alpha": 1.0, "value": 93.97618880627060, "n": 2212, "error_bound": 0.4142},
         {"model": "m", "metric": "rke", "alpha": 2.0, "value": 50.98266432661991, "n": 2212, "error_bound": None},

@@ -284,6 +284,16 @@ def spine_sql() -> SpineSQL:
     return found
 
 
+def spine_report() -> Any:
+    """The spine benchmark's ``report_spine`` module: its leaderboard columns and legend, plots, sections around the
+    table, pages, drill-down (image rows, thumbnails, score section, prompt list and pages), model-card lines and
+    paper table — the hooks ``t2ibench.report`` renders around (docs/benchmarks.md#the-spines-report)."""
+    module = role_module(SPINE, "report_spine")
+    if module is None:
+        raise TypeError(f"benchmark {SPINE!r} (the refresh's spine) has no report_spine module")
+    return module
+
+
 def benchmark_options(name: str) -> Any | None:
     """The ``options`` module of the benchmark registered as ``name`` — ``SELECTION`` (the type of its
     ``benchmarks.<name>`` config section: which prompts a refresh runs) and ``EVALUATOR`` (``evaluators.<name>``,

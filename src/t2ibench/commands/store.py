@@ -111,7 +111,7 @@ def _cmd_sql(args: argparse.Namespace) -> int:
 
 
 def _cmd_failures(args: argparse.Namespace) -> int:
-    from t2ibench.report import failures
+    from t2ibench.benchmarks.geneval import report_failures as failures
     from t2ibench.store import Store
 
     store = Store(_store_path(args), timeout=args.wait)

@@ -1,13 +1,15 @@
 """The leaderboard report, rendered from stored rows only (nothing is recomputed here).
 
-Writes ``leaderboard.html`` (self-contained: inline style and script; a sortable, filterable table of GenEval
-Table 2 with bootstrap intervals, ties marked, diversity columns with σ, protocol groups flagged, published
-reference rows apart), ``leaderboard.md`` (the same numbers), ``models.html`` and the drill-down pages of
-``report/pages.py`` (model cards, inline galleries, prompts with their images and detections), ``agreement.html``,
-``tasks.png`` (per-task accuracy bars), ``diversity_vs_n.png``, ``failures/`` (position confusion matrices,
-per-class bars) and mode galleries under ``galleries/<model>/<fkea|scendi>/`` (PNG sheets and ``modes.json`` with
-the stored values), with a provenance footer (config hash, git commit, code version, date, smoke/lite labels).
-Models are named by their config name everywhere; a label is shown beside it as a description.
+Writes ``leaderboard.html`` (self-contained: inline style and script; a sortable, filterable table of the spine
+benchmark's columns with bootstrap intervals, ties marked, every stored benchmark's headline, diversity columns with
+σ, protocol groups flagged), ``leaderboard.md`` (the same numbers), ``models.html``, the drill-down pages of
+``report/pages.py`` (model cards, inline galleries, the spine's prompts with their images), ``diversity_vs_n.png``
+and mode galleries under ``galleries/<model>/<fkea|scendi>/`` (PNG sheets and ``modes.json`` with the stored
+values), with a provenance footer (config hash, git commit, code version, date, smoke/lite labels). The spine
+benchmark's own columns, plots, sections and pages come from its ``report_spine`` module (GenEval's: Table 2, the
+per-task plot, the self-test card, published rows, agreement.html, failure patterns); every other stored
+benchmark's from its ``report`` module. Models are named by their config name everywhere; a label is shown beside
+it as a description.
 """
 
 from __future__ import annotations
@@ -17,67 +19,41 @@ import hashlib
 import html
 import itertools
 import json
-import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from t2ibench.benchmarks import StoredColumns, report_section, stored_columns
-from t2ibench.benchmarks.geneval import report_selftest as selftest
-from t2ibench.benchmarks.geneval.metrics import TASKS
-from t2ibench.benchmarks.geneval.report import TASK_TITLES
-from t2ibench.benchmarks.geneval.suite_published import PublishedTable, load_published
+from t2ibench.benchmarks import StoredColumns, report_section, spine_report, stored_columns
 from t2ibench.errors import InputError
 from t2ibench.hashing import code_version
 from t2ibench.io import remove_stale_tmp, write_text_atomic
-from t2ibench.report import failures
 from t2ibench.report.markdown import markdown_table
 from t2ibench.report.pages import write_model_pages
-from t2ibench.report.site import BANNER_CSS, Cell, banner_html, footer_html, navigation, page, table
+from t2ibench.report.site import Cell, fmt, interval, level_text, page, table
 from t2ibench.store import Store, queries
 
-LITE_NOTE = "LITE EVALUATOR, not comparable with published GenEval scores"
 SMOKE_NOTE = (
     "SMOKE RUN: built-in random-weight models produced these numbers; they test the system and measure nothing."
 )
 
 
-def _fmt(value: Any, digits: int = 2) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    return f"{value:.{digits}f}"
-
-
 def collect(store: Store) -> dict[str, Any]:
     """Every row the report needs, read from the store (read-only)."""
-    board = queries.leaderboard(store)
-    metrics = queries.current_metrics(store)
-    modes = queries.current_modes(store)
-    images = queries.current_images(store)
-    task_ci = queries.task_intervals(store)
-    verdicts = queries.current_verdicts(store)
-    detections = queries.current_detections(store)
-    run = queries.latest_run(store)
-    agreement = queries.agreement(store)
     return {
-        "board": board,
-        "metrics": metrics,
-        "modes": modes,
-        "images": images,
-        "task_ci": task_ci,
-        "verdicts": verdicts,
-        "detections": detections,
+        "board": queries.leaderboard(store),
+        "metrics": queries.current_metrics(store),
+        "modes": queries.current_modes(store),
+        "images": queries.current_images(store),
         "diversity": queries.diversity(store),
         "convergence": queries.diversity_convergence(store),
         "protocol": queries.protocol(store),
-        "run": run,
-        "agreement": agreement,
+        "run": queries.latest_run(store),
         "benchmarks": {
             name: {"scores": queries.benchmark_scores(store, name), "answers": queries.benchmark_answers(store, name)}
             for name in stored_columns()
         },
-        "selftests": queries.evaluator_selftests(store),
+        **spine_report().collect(store),  # the spine benchmark's rows (GenEval's: verdicts, detections, …)
     }
 
 
@@ -147,44 +123,14 @@ def _galleries(data: dict[str, Any], out: Path) -> dict[tuple[str, str], str]:
     return links
 
 
-def _plots(data: dict[str, Any], out: Path) -> dict[str, str]:
+def _curve_plot(data: dict[str, Any], out: Path) -> dict[str, str]:
+    """diversity_vs_n.png: each model's FKEA VENDI-1 against the number of images (name → path under ``out``)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     files: dict[str, str] = {}
-    board = data["board"]
-    if board:
-        fig, ax = plt.subplots(figsize=(9, 4.4))
-        width = 0.8 / max(len(board), 1)
-        ci = {(r["model"], r["task"]): (r["ci_low"], r["ci_high"]) for r in data.get("task_ci", [])}
-        for i, row in enumerate(board):
-            values = [row[t] if row[t] is not None else 0.0 for t in TASKS]
-            xs = [x + i * width for x in range(len(TASKS))]
-            intervals = [ci.get((row["model"], t), (None, None)) for t in TASKS]
-            yerr = [
-                [v - lo if lo is not None else 0.0 for v, (lo, _) in zip(values, intervals, strict=True)],
-                [hi - v if hi is not None else 0.0 for v, (_, hi) in zip(values, intervals, strict=True)],
-            ]
-            bars = ax.bar(xs, values, width=width, label=row["model"], yerr=yerr, capsize=2)
-            colour = bars.patches[0].get_facecolor() if bars.patches else None
-            # a zero is a result, not a missing bar: draw it as a stub on the axis; a task without images says n/a
-            for x, v, t in zip(xs, values, TASKS, strict=True):
-                if row[t] is None:
-                    ax.text(x, 0.01, "n/a", ha="center", va="bottom", fontsize=6, rotation=90)
-                elif v == 0.0:
-                    ax.plot([x - width / 2, x + width / 2], [0.004, 0.004], color=colour, linewidth=3)
-            ax.bar_label(bars, labels=["" if row[t] is None else f"{row[t]:.2f}" for t in TASKS], fontsize=6, padding=1)
-        ax.set_xticks([x + 0.4 - width / 2 for x in range(len(TASKS))], [TASK_TITLES[t] for t in TASKS], fontsize=8)
-        ax.set_ylabel("accuracy (images)")
-        ax.set_ylim(0, 1.1)
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2, frameon=False)
-        ax.set_title(f"GenEval accuracy per task (error bars: {level_text(board)} bootstrap CI over prompts)")
-        fig.tight_layout()
-        fig.savefig(out / "tasks.png", dpi=100)
-        plt.close(fig)
-        files["tasks"] = "tasks.png"
     curves: dict[str, list[tuple[int, float]]] = {}
     for m in data["metrics"]:
         if m["metric"] == "fkea_curve":
@@ -203,15 +149,6 @@ def _plots(data: dict[str, Any], out: Path) -> dict[str, str]:
         plt.close(fig)
         files["curve"] = "diversity_vs_n.png"
     return files
-
-
-def level_text(board: list[dict[str, Any]]) -> str:
-    """The stored confidence level of the board's intervals as '95 %' (the configured default when none is stored)."""
-    from t2ibench.metrics.levels import CI_LEVEL
-
-    levels = {float(r["ci_level"]) for r in board if r.get("ci_level") is not None}
-    level = next(iter(levels)) if len(levels) == 1 else CI_LEVEL
-    return f"{100 * level:g} %" + (" (levels differ between models: see their cards)" if len(levels) > 1 else "")
 
 
 def tied_with_next(board: list[dict[str, Any]]) -> set[str]:
@@ -283,16 +220,14 @@ def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
 def protocols(data: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
     """Each current model's protocol group ('A', 'B', …: models sharing suite, images per prompt, seeding, prompt
     rewriting and every evaluator setting) and the settings that differ between groups (empty: one protocol)."""
-    suites: dict[str, set[str]] = {}
-    for v in data["verdicts"]:
-        suites.setdefault(v["model"], set()).add(str(v["suite"]))
+    spine = spine_report()
     keys: dict[str, dict[str, Any]] = {}
     for p in data["protocol"]:
         gen = json.loads(p["generation"]) if isinstance(p["generation"], str) else (p["generation"] or {})
         evaluator = json.loads(p["evaluator"]) if isinstance(p["evaluator"], str) else (p["evaluator"] or {})
         keys[p["model"]] = _flatten(
             {
-                "suite": sorted(suites.get(p["model"], set())),
+                "suite": spine.model_suites(data, p["model"]),
                 "images_per_prompt": gen.get("images_per_prompt"),
                 "seeding": gen.get("seeding"),
                 "prompt_rewriting": gen.get("prompt_rewriting"),
@@ -376,22 +311,20 @@ def _benchmark_text(row: dict[str, Any], name: str, cols: StoredColumns, letters
     head = cols.column(name, cols.headline)
     if row.get(head) is None:
         return "—"
-    text = f"{row[head]:.2f} {_interval(row.get(f'{head}_ci_low'), row.get(f'{head}_ci_high'))}"
+    text = f"{row[head]:.2f} {interval(row.get(f'{head}_ci_low'), row.get(f'{head}_ci_high'))}"
     labels = [f"protocol {letters[row['model']]}"] if row["model"] in letters else []
     labels += report_section(name).coverage_labels(row.get(f"{name}_suite"), row.get(f"{name}_prompts"))
     return text + (f" ({'; '.join(labels)})" if labels else "")
 
 
 def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict[str, str]) -> str:
+    spine = spine_report()
     ties = tied_with_next(data["board"])
     rank = ranks(data["board"])
-    ci = {(r["model"], r["task"]): r for r in data["task_ci"]}
-    pct = level_text(data["board"])
-    headers = ["rank", "model", f"Overall [{pct} CI]", *TASK_TITLES.values(), "images (prompts)", "FKEA VENDI-1",
-               "truncated VENDI-1", "RKE", "Scendi", "diversity rank", "σ", "rff_dim", "FKEA radius",
-               "protocol"]  # fmt: skip
     shown = _shown_benchmarks(data["board"])
-    headers[len(TASK_TITLES) + 3 : len(TASK_TITLES) + 3] = [cols.title for _, cols, _ in shown]
+    headers = ["rank", "model", *spine.board_headers(level_text(data["board"])), *(cols.title for _, cols, _ in shown),
+               "images (prompts)", "FKEA VENDI-1", "truncated VENDI-1", "RKE", "Scendi", "diversity rank", "σ",
+               "rff_dim", "FKEA radius", "protocol"]  # fmt: skip
     rows = []
     for row in data["board"]:
         model = row["model"]
@@ -403,15 +336,8 @@ def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict
         cells = [
             Cell.text(rank[model], sort=rank[model].rstrip("=") if rank[model][0].isdigit() else "", css=""),
             Cell(name + smoke + label, model, "text"),
-            Cell.number(row["overall"], low=row.get("overall_ci_low"), high=row.get("overall_ci_high"),
-                        mark="≈" if model in ties else ""),
-        ]  # fmt: skip
-        for t in TASKS:
-            c = ci.get((model, t), {})
-            cell = Cell.number(row[t], low=c.get("ci_low"), high=c.get("ci_high"))
-            if page_link and row[t] is not None:
-                cell = Cell(f'<a href="{html.escape(page_link)}#task={t}">{cell.html}</a>', cell.sort, cell.css)
-            cells.append(cell)
+            *spine.board_cells(row, data, page_link, model in ties),
+        ]
         for name, cols, letters in shown:
             head = cols.column(name, cols.headline)
             cells.append(Cell(html.escape(_benchmark_text(row, name, cols, letters)), str(row.get(head) or ""), ""))
@@ -427,45 +353,6 @@ def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict
         ]  # fmt: skip
         rows.append(cells)
     return table("leaderboard", headers, rows, filterable=True, text_columns=(1,))
-
-
-def _published_table(tables: list[PublishedTable]) -> str:
-    if not tables:
-        return ""
-    headers = ["model", "Overall", *TASK_TITLES.values(), "Human", "source"]
-    rows = []
-    for t in tables:
-        for r in t.rows:
-            rows.append(
-                [
-                    Cell(f'{html.escape(r.model)} <span class="label">published</span>', r.model, "text"),
-                    Cell.number(r.overall),
-                    *(Cell.number(r.tasks[k]) for k in TASKS),
-                    Cell.number(r.human),
-                    Cell.text(t.citation),
-                ]
-            )
-    notes = "".join(
-        f"<li>{html.escape(t.citation)}"
-        + (f' (<a href="{html.escape(t.url)}">{html.escape(t.url)}</a>)' if t.url else "")
-        + (f": {html.escape(t.protocol)}" if t.protocol else "")
-        + "</li>"
-        for t in tables
-    )
-    return (
-        '<section id="published-rows"><h2>Published reference rows</h2><p>Numbers as their papers printed them, '
-        "under their papers' protocols: shown for orientation, not measured here and never ranked with the rows "
-        f"above.</p>{table('published', headers, rows, css='published', text_columns=(0, len(headers) - 1))}"
-        f"<ul>{notes}</ul></section>"
-    )
-
-
-def _agreement_page(rows: list[dict[str, Any]], banners: list[str], footer: str) -> str:
-    """agreement.html: report/agreement.py's page, with the site's navigation, banners and provenance footer."""
-    from t2ibench.benchmarks.geneval.report_agreement import html_page
-
-    text = html_page(rows, nav=f"<style>{BANNER_CSS}</style>{navigation()}{banner_html(banners)}")
-    return text.replace("</body>", footer_html(footer) + "</body>", 1)
 
 
 def _models_index(
@@ -506,7 +393,7 @@ def _provenance(data: dict[str, Any], config_name: str) -> str:
     )
     lite = lite_parts(run)
     if lite:
-        text += f" {LITE_NOTE} ({'; '.join(lite)})."
+        text += f" {spine_report().LITE_NOTE} ({'; '.join(lite)})."
     return text + (f" {SMOKE_NOTE}" if smoke else "")
 
 
@@ -522,19 +409,18 @@ def _markdown(
     data: dict[str, Any],
     links: dict[tuple[str, str], str],
     plots: dict[str, str],
-    failure_md: list[str],
-    published: list[PublishedTable],
+    published: list[Any],
     banners: list[str],
     provenance: str,
 ) -> str:
+    spine = spine_report()
     ties = tied_with_next(data["board"])
     rank = ranks(data["board"])
-    pct = level_text(data["board"])
-    headers = ["rank", "model", "Overall", f"{pct} CI", *TASK_TITLES.values(), "images (prompts)", "FKEA VENDI-1",
-               "VENDI-1 interval", "truncated VENDI-1", "RKE", "Scendi", "diversity rank", "σ", "rff_dim",
-               "FKEA radius", "modes"]  # fmt: skip
     shown = _shown_benchmarks(data["board"])
-    headers[len(TASK_TITLES) + 4 : len(TASK_TITLES) + 4] = [cols.title for _, cols, _ in shown]
+    headers = ["rank", "model", *spine.markdown_headers(level_text(data["board"])),
+               *(cols.title for _, cols, _ in shown), "images (prompts)", "FKEA VENDI-1", "VENDI-1 interval",
+               "truncated VENDI-1", "RKE", "Scendi", "diversity rank", "σ", "rff_dim", "FKEA radius",
+               "modes"]  # fmt: skip
     rows = []
     for row in data["board"]:
         model = row["model"]
@@ -546,34 +432,30 @@ def _markdown(
             [
                 rank[model],
                 f"{model}{' (smoke)' if row['smoke'] else ''}",
-                _fmt(row["overall"]) + (" ≈" if model in ties else ""),
-                _interval(row.get("overall_ci_low"), row.get("overall_ci_high")),
-                *(_fmt(row[t]) for t in TASKS),
+                *spine.markdown_cells(row, model in ties),
                 *(_benchmark_text(row, name, cols, letters) for name, cols, letters in shown),
                 f"{row['images']} ({row['prompts']})" if row.get("images") is not None else "—",
-                _fmt(div.get("vendi_1")),
-                _interval(div.get("vendi_1_ci_low"), div.get("vendi_1_ci_high")),
-                _fmt(div.get("truncated_vendi_1")),
-                _fmt(div.get("rke")),
-                _fmt(div.get("scendi")),
+                fmt(div.get("vendi_1")),
+                interval(div.get("vendi_1_ci_low"), div.get("vendi_1_ci_high")),
+                fmt(div.get("truncated_vendi_1")),
+                fmt(div.get("rke")),
+                fmt(div.get("scendi")),
                 str(row["diversity_rank"])
                 if row.get("diversity_rank") is not None
                 else ("not ranked" if row.get("vendi_1") is not None else "—"),
-                _fmt(div.get("sigma"), 3),
-                _fmt(div.get("rff_dim"), 0),
-                _fmt(div.get("fkea_radius"), 3),
+                fmt(div.get("sigma"), 3),
+                fmt(div.get("rff_dim"), 0),
+                fmt(div.get("fkea_radius"), 3),
                 mode_links or "—",
             ]
         )
     md = ["# Leaderboard", ""]
     md += [f"> **{b}**" for b in banners] + ([""] if banners else [])
     md += [
-        f"GenEval accuracy (Table 2 layout: overall = mean of the six tasks; {level_text(data['board'])} CI = "
-        "percentile bootstrap over "
-        "prompts, 1,000 resamples, all images of a prompt together; ≈ marks a model whose interval overlaps the "
-        "next one's: not ranked as different, rank shared as '2=') and diversity (FKEA VENDI-1 and RKE on the image "
-        "embedder with its bootstrap interval, Scendi on image–prompt pairs; FKEA radius = Theorem-2 bound, "
-        "δ = 0.05)." + "".join(f" {cols.legend}" for _, cols, _ in shown),
+        spine.legend_markdown(level_text(data["board"]))
+        + " and diversity (FKEA VENDI-1 and RKE on the image embedder with its bootstrap interval, Scendi on "
+        "image–prompt pairs; FKEA radius = Theorem-2 bound, δ = 0.05)."
+        + "".join(f" {cols.legend}" for _, cols, _ in shown),
         "",
         markdown_table(headers, rows) if rows else "No completed model yet.",
     ]
@@ -581,51 +463,16 @@ def _markdown(
     if flags:
         md += ["", "Diversity is ranked only between models measured under one kernel (the same σ from a shared "
                "source, kernel, rff_dim and embedders):", "", *(f"* {f}" for f in flags)]  # fmt: skip
-    card = selftest.markdown_section(data["selftests"])
-    if card:
-        md += ["", *card]
-    for t in published:
-        md += [
-            "",
-            f"## Published: {t.source}",
-            "",
-            f"{t.citation}; not measured here, never ranked with the rows above."
-            + (f" Protocol: {t.protocol}" if t.protocol else ""),
-            "",
-            markdown_table(
-                ["model", "Overall", *TASK_TITLES.values(), "Human"],
-                [[f"{r.model} (published)", _fmt(r.overall), *(_fmt(r.tasks[k]) for k in TASKS), _fmt(r.human)]
-                 for r in t.rows],
-            ),
-        ]  # fmt: skip
-    if plots:
-        md += ["", *(f"![{name}]({path})" for name, path in plots.items())]
-    agreement = [a for a in data["agreement"] if a["task"] == "all"]
-    if agreement:
-        md += [
-            "",
-            "## Human agreement",
-            "",
-            markdown_table(
-                ["scope", "source", "statistic", "value", "interval"],
-                [[a["scope"], a["source"], a["statistic"], _fmt(a["value"], 3),
-                  _interval(a.get("ci_low"), a.get("ci_high"))] for a in agreement],
-            ),
-            "",
-            "Per task, with definitions: agreement.html.",
-        ]  # fmt: skip
+    md += spine.sections_markdown(data, published, plots)
     for name, stored in data["benchmarks"].items():
         section = report_section(name).markdown_section(stored["scores"])
         if section:
             md += ["", section]
-    if failure_md:
-        md += ["", *failure_md]
+    closing = spine.closing_markdown(data)
+    if closing:
+        md += ["", *closing]
     md += ["", "---", provenance, ""]
     return "\n".join(md)
-
-
-def _interval(low: float | None, high: float | None) -> str:
-    return "—" if low is None or high is None else f"[{low:.2f}, {high:.2f}]"
 
 
 def render_reports(
@@ -633,12 +480,14 @@ def render_reports(
     out_dir: str | Path,
     *,
     config_name: str = "",
-    published: Sequence[str | Path] = ("geneval-table2",),
+    published: Sequence[str | Path] | None = None,
     root: str | Path | None = None,
 ) -> dict[str, Any]:
     """Write the report for the current models in the store: leaderboard.md/.html, models.html, a page per model and
-    per prompt, agreement.html, plots, thumbnails and galleries; returns their paths. ``root``: the workspace the
-    refresh ran in (a benchmark's stored image names are relative to it; None: the current folder)."""
+    per prompt, the spine's pages (agreement.html), plots, thumbnails and galleries; returns their paths.
+    ``published``: the published reference tables shown (built-in names or YAML paths; None: the spine's default).
+    ``root``: the workspace the refresh ran in (a benchmark's stored image names are relative to it; None: the
+    current folder)."""
     store = Store(store_path)
     if not Path(store_path).exists():
         raise InputError(f"{store_path}: no results store yet (run a benchmark first)")
@@ -646,16 +495,16 @@ def render_reports(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     remove_stale_tmp(out)  # a killed render's temporary files
-    tables = [load_published(p) for p in published]
+    spine = spine_report()
+    tables = spine.load_tables(published)
     with store.session():  # one connection for every read
         data = collect(store)
-        failure_data = failures.collect(store)
     # the report is re-rendered only when what it shows changed: its rows, the published tables, the config's name
     # and the code that renders them (a refresh with nothing new keeps the files as they are)
     on_disk = [Path(r["path"]).exists() for r in data["images"]]  # galleries and thumbnails are drawn from them
     # the run that last made each version current is bookkeeping the report does not show (a model card names the
     # run that computed its version): a refresh that changed nothing leaves the report as it is
-    rows = [_unbooked(v) for k, v in sorted(data.items()) if k != "run"] + [data["run"], _unbooked(failure_data)]
+    rows = [_unbooked(v) for k, v in sorted(data.items()) if k != "run"] + [data["run"]]
     inputs = [rows, [dataclasses.asdict(t) for t in tables], config_name, code_version(), on_disk, str(root)]
     report_stamp = hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()
     rendered = out / ".report-rendered-from"
@@ -666,9 +515,8 @@ def render_reports(
     # plots are re-drawn only when what they show changed (matplotlib alone costs about a second to import)
     plot_data = [
         data["board"],
-        data["task_ci"],
+        spine.plotted(data),
         [m for m in data["metrics"] if m["metric"] == "fkea_curve"],
-        failure_data,
     ]
     stamp = hashlib.sha256(json.dumps(plot_data, sort_keys=True, default=str).encode()).hexdigest()
     marker = out / ".plots-rendered-from"
@@ -680,7 +528,8 @@ def render_reports(
     if previous.get("stamp") == stamp and all((out / p).exists() for p in drawn):
         plots, failure_plots = previous["plots"], previous["failures"]
     else:
-        plots, failure_plots = _plots(data, out), failures.plots(failure_data, out)
+        plots = {**spine.plots(data, out), **_curve_plot(data, out)}
+        failure_plots = spine.failure_plots(data, out)
         write_text_atomic(marker, json.dumps({"stamp": stamp, "plots": plots, "failures": failure_plots}))
     data["failure_plots"] = failure_plots
     provenance = _provenance(data, config_name)
@@ -691,7 +540,7 @@ def render_reports(
         banners.append(SOME_SMOKE_NOTE)
     lite = lite_parts(data["run"])
     if lite:
-        banners.append(f"{LITE_NOTE}: {'; '.join(lite)}.")
+        banners.append(f"{spine.LITE_NOTE}: {'; '.join(lite)}.")
     groups, differing = protocols(data)
     flag = ""
     if differing:
@@ -730,36 +579,28 @@ def render_reports(
     }
     figures = "".join(f'<figure><img src="{html.escape(p)}" alt="{html.escape(n)}"></figure>' for n, p in plots.items())
     body = (
-        f"{flag}<p>GenEval accuracy per task and overall (mean of the six tasks) with percentile-bootstrap "
-        "intervals over prompts (all images of a prompt together); ≈ and a shared rank ('2=') mark models whose "
-        "intervals overlap. Click a header to sort, a model for its card and images, a task score for the images "
-        "behind it. Diversity: FKEA VENDI-1 and RKE on the image embedder (σ, rff_dim), Scendi on image–prompt "
-        "pairs; their brackets are bootstrap intervals over prompts for the score at this number of prompts (centred "
-        "percentile; how each was obtained, or why none was, is on the model page and in docs/metrics.md). ✓ marks "
-        "a diversity score whose convergence report says 'converged' (it moved < 5 % from n/2 to n prompts and "
-        "stayed in its band), ↗ one that is 'not yet' — still moving with the sample size, so it describes this "
-        "many images rather than the model; hover for the reason, the model page has the curve.</p>"
+        f"{flag}<p>{spine.legend_html()} "
+        "Diversity: FKEA VENDI-1 and RKE on the image embedder (σ, rff_dim), Scendi on image–prompt pairs; "
+        "their brackets are bootstrap intervals over prompts for the score at this number of prompts (centred "
+        "percentile; how each was obtained, or why none was, is on the model page and in docs/metrics.md). ✓ "
+        "marks a diversity score whose convergence report says 'converged' (it moved < 5 % from n/2 to n "
+        "prompts and stayed in its band), ↗ one that is 'not yet' — still moving with the sample size, so it "
+        "describes this many images rather than the model; hover for the reason, the model page has the "
+        "curve.</p>"
         + (_leaderboard_table(data, groups, pages) if data["board"] else "<p>No completed model yet.</p>")
-        + selftest.html_section(data["selftests"])
-        + _published_table(tables)
-        + figures
-        + '<p><a href="agreement.html">Human agreement</a> (per source and task, with intervals).</p>'
+        + spine.sections_html(data, tables, figures)
         + "".join(report_section(name).html_section(stored["scores"]) for name, stored in data["benchmarks"].items())
-        + failures.html_section(failure_data, failure_plots)
+        + spine.closing_html(data)
     )
     write_text_atomic(out / "leaderboard.html", page("Leaderboard", body, banners=banners, footer=provenance))
     write_text_atomic(out / "models.html", _models_index(data, groups, pages, banners, provenance))
-    write_text_atomic(out / "agreement.html", _agreement_page(data["agreement"], banners, provenance))
-    write_text_atomic(
-        out / "leaderboard.md",
-        _markdown(data, links, plots, failures.markdown_section(failure_data, failure_plots), tables, banners,
-                  provenance),
-    )  # fmt: skip
+    spine_pages = spine.write_pages(data, out, banners=banners, footer=provenance)
+    write_text_atomic(out / "leaderboard.md", _markdown(data, links, plots, tables, banners, provenance))
     result = {
         "markdown": str(out / "leaderboard.md"),
         "html": str(out / "leaderboard.html"),
         "models_html": {m: str(out / p) for m, p in pages.items()},
-        "agreement_html": str(out / "agreement.html"),
+        **spine_pages,
         "plots": plots,
         "failure_plots": failure_plots,
         "galleries": {f"{m}/{s}": p for (m, s), p in links.items()},

@@ -1,4 +1,5 @@
-"""Paper tables from the store (GenEval Table 2, diversity/Scendi) and the digits figure (rendering only)."""
+"""Paper tables from the store (the spine benchmark's table — GenEval's Table 2 —, diversity/Scendi) and the digits
+figure (rendering only)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from t2ibench import artifacts
-from t2ibench.benchmarks.geneval.metrics import TASKS
-from t2ibench.benchmarks.geneval.report import TASK_TITLES
+from t2ibench.benchmarks import spine_report
 from t2ibench.report.markdown import markdown_table
 from t2ibench.store import Store, queries
 
@@ -18,8 +18,9 @@ def _f(x: Any, digits: int = 2) -> str:
 
 
 def write_tables(store_path: str | Path, out_dir: str | Path) -> dict[str, Any]:
-    """table2.md (GenEval), diversity.md (FKEA/RKE/Scendi) and metrics.json (headline numbers) for current models,
-    every number at the paper artifacts' stated precision (``t2ibench.artifacts``: the same bytes on any machine)."""
+    """The spine's table (GenEval's table2.md), diversity.md (FKEA/RKE/Scendi) and metrics.json (headline numbers)
+    for current models, every number at the paper artifacts' stated precision (``t2ibench.artifacts``: the same bytes
+    on any machine)."""
     store = Store(store_path)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -27,11 +28,9 @@ def write_tables(store_path: str | Path, out_dir: str | Path) -> dict[str, Any]:
     metrics = artifacts.stated(queries.headline_metrics(store))
     smoke = any(r["smoke"] for r in board)
     note = "Smoke run (random-weight models): numbers test the pipeline only.\n\n" if smoke else ""
-    table2 = markdown_table(
-        ["Model", "Overall", *TASK_TITLES.values()],
-        [[r["model"], _f(r["overall"]), *(_f(r[t]) for t in TASKS)] for r in board],
-    )
-    artifacts.write_text(out / "table2.md", f"# GenEval (Table 2 layout)\n\n{note}{table2}\n")
+    spine = spine_report()
+    spine_file, spine_table = spine.paper_table(board, note)
+    artifacts.write_text(out / spine_file, spine_table)
 
     def value(model: str, metric: str, alpha: float | None) -> dict[str, Any] | None:
         return next(
@@ -59,11 +58,11 @@ def write_tables(store_path: str | Path, out_dir: str | Path) -> dict[str, Any]:
             ]
         )
         headline[r["model"]] = {
-            "geneval_overall": r["overall"],
+            spine.HEADLINE: r["overall"],
             "fkea_vendi_1": None if fkea is None else fkea["value"],
             "scendi": None if scendi is None else scendi["value"],
         }
     diversity = markdown_table(["Model", "n", "FKEA VENDI-1", "FKEA radius", "RKE", "Scendi", "model share"], rows)
     artifacts.write_text(out / "diversity.md", f"# Diversity\n\n{note}{diversity}\n")
     artifacts.write_json(out / "metrics.json", {"smoke": smoke, "models": headline})
-    return {"table2": str(out / "table2.md"), "diversity": str(out / "diversity.md"), "models": len(board)}
+    return {"table2": str(out / spine_file), "diversity": str(out / "diversity.md"), "models": len(board)}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,6 +125,15 @@ def interval(low: Any, high: Any, digits: int = 2) -> str:
     if low is None or high is None:
         return "—"
     return f"[{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def level_text(board: Sequence[Mapping[str, Any]]) -> str:
+    """The stored confidence level of the board's intervals as '95 %' (the configured default when none is stored)."""
+    from t2ibench.metrics.levels import CI_LEVEL
+
+    levels = {float(r["ci_level"]) for r in board if r.get("ci_level") is not None}
+    level = next(iter(levels)) if len(levels) == 1 else CI_LEVEL
+    return f"{100 * level:g} %" + (" (levels differ between models: see their cards)" if len(levels) > 1 else "")
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from t2ibench.benchmarks.geneval import report_spine
 from t2ibench.benchmarks.geneval.metrics import TASKS
-from t2ibench.report import leaderboard
 
 pytest.importorskip("matplotlib")
 
@@ -16,6 +16,6 @@ def test_the_task_chart_draws_zeros_missing_tasks_and_intervals(tmp_path):
         {"model": "b", "label": None, **dict.fromkeys(TASKS, 0.0), "position": None},  # all zero, position missing
     ]
     task_ci = [{"model": "a", "task": t, "ci_low": 0.3, "ci_high": 0.7} for t in TASKS]
-    files = leaderboard._plots({"board": board, "task_ci": task_ci, "metrics": []}, tmp_path)
+    files = report_spine.plots({"board": board, "task_ci": task_ci, "metrics": []}, tmp_path)
     assert files == {"tasks": "tasks.png"}
     assert (tmp_path / "tasks.png").stat().st_size > 10_000
