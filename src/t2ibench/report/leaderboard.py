@@ -1,15 +1,12 @@
-"""The leaderboard report, rendered from stored rows only (nothing is recomputed here).
-
-Writes ``leaderboard.html`` (self-contained: inline style and script; a sortable, filterable table of the spine
-benchmark's columns with bootstrap intervals, ties marked, every stored benchmark's headline, diversity columns with
-σ, protocol groups flagged), ``leaderboard.md`` (the same numbers), ``models.html``, the drill-down pages of
-``report/pages.py`` (model cards, inline galleries, the spine's prompts with their images), ``diversity_vs_n.png``
-and mode galleries under ``galleries/<model>/<fkea|scendi>/`` (PNG sheets and ``modes.json`` with the stored
-values), with a provenance footer (config hash, git commit, code version, date, smoke/lite labels). The spine
-benchmark's own columns, plots, sections and pages come from its ``report_spine`` module (GenEval's: Table 2, the
-per-task plot, the self-test card, published rows, agreement.html, failure patterns); every other stored
-benchmark's from its ``report`` module. Models are named by their config name everywhere; a label is shown beside
-it as a description.
+"""The leaderboard report, rendered from stored rows only (nothing is recomputed here). Writes ``leaderboard.html``
+(self-contained: inline style and script; a sortable, filterable table of the spine benchmark's columns with bootstrap
+intervals, ties marked, every stored benchmark's headline, diversity columns with σ, protocol groups flagged),
+``leaderboard.md`` (the same numbers), ``models.html``, the drill-down pages of ``report/pages.py`` (model cards, inline
+galleries, the spine's prompts with their images), ``diversity_vs_n.png`` and mode galleries under
+``galleries/<model>/<fkea|scendi>/`` (PNG sheets and ``modes.json`` with the stored values), with a provenance footer
+(config hash, git commit, code version, date, smoke/lite labels). The spine benchmark's own columns, plots, sections and
+pages come from its ``report_spine`` module (``t2ibench.benchmarks.spine_report``); every other stored benchmark's from
+its ``report`` module. Models are named by their config name everywhere; a label is shown beside it as a description.
 """
 
 from __future__ import annotations
@@ -53,7 +50,7 @@ def collect(store: Store) -> dict[str, Any]:
             name: {"scores": queries.benchmark_scores(store, name), "answers": queries.benchmark_answers(store, name)}
             for name in stored_columns()
         },
-        **spine_report().collect(store),  # the spine benchmark's rows (GenEval's: verdicts, detections, …)
+        **spine_report().collect(store),  # the spine benchmark's own rows
     }
 
 

@@ -1,5 +1,5 @@
-"""Paper tables from the store (the spine benchmark's table — GenEval's Table 2 —, diversity/Scendi) and the digits
-figure (rendering only)."""
+"""Paper tables from the store (the spine benchmark's table, diversity/Scendi) and the digits figure (rendering
+only)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ def _f(x: Any, digits: int = 2) -> str:
 
 
 def write_tables(store_path: str | Path, out_dir: str | Path) -> dict[str, Any]:
-    """The spine's table (GenEval's table2.md), diversity.md (FKEA/RKE/Scendi) and metrics.json (headline numbers)
-    for current models, every number at the paper artifacts' stated precision (``t2ibench.artifacts``: the same bytes
-    on any machine)."""
+    """The spine benchmark's table (its ``paper_table``), diversity.md (FKEA/RKE/Scendi) and metrics.json (headline
+    numbers) for current models, every number at the paper artifacts' stated precision (``t2ibench.artifacts``: the
+    same bytes on any machine)."""
     store = Store(store_path)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
