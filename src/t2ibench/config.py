@@ -21,13 +21,13 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 from t2ibench.benchmarks import SPINE, benchmark_options, label, names
 from t2ibench.benchmarks.geneval.suite_photos import load_photo_truth
 from t2ibench.benchmarks.geneval.suite_published import BUILTIN, load_published
 from t2ibench.errors import FieldError, InputError, unknown_choice
-from t2ibench.fields import check_ranges, decode
+from t2ibench.fields import check_ranges, decode, type_hints
 from t2ibench.io import load_yaml, read_text_file
 from t2ibench.metrics.checks import MIN_SIGMA, KernelName, check_alphas, check_memory
 from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS, EMBEDDERS, GENERATORS, VQA_JUDGES, Registry
@@ -630,7 +630,8 @@ def check_backend(cls: type, given: Mapping[str, Any]) -> None:
 def _build(cls: type[T], raw: Any, where: str) -> T:
     if not isinstance(raw, dict):
         raise InputError(f"{where} expected a mapping for {cls.__name__}, got {type(raw).__name__}")
-    hints = get_type_hints(cls)
+    target: Any = cls  # a class is hashable; mypy's lru_cache stub does not see it
+    hints = type_hints(target, extras=False)
     known = {f.name: f for f in fields(cls)}  # type: ignore[arg-type]
     kwargs: dict[str, Any] = {}
     for key, value in raw.items():

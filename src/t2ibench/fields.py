@@ -121,18 +121,35 @@ def _module_docs(module: str) -> dict[str, dict[str, str]]:
     return found
 
 
+@cache
+def type_hints(cls: Any, *, extras: bool = True) -> dict[str, Any]:
+    """The resolved annotations of the class ``cls`` (``Annotated`` extras kept unless ``extras`` is False),
+    computed once per class (``typing.get_type_hints`` evaluates every annotation each call, and a config builds
+    hundreds of sections). Callers must not modify the returned dict."""
+    return typing.get_type_hints(cls, include_extras=extras)
+
+
+@cache
+def _ranged_fields(cls: Any) -> tuple[tuple[str, Range], ...]:
+    """The fields of the dataclass ``cls`` that carry a ``Range``, with it, in field order."""
+    hints = type_hints(cls)
+    found = []
+    for f in dataclasses.fields(cls):
+        bounds = meta(annotated(hints[f.name])[1], Range)
+        if bounds is not None:
+            found.append((f.name, bounds))
+    return tuple(found)
+
+
 def check_ranges(obj: Any) -> None:
     """FieldError naming the first field of the dataclass ``obj`` outside its ``Range`` (None is left alone)."""
-    hints = typing.get_type_hints(type(obj), include_extras=True)
-    for f in dataclasses.fields(obj):
-        _, extras = annotated(hints[f.name])
-        bounds = meta(extras, Range)
-        value = getattr(obj, f.name)
-        if bounds is None or value is None:
+    for name, bounds in _ranged_fields(obj.__class__):
+        value = getattr(obj, name)
+        if value is None:
             continue
         for item in value if isinstance(value, tuple) else (value,):
             if isinstance(item, (int, float)) and not isinstance(item, bool) and not bounds.holds(item):
-                raise FieldError(f.name, f"must be {bounds.text()}; got {item!r}")
+                raise FieldError(name, f"must be {bounds.text()}; got {item!r}")
 
 
 def decode(tp: Any, value: Any, where: str, *, section: Callable[[Any, Any, str], Any] | None = None) -> Any:

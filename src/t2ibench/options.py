@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
 from t2ibench.errors import FieldError, InputError
-from t2ibench.fields import Option, Range, annotated, field_docs, meta
+from t2ibench.fields import Option, Range, annotated, field_docs, meta, type_hints
 
 T = TypeVar("T")
 
@@ -71,7 +71,7 @@ def field_options(
     ``choices`` gives a string field the names of the registry it is checked against, ``dest_prefix`` keeps the
     parsed values apart from the command's other options (else a value's name is its flag's), ``optional`` names
     required fields the command may go without (it checks them where it needs them)."""
-    hints = typing.get_type_hints(cls, include_extras=True)
+    hints = type_hints(cls)
     docs = field_docs(cls)
     found = []
     for f in dataclasses.fields(cls):

@@ -17,13 +17,12 @@ import dataclasses
 import difflib
 import json
 import sys
-import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Self, TypeVar
 
 from t2ibench.errors import FieldError, InputError
-from t2ibench.fields import Option, Range, check_ranges, decode
+from t2ibench.fields import Option, Range, check_ranges, decode, type_hints
 
 # The agreement tables' bootstrap defaults: metrics.levels's BOOTSTRAP_RESAMPLES and CI_LEVEL (written here too so
 # that the command line starts without importing the numeric core; tests/unit/test_requests.py checks they agree)
@@ -37,7 +36,7 @@ MAX_REQUEST_BYTES = 1 << 20
 
 def _hints(cls: type) -> dict[str, Any]:
     """The resolved field types of a request class."""
-    return typing.get_type_hints(cls)
+    return type_hints(cls, extras=False)
 
 
 @dataclasses.dataclass(frozen=True)
