@@ -29,7 +29,7 @@ from t2ibench.benchmarks.geneval.suite_published import BUILTIN, load_published
 from t2ibench.errors import FieldError, InputError, unknown_choice
 from t2ibench.fields import check_ranges, decode, type_hints
 from t2ibench.io import load_yaml, read_text_file
-from t2ibench.metrics.checks import MIN_SIGMA, KernelName, check_alphas, check_memory
+from t2ibench.metrics.checks import MIN_SIGMA, KernelName, ScendiInverse, check_alphas, check_memory
 from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS, EMBEDDERS, GENERATORS, VQA_JUDGES, Registry
 from t2ibench.specs import ColourConfig as ColourConfig
 from t2ibench.specs import DetectorConfig as DetectorConfig
@@ -251,7 +251,7 @@ class ScendiConfig:
     top: int = 12
     # how C_TT⁻¹ is regularised: "ridge" (C_TT + ε·Tr C_TT·I)⁻¹, or "pinv", the reference repository's choice
     # (torch.linalg.pinv's default cut-off on a float32 C_TT; ε unused). It decides the number: docs/metrics.md
-    inverse: Literal["ridge", "pinv"] = "ridge"
+    inverse: ScendiInverse = "ridge"
     # Scendi and conditional/information VENDI refitted on the nested prompt subsets n/8, n/4, n/2 (no bootstrap
     # band: judged by the change rule alone, docs/metrics.md#convergence); three more fits per model
     convergence: bool = True
@@ -264,8 +264,8 @@ class ScendiConfig:
         _rff_memory(self)
         if not (math.isfinite(self.epsilon) and 0 < self.epsilon < 1):
             raise FieldError("epsilon", f"must be in (0, 1) (a ridge relative to Tr C_TT); got {self.epsilon!r}")
-        if self.inverse not in ("ridge", "pinv"):
-            raise FieldError("inverse", str(unknown_choice("inverse", self.inverse, ("ridge", "pinv"))))
+        if self.inverse not in get_args(ScendiInverse):
+            raise FieldError("inverse", str(unknown_choice("inverse", self.inverse, get_args(ScendiInverse))))
         check_seed(self)
         check_int(self, "modes", 1, 1000)
         check_int(self, "top", 1, 1000)

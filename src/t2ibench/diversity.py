@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from t2ibench.config import DiversityConfig, Runtime
+from t2ibench.config import DiversityConfig, Runtime, ScendiConfig
 from t2ibench.errors import InputError
 from t2ibench.features import EmbeddingSpace, space_of
 from t2ibench.io import EmbeddingFile, EmbeddingTable, load_embedding_table, open_embeddings
@@ -42,7 +42,7 @@ from t2ibench.metrics import (
     median_heuristic_sigma,
     scendi_modes,
 )
-from t2ibench.metrics.checks import KernelName, check_sigma, parse_alpha
+from t2ibench.metrics.checks import DiversityMethod, KernelName, ScendiInverse, check_sigma, parse_alpha
 from t2ibench.metrics.entropy import CENTER_BLOCK, DEFAULT_BATCH, mean_of_blocks
 from t2ibench.progress import progress
 
@@ -228,7 +228,7 @@ def diversity_of_file(
     *,
     kernel: KernelName = DiversityConfig.kernel,
     sigma: SigmaRule = None,
-    method: Literal["auto", "exact", "fkea", "both"] = "auto",
+    method: DiversityMethod = "auto",
     rff_dim: int = DiversityConfig.rff_dim,
     alphas: Sequence[float | str] = DiversityConfig.alphas,
     seed: int = DiversityConfig.seed,
@@ -368,7 +368,7 @@ def diversity_of_pairs(
     seed: int = 0,
     modes: int | None = None,
     top: int = 16,
-    inverse: Literal["ridge", "pinv"] = "ridge",
+    inverse: ScendiInverse = ScendiConfig.inverse,
 ) -> PairsDiversity:
     """Scendi of image embeddings (.npz with 'ids': each image's prompt id) paired by id with prompt embeddings."""
     image_table = load_embedding_table(images)

@@ -51,13 +51,21 @@ class Range:
 class Option:
     """How a field shows on the command line when not as ``--field-name`` with its type's parsing: another
     ``flag``, a ``metavar``, ``repeat`` (a list field given as one value per flag: ``--auto a --auto b``), ``sep``
-    (a list field given as one value, its items separated by ``sep``: ``--classes person,dog``), or ``cli=False``
+    (a list field given as one value, its items separated by ``sep``: ``--classes person,dog``), ``positional`` (an
+    argument, not an option: ``t2ibench sql QUERY``; optional when the field has a default), ``parse`` (the parser of
+    a value whose type has no derived one, e.g. a number or a rule's name: it raises ``ValueError`` or argparse's
+    ``ArgumentTypeError`` with the reason), ``bare`` (the option may be given without a value: the field is then
+    True), ``exclusive`` (fields naming the same group exclude one another on the command line), or ``cli=False``
     (not an option: the command sets it)."""
 
     flag: str | None = None
     metavar: str | None = None
     repeat: bool = False
     sep: str | None = None
+    positional: bool = False
+    parse: Callable[[str], Any] | None = None
+    bare: bool = False
+    exclusive: str | None = None
     cli: bool = True
 
 

@@ -48,49 +48,64 @@ def spec_or_error(build: Callable[[], T], options: Mapping[str, str]) -> T:
 
 @dataclasses.dataclass(frozen=True)
 class FieldOption:
-    """One field as a command-line option: the field, its flag, the argparse destination and its declaration."""
+    """One field as a command-line option: the field, its flag (a positional argument's: its name as shown), the
+    argparse destination and its declaration."""
 
     field: str
     flag: str
     dest: str
     kwargs: Mapping[str, Any]
     absent: Any = None  # the field's value when the option is not given and argparse has None (a list's ())
+    positional: bool = False
+    exclusive: str | None = None  # the group of options it excludes (Option.exclusive)
 
 
 def field_options(
     cls: type,
     *,
     skip: Sequence[str] = (),
+    only: Sequence[str] | None = None,
     flags: Mapping[str, str] | None = None,
     choices: Mapping[str, Sequence[str]] | None = None,
+    defaults: Mapping[str, Any] | None = None,
+    notes: Mapping[str, str] | None = None,
     dest_prefix: str = "",
     optional: Sequence[str] = (),
 ) -> list[FieldOption]:
-    """Every field of the dataclass ``cls`` (but ``skip`` and those marked ``Option(cli=False)``) as an option;
-    ``flags`` respells fields for one command (a config section's ``model`` is ``evaluate``'s ``--judge-model``),
-    ``choices`` gives a string field the names of the registry it is checked against, ``dest_prefix`` keeps the
-    parsed values apart from the command's other options (else a value's name is its flag's), ``optional`` names
-    required fields the command may go without (it checks them where it needs them)."""
+    """Every field of the dataclass ``cls`` (but ``skip`` and those marked ``Option(cli=False)``; of ``only`` when
+    given) as an option; ``flags`` respells fields for one command (a config section's ``model`` is ``evaluate``'s
+    ``--judge-model``), ``choices`` gives a string field the names of the registry it is checked against,
+    ``defaults`` gives a field another default for one command (a benchmark's images per prompt), ``notes`` adds
+    what one command says of a field to its help, ``dest_prefix`` keeps the parsed values apart from the command's
+    other options (else a value's name is its flag's), ``optional`` names required fields the command may go
+    without (it checks them where it needs them)."""
     hints = type_hints(cls)
     docs = field_docs(cls)
     found = []
     for f in dataclasses.fields(cls):
         base, extras = annotated(hints[f.name])
         option = meta(extras, Option) or Option()
-        if f.name in skip or not option.cli:
+        if f.name in skip or not option.cli or (only is not None and f.name not in only):
             continue
-        flag = (flags or {}).get(f.name) or option.flag or "--" + f.name.replace("_", "-")
+        positional = option.positional
+        flag = f.name if positional else (flags or {}).get(f.name) or option.flag or "--" + f.name.replace("_", "-")
         absent = None
-        dest = dest_prefix + f.name if dest_prefix else flag[2:].replace("-", "_")
+        dest = dest_prefix + f.name if dest_prefix else f.name if positional else flag[2:].replace("-", "_")
         kwargs: dict[str, Any] = {"dest": dest, "help": docs.get(f.name, "").replace("``", "")}
+        if f.name in (notes or {}):
+            kwargs["help"] = (kwargs["help"].rstrip(".") + " " + (notes or {})[f.name]).strip()
         has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
         default = f.default if f.default is not dataclasses.MISSING else None
         if f.default_factory is not dataclasses.MISSING:
             default = f.default_factory()
-        args = [a for a in typing.get_args(base) if a is not type(None)]
+        if f.name in (defaults or {}):
+            has_default, default = True, (defaults or {})[f.name]
+        args = [a for a in typing.get_args(base) if a is not type(None) and not (option.bare and a is bool)]
         if typing.get_origin(base) in (typing.Union, types.UnionType) and len(args) == 1:
-            base = args[0]  # optional: None is the absent option's value
-        if base is bool:
+            base = args[0]  # optional: None is the absent option's value (bare: True its value-less flag's)
+        if option.parse is not None:  # a value of its own form: a number or a rule's name, a list in one value
+            kwargs |= {"type": option.parse}
+        elif base is bool:
             if default is not False:
                 raise TypeError(f"{cls.__name__}.{f.name}: a flag's default must be False")
             kwargs |= {"action": "store_true"}
@@ -99,7 +114,8 @@ def field_options(
             if option.sep is not None:  # one value, its items separated: --classes person,dog
                 kwargs |= {"type": _split(option.sep, _parser(item, meta(extras, Range)) if item is not str else str)}
             else:
-                kwargs |= {"action": "append"} if option.repeat else {"nargs": "+"}
+                many = "*" if positional and has_default else "+"
+                kwargs |= {"action": "append"} if option.repeat else {"nargs": many}
                 kwargs |= {"type": _parser(item, meta(extras, Range))} if item is not str else {}
             absent, default = default, None if default == () else default  # argparse's None is the field's ()
         elif f.name in (choices or {}):
@@ -110,17 +126,27 @@ def field_options(
             kwargs |= {"type": _parser(base, meta(extras, Range))}
         elif base is not str:
             raise TypeError(f"{cls.__name__}.{f.name}: no command-line form for {base!r}")
+        if option.bare:
+            kwargs |= {"nargs": "?", "const": True}
         if not has_default:
-            kwargs["required"] = f.name not in optional
+            if not positional:
+                kwargs["required"] = f.name not in optional
         elif base is not bool:
             kwargs["default"] = default
+            if positional and "nargs" not in kwargs:
+                kwargs["nargs"] = "?"
             if default is not None and default != ():
                 shown = ",".join(map(str, default)) if isinstance(default, tuple) else f"{default:g}" if isinstance(
                     default, float) else str(default)  # fmt: skip
                 kwargs["help"] = (kwargs["help"].rstrip(".") + f" (default {shown})").strip()
         if base is not bool and "choices" not in kwargs:  # named after its flag, not the prefixed destination
-            kwargs["metavar"] = option.metavar or flag[2:].upper().replace("-", "_")
-        found.append(FieldOption(f.name, flag, dest, kwargs, absent))
+            if option.metavar or not positional:
+                kwargs["metavar"] = option.metavar or flag[2:].upper().replace("-", "_")
+            elif dest != f.name:
+                kwargs["metavar"] = f.name
+        if positional and kwargs.get("metavar"):
+            flag = kwargs["metavar"]  # as argparse and the command's messages name it
+        found.append(FieldOption(f.name, flag, dest, kwargs, absent, positional, option.exclusive))
     return found
 
 
@@ -163,11 +189,21 @@ def _parser(kind: Any, bounds: Range | None) -> Callable[[str], Any]:
 
 
 def add_fields(parser: Any, cls: type, **how: Any) -> list[FieldOption]:
-    """Declare the fields of ``cls`` as options of the argparse ``parser`` (or group); ``how``: ``field_options``'s
-    keywords."""
+    """Declare the fields of ``cls`` as options (and positional arguments) of the argparse ``parser`` (or group);
+    ``how``: ``field_options``'s keywords."""
     made = field_options(cls, **how)
+    groups: dict[str, Any] = {}  # Option.exclusive: one mutually exclusive group each
     for option in made:
-        parser.add_argument(option.flag, **option.kwargs)
+        target = parser
+        if option.exclusive is not None:
+            if option.exclusive not in groups:
+                groups[option.exclusive] = parser.add_mutually_exclusive_group()
+            target = groups[option.exclusive]
+        if option.positional:  # argparse names a positional argument by its destination
+            kwargs = dict(option.kwargs)
+            target.add_argument(kwargs.pop("dest"), **kwargs)
+        else:
+            target.add_argument(option.flag, **option.kwargs)
     return made
 
 

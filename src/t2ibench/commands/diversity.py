@@ -8,124 +8,98 @@ import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from t2ibench.commands.common import EXIT_OK, SEED, write_json
+from t2ibench.commands.common import EXIT_OK, write_json
 from t2ibench.errors import InputError
-from t2ibench.options import float_in, int_from
+from t2ibench.options import add_fields, from_args
 
-POSITIVE_FLOAT = float_in(0.0, math.inf, open_low=True, open_high=True)
-
-
-def _bandwidth(text: str) -> float | str:
-    """A σ option: a positive number (embedding units) or 'median' (the median heuristic), as in a config."""
-    from t2ibench.diversity import MEDIAN
-
-    if text == MEDIAN:
-        return MEDIAN
-    try:
-        return float(POSITIVE_FLOAT(text))
-    except argparse.ArgumentTypeError as exc:
-        raise argparse.ArgumentTypeError(f"{exc} (or {MEDIAN!r}: the median heuristic)") from None
-
-
-def _file_bandwidth(text: str) -> float | str:
-    """The σ option of a file: a number, 'median', or 'reference' (the reference σ of the file's embedding space)."""
-    from t2ibench.diversity import MEDIAN, REFERENCE
-
-    if text in (MEDIAN, REFERENCE):
-        return text
-    try:
-        return float(POSITIVE_FLOAT(text))
-    except argparse.ArgumentTypeError as exc:
-        raise argparse.ArgumentTypeError(
-            f"{exc} (or {MEDIAN!r}: the median heuristic; {REFERENCE!r}: the file's embedding space's)"
-        ) from None
-
-
-def _parse_alphas(text: str) -> list[str]:
-    return [part for part in text.split(",") if part.strip()]
+if TYPE_CHECKING:
+    from t2ibench.commands.diversity_request import DiversityRequest
 
 
 def _cmd_diversity(args: argparse.Namespace) -> int:
-    if args.example is not None and args.embeddings is not None:
+    from t2ibench.commands.diversity_request import DiversityRequest
+
+    req = from_args(DiversityRequest, args, args.request_options)
+    if req.example is not None and req.embeddings is not None:
         raise InputError("give either an EMBEDDINGS file or --example, not both")
-    if args.gallery and not args.modes:
+    if req.gallery and not req.modes:
         raise InputError("--gallery DIR renders modes: add --modes K")
-    _diversity_outputs(args)
-    if args.example == "digits":
-        return _diversity_digits(args)
-    if args.embeddings is None:
+    _diversity_outputs(req)
+    if req.example == "digits":
+        return _diversity_digits(req)
+    if req.embeddings is None:
         raise InputError("nothing to measure: give an EMBEDDINGS file (.npy/.npz) or --example digits")
-    if args.prompts is True:
+    if req.prompts is True:
         raise InputError("--prompts needs a PROMPTS.npz file ('embeddings' and 'ids') for an embeddings file")
-    if args.prompts:
-        return _diversity_pairs(args)
-    return _diversity_file(args)
+    if isinstance(req.prompts, str) and req.prompts:
+        return _diversity_pairs(req, req.embeddings, req.prompts)
+    return _diversity_file(req, req.embeddings)
 
 
-def _diversity_outputs(args: argparse.Namespace) -> None:
+def _diversity_outputs(req: DiversityRequest) -> None:
     """Refuse --json/--gallery outputs that would overwrite the embeddings, the record of their embedding space, the
     prompts or the images shown."""
     from t2ibench.features import SPACES_FILE
     from t2ibench.paths import place, refuse_outputs
 
     inputs = [
-        place("EMBEDDINGS", args.embeddings),
-        place("--prompts", args.prompts if args.prompts is not True else None),
-        place("the embedding-space record beside EMBEDDINGS", Path(args.embeddings).parent / SPACES_FILE)
-        if args.embeddings
+        place("EMBEDDINGS", req.embeddings),
+        place("--prompts", req.prompts if isinstance(req.prompts, str) else None),
+        place("the embedding-space record beside EMBEDDINGS", Path(req.embeddings).parent / SPACES_FILE)
+        if req.embeddings
         else None,
     ]
-    if args.gallery and args.embeddings and Path(args.embeddings).suffix == ".npz" and Path(args.embeddings).is_file():
+    if req.gallery and req.embeddings and Path(req.embeddings).suffix == ".npz" and Path(req.embeddings).is_file():
         from t2ibench.io import load_embedding_table
 
-        table = load_embedding_table(args.embeddings)
+        table = load_embedding_table(req.embeddings)
         inputs += [place("an image the gallery shows", p) for p in table.paths or ()]
     gallery = place(
-        "--gallery", args.gallery, tree=True, covers=lambda rel: len(rel.parts) > 1 or rel.name.endswith("_modes.md")
+        "--gallery", req.gallery, tree=True, covers=lambda rel: len(rel.parts) > 1 or rel.name.endswith("_modes.md")
     )
-    refuse_outputs([place("--json", args.json), gallery], inputs)
+    refuse_outputs([place("--json", req.json), gallery], inputs)
 
 
-def _diversity_digits(args: argparse.Namespace) -> int:
+def _diversity_digits(req: DiversityRequest) -> int:
     from t2ibench.examples import digits
     from t2ibench.metrics.checks import parse_alpha
     from t2ibench.report import diversity as render
 
     payload: dict[str, Any] = {"example": "digits"}
     scendi_config = digits.DigitsScendiConfig(
-        per_prompt=args.per_prompt,
-        repeats=3 if args.repeats is None else args.repeats,
-        sigma_scale=args.sigma_scale,
-        rff_dim=digits.DigitsScendiConfig.rff_dim if args.rff_dim is None else args.rff_dim,
-        epsilon=args.epsilon,
-        seed=args.seed,
+        per_prompt=req.per_prompt,
+        repeats=3 if req.repeats is None else req.repeats,
+        sigma_scale=req.sigma_scale,
+        rff_dim=digits.DigitsScendiConfig.rff_dim if req.rff_dim is None else req.rff_dim,
+        epsilon=req.epsilon,
+        seed=req.seed,
     )
-    if args.prompts:
-        result = digits.digits_scendi_comparison(scendi_config, show_progress=not args.quiet)
+    if req.prompts:
+        result = digits.digits_scendi_comparison(scendi_config, show_progress=not req.quiet)
         print(digits.render_digits_scendi(result))
         payload["scendi"] = dataclasses.asdict(result)
     else:
-        alphas = _parse_alphas(args.alphas or "1")
+        alphas = list(req.alphas or ("1",))
         if len(alphas) != 1:
             raise InputError("--example digits reports one order: pass a single value to --alphas (e.g. 1)")
         config = digits.DigitsSweepConfig(
-            n_per_condition=args.n_per_condition,
-            repeats=digits.DigitsSweepConfig.repeats if args.repeats is None else args.repeats,
-            sigma_scale=args.sigma_scale,
-            rff_dim=digits.DigitsSweepConfig.rff_dim if args.rff_dim is None else args.rff_dim,
+            n_per_condition=req.n_per_condition,
+            repeats=digits.DigitsSweepConfig.repeats if req.repeats is None else req.repeats,
+            sigma_scale=req.sigma_scale,
+            rff_dim=digits.DigitsSweepConfig.rff_dim if req.rff_dim is None else req.rff_dim,
             alpha=parse_alpha(alphas[0]),
-            seed=args.seed,
+            seed=req.seed,
         )
-        sweep = digits.digits_class_sweep(config, show_progress=not args.quiet)
+        sweep = digits.digits_class_sweep(config, show_progress=not req.quiet)
         print(digits.render_digits_sweep(sweep))
         payload["sweep"] = dataclasses.asdict(sweep) | {
             "monotone": {c: sweep.is_monotone(c) for c in ("vendi_exact", "vendi_fkea", "rke_exact", "rke_fkea")}
         }
         payload["sweep"]["config"]["alpha"] = _json_alpha(config.alpha)
-    if args.modes:
-        found = digits.digits_modes(k=args.modes, top=args.top, config=scendi_config, with_scendi=bool(args.prompts))
+    if req.modes:
+        found = digits.digits_modes(k=req.modes, top=req.top, config=scendi_config, with_scendi=bool(req.prompts))
         print()
         print(render.render_modes(found.fkea, labels=found.fkea_labels))
         payload["modes"] = {"fkea": found.fkea.to_dict()}
@@ -133,14 +107,14 @@ def _diversity_digits(args: argparse.Namespace) -> int:
             print()
             print(render.render_modes(found.scendi, labels=found.scendi_labels))
             payload["modes"]["scendi"] = found.scendi.to_dict()
-        if args.gallery:
+        if req.gallery:
             _galleries(
-                Path(args.gallery),
+                Path(req.gallery),
                 [("fkea", found.fkea, found.fkea_images), ("scendi", found.scendi, found.scendi_images)],
                 title="digits",
             )
-    if args.json:
-        write_json(Path(args.json), payload)
+    if req.json:
+        write_json(Path(req.json), payload)
     return EXIT_OK
 
 
@@ -168,34 +142,34 @@ def _galleries(root: Path, parts: Sequence[tuple[str, Any, Sequence[Any] | None]
             print(f"wrote {index.parent}/ (summary.png, mode_XX.png, modes.json)", file=sys.stderr)
 
 
-def _diversity_file(args: argparse.Namespace) -> int:
+def _diversity_file(req: DiversityRequest, embeddings: str) -> int:
     from t2ibench.config import DiversityConfig
     from t2ibench.diversity import diversity_of_file, gallery_samples, labels
     from t2ibench.metrics.entropy import DEFAULT_BATCH
     from t2ibench.report.diversity import render_entropy_results, render_modes
 
-    if args.gallery:  # fail before the computation, not after it
+    if req.gallery:  # fail before the computation, not after it
         from t2ibench.io import load_embedding_table
 
-        path = Path(args.embeddings)
+        path = Path(embeddings)
         gallery_samples(load_embedding_table(path) if path.suffix == ".npz" else None, path)
     found = diversity_of_file(
-        args.embeddings,
-        kernel=args.kernel,
-        sigma=args.sigma,
-        method=args.method,
-        rff_dim=DiversityConfig.rff_dim if args.rff_dim is None else args.rff_dim,
-        alphas=_parse_alphas(args.alphas) if args.alphas else DiversityConfig.alphas,
-        seed=args.seed,
-        shards=args.shards,
-        orthogonal=args.orthogonal,
-        batch_size=DEFAULT_BATCH if args.batch_size is None else args.batch_size,
-        delta=args.delta,
-        modes=args.modes,
-        top=args.top,
-        show_progress=not args.quiet,
-        truncation=args.truncation,
-        device=args.device,
+        embeddings,
+        kernel=req.kernel,
+        sigma=req.sigma,
+        method=req.method,
+        rff_dim=DiversityConfig.rff_dim if req.rff_dim is None else req.rff_dim,
+        alphas=list(req.alphas) if req.alphas else DiversityConfig.alphas,
+        seed=req.seed,
+        shards=req.shards,
+        orthogonal=req.orthogonal,
+        batch_size=DEFAULT_BATCH if req.batch_size is None else req.batch_size,
+        delta=req.delta,
+        modes=req.modes,
+        top=req.top,
+        show_progress=not req.quiet,
+        truncation=req.truncation,
+        device=req.device,
     )
     print(
         render_entropy_results(
@@ -218,11 +192,11 @@ def _diversity_file(args: argparse.Namespace) -> int:
         print()
         print(render_modes(found.modes, labels=labels(found.table)))
         payload["modes"] = found.modes.to_dict()
-        if args.gallery:
+        if req.gallery:
             samples = gallery_samples(found.table, found.path)
-            _galleries(Path(args.gallery), [(found.modes.source, found.modes, samples)], title=found.path.name)
-    if args.json:
-        write_json(Path(args.json), payload)
+            _galleries(Path(req.gallery), [(found.modes.source, found.modes, samples)], title=found.path.name)
+    if req.json:
+        write_json(Path(req.json), payload)
     return EXIT_OK
 
 
@@ -235,23 +209,23 @@ def _pairs_sigma(sigma: float | str | None) -> float | Literal["median"]:
     return MEDIAN if sigma is None or sigma == MEDIAN else float(sigma)
 
 
-def _diversity_pairs(args: argparse.Namespace) -> int:
+def _diversity_pairs(req: DiversityRequest, embeddings: str, prompts: str) -> int:
     from t2ibench.config import ScendiConfig
     from t2ibench.diversity import diversity_of_pairs, gallery_samples, labels
     from t2ibench.report.diversity import render_modes, render_scendi_results
 
     found = diversity_of_pairs(
-        args.embeddings,
-        args.prompts,
-        kernel=args.kernel,
-        image_sigma=_pairs_sigma(args.sigma),
-        text_sigma=args.text_sigma,
-        rff_dim=ScendiConfig.rff_dim if args.rff_dim is None else args.rff_dim,
-        epsilon=args.epsilon,
-        seed=args.seed,
-        modes=args.modes,
-        top=args.top,
-        inverse=args.inverse,
+        embeddings,
+        prompts,
+        kernel=req.kernel,
+        image_sigma=_pairs_sigma(req.sigma),
+        text_sigma=req.text_sigma,
+        rff_dim=ScendiConfig.rff_dim if req.rff_dim is None else req.rff_dim,
+        epsilon=req.epsilon,
+        seed=req.seed,
+        modes=req.modes,
+        top=req.top,
+        inverse=req.inverse,
     )
     print(render_scendi_results([(found.images.path.name, found.result)], note=found.note))
     payload: dict[str, Any] = {
@@ -266,18 +240,20 @@ def _diversity_pairs(args: argparse.Namespace) -> int:
         print()
         print(render_modes(found.scendi_modes, labels=names))
         payload["modes"] = {"image": found.image_modes.to_dict(), "scendi": found.scendi_modes.to_dict()}
-        if args.gallery:
+        if req.gallery:
             samples = gallery_samples(found.images, found.images.path)
             parts = [(found.image_modes.source, found.image_modes, samples), ("scendi", found.scendi_modes, samples)]
-            _galleries(Path(args.gallery), parts, title=found.images.path.name)
-    if args.json:
-        write_json(Path(args.json), payload)
+            _galleries(Path(req.gallery), parts, title=found.images.path.name)
+    if req.json:
+        write_json(Path(req.json), payload)
     return EXIT_OK
 
 
 def add_diversity(verbs: Any) -> None:
-    """``t2ibench diversity``: its options (defaults from the typed classes)."""
-    from t2ibench.config import MAX_SHARDS, DiversityConfig, Runtime
+    """``t2ibench diversity``: its options, ``DiversityRequest``'s fields (the defaults a refresh's sections hold read
+    from them)."""
+    from t2ibench.commands.diversity_request import DiversityRequest
+    from t2ibench.config import DiversityConfig, ScendiConfig
     from t2ibench.metrics.checks import KERNELS
     from t2ibench.requests import DigitsRequest
 
@@ -289,121 +265,12 @@ def add_diversity(verbs: Any) -> None:
             "and FKEA from 2r random Fourier features; cosine kernel: exact at any n from the d×d covariance."
         ),
     )
-    div.add_argument("embeddings", nargs="?", help="(n, d) embeddings as .npy (streamed) or .npz")
-    div.add_argument("--example", choices=["digits"], help="run a bundled example instead of a file")
-    div.add_argument("--kernel", choices=KERNELS, default=DiversityConfig.kernel)
-    div.add_argument(
-        "--sigma",
-        type=_file_bandwidth,
-        help="Gaussian bandwidth: a number (embedding units); 'median', the median heuristic (the file's own: not "
-        "comparable with a leaderboard); or 'reference', the leaderboard's σ of the file's embedding space (a "
-        "refresh's feature files name theirs). Default: reference where the file names its space, else median",
-    )
-    div.add_argument(
-        "--method",
-        choices=["auto", "exact", "fkea", "both"],
-        default="auto",
-        help="auto (default): exact when a cost model says it is no slower than FKEA or under 1 s, else FKEA; "
-        "the output says which and why",
-    )
-    div.add_argument(
-        "--rff-dim",
-        type=int_from(1, 1_000_000),
-        help="random Fourier frequencies r (2r features); default 2000, Scendi 1000, digits 512/500",
-    )
-    div.add_argument(
-        "--alphas",
-        help="comma-separated entropy orders α > 0, inf allowed (default "
-        f"{','.join(str(a).removesuffix('.0') for a in DiversityConfig.alphas)}; digits: one order, 1)",
-    )
-    div.add_argument(
-        "--seed",
-        type=SEED,
-        default=DiversityConfig.seed,
-        help=f"seed for frequencies and subsampling (default {DiversityConfig.seed}, as a refresh's)",
-    )
-    div.add_argument(
-        "--shards",
-        type=int_from(1, MAX_SHARDS),
-        default=DiversityConfig.shards,
-        help=f"FKEA: accumulate the rows in N interleaved shards, merged, as a refresh does (default "
-        f"{DiversityConfig.shards}, evaluators.diversity.shards)",
-    )
-    div.add_argument(
-        "--orthogonal",
-        action="store_true",
-        default=DiversityConfig.orthogonal,
-        help="FKEA: orthogonal random features (evaluators.diversity.orthogonal)",
-    )
-    div.add_argument(
-        "--batch-size",
-        type=int_from(1, 10_000_000),
-        help="rows per batch (default: a refresh's FKEA batch; the output states it)",
-    )
-    div.add_argument("--device", default=Runtime.device, help="where the embedder of a reference σ runs (default auto)")
-    div.add_argument(
-        "--delta",
-        type=float_in(0.0, 1.0, open_low=True, open_high=True),
-        default=0.05,
-        help="failure probability of the FKEA radius",
-    )
-    div.add_argument(
-        "--prompts",
-        nargs="?",
-        const=True,
-        metavar="PROMPTS.npz",
-        help="Scendi: prompt embeddings ('embeddings', 'ids') paired by id with the images' 'ids' "
-        "(with --example digits: no value, the bundled prompts naming each digit)",
-    )
-    div.add_argument(
-        "--text-sigma",
-        type=_bandwidth,
-        default="median",
-        help="Scendi: text bandwidth, a number or 'median' (default)",
-    )
-    div.add_argument(
-        "--epsilon",
-        type=float_in(0.0, 1.0, open_low=True, open_high=True),
-        default=1e-6,
-        help="Scendi: ridge on C_TT, relative to its trace",
-    )
-    div.add_argument(
-        "--inverse",
-        choices=["ridge", "pinv"],
-        default="ridge",
-        help="Scendi: C_TT⁻¹ as a ridge (default) or as the reference repository's pinv cut-off (epsilon unused)",
-    )
-    div.add_argument(
-        "--truncation",
-        type=int_from(1, 1_000_000),
-        help="also report truncated VENDI-α: the top T eigenvalues with the leftover mass spread over them",
-    )
-    div.add_argument(
-        "--modes",
-        type=int_from(1, 10_000),
-        metavar="K",
-        help="also find the top K modes (FKEA, and Scendi with --prompts)",
-    )
-    div.add_argument("--top", type=int_from(1, 10_000), default=16, help="samples shown per mode (default 16)")
-    div.add_argument("--gallery", metavar="DIR", help="write mode galleries (PNG grids + JSON, or Markdown for texts)")
-    div.add_argument(
-        "--n-per-condition",
-        type=int_from(1, 100_000),
-        default=DigitsRequest.n_per_condition,
-        help="digits: images per class count",
-    )
-    div.add_argument("--per-prompt", type=int_from(1, 100_000), default=100, help="digits --prompts: pairs per prompt")
-    div.add_argument(
-        "--repeats",
-        type=int_from(1, 1000),
-        help=f"digits: seeded repeats (default {DigitsRequest.repeats}; 3 with --prompts)",
-    )
-    div.add_argument(
-        "--sigma-scale",
-        type=POSITIVE_FLOAT,
-        default=DigitsRequest.sigma_scale,
-        help="digits: σ as a multiple of the median distance",
-    )
-    div.add_argument("--json", help="also write the results as JSON to this path")
-    div.add_argument("--quiet", action="store_true", help="no progress bar")
-    div.set_defaults(func=_cmd_diversity)
+    refresh_alphas = ",".join(str(a).removesuffix(".0") for a in DiversityConfig.alphas)
+    notes = {  # defaults that depend on what is measured: a file's are a refresh's sections', the digits' its own
+        "rff_dim": f"(default {DiversityConfig.rff_dim}, Scendi {ScendiConfig.rff_dim}, digits "
+        f"{DigitsRequest.rff_dim}/500)",
+        "alphas": f"(default {refresh_alphas}; digits: one order, 1)",
+        "repeats": f"(default {DigitsRequest.repeats}; 3 with --prompts)",
+    }
+    options = add_fields(div, DiversityRequest, choices={"kernel": KERNELS}, notes=notes)
+    div.set_defaults(func=_cmd_diversity, request_options=options)

@@ -22,6 +22,12 @@ kernel names (config fields, command-line choices and the estimator table are de
 KERNELS: tuple[str, ...] = get_args(KernelName)
 """The kernel names, in ``KernelName``'s order."""
 
+DiversityMethod = Literal["auto", "exact", "fkea", "both"]
+"""How the diversity of an embedding file is computed: ``auto`` (exact when a cost model says it is no slower than
+FKEA or under 1 s, else FKEA), ``exact``, ``fkea`` or ``both``."""
+ScendiInverse = Literal["ridge", "pinv"]
+"""How Scendi regularises C_TT⁻¹: a ridge, or the reference repository's pinv cut-off."""
+
 
 def check_kernel(kernel: str) -> str:
     """``kernel`` if it is one of KERNELS, else an InputError with a did-you-mean suggestion."""

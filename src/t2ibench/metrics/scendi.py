@@ -47,7 +47,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import Any, Self, get_args
 
 import numpy as np
 import scipy.linalg
@@ -57,6 +57,7 @@ from t2ibench.errors import InputError, unknown_choice
 from t2ibench.metrics.additive import AdditiveEstimator
 from t2ibench.metrics.checks import (
     KERNELS,
+    ScendiInverse,
     as_matrix,
     check_kernel,
     check_nonzero_rows,
@@ -69,7 +70,7 @@ from t2ibench.metrics.spectrum import InvariantError, check_vendi_invariants, cl
 
 DEFAULT_EPSILON = 1e-6
 SCENDI_KERNELS = KERNELS
-SCENDI_INVERSES = ("ridge", "pinv")
+SCENDI_INVERSES: tuple[str, ...] = get_args(ScendiInverse)
 DEFAULT_INVERSE = "ridge"
 REFERENCE_DTYPE = np.float32  # the reference computes its covariances and their pseudo-inverse in float32
 REFERENCE_JITTER = 1e-12  # the reference adds this (absolute) to C_TT's diagonal before torch.linalg.pinv
