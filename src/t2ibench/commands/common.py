@@ -1,22 +1,21 @@
-"""What the verbs share: argument types, exit codes, JSON output, the --data check."""
+"""What the verbs share: exit codes, JSON output, the --data check."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from t2ibench.errors import InputError
-from t2ibench.options import int_from
+from t2ibench.fields import Option
+from t2ibench.options import FieldOption, add_fields
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
-
-
-SEED = int_from(0, 2**31 - 1)
 
 
 def write_json(path: Path, payload: dict[str, Any]) -> None:
@@ -39,10 +38,15 @@ def check_data(args: argparse.Namespace, cfg: Any) -> Any:
     return ws
 
 
-def data_option(p: argparse.ArgumentParser) -> None:
-    """``--data DIR``: refuse to start unless the config's data folder is DIR."""
-    p.add_argument(
-        "--data",
-        metavar="DIR",
-        help="refuse to start unless the config's outputs.data is this folder (DVC's outs must be what it writes)",
-    )
+@dataclass(frozen=True)
+class DataFolder:
+    """The check of the verbs that write a config's data folder (``run``, ``gc``, ``paper tables``): DVC's stages
+    name the folder their outputs are in, and the config must write there."""
+
+    data: Annotated[str | None, Option(metavar="DIR")] = None
+    """Refuse to start unless the config's outputs.data is this folder (DVC's outs must be what it writes)."""
+
+
+def data_option(p: Any) -> list[FieldOption]:
+    """``--data DIR`` (``DataFolder``'s field) on the argparse parser ``p``: ``check_data`` reads it."""
+    return add_fields(p, DataFolder)

@@ -1,17 +1,74 @@
-"""The store's verbs: ``gc``, ``report``, ``sql``, ``failures``."""
+"""The store's verbs: ``gc``, ``report``, ``sql``, ``failures`` — each verb's options one typed request's fields
+(``t2ibench.options``)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from t2ibench.commands.common import EXIT_OK, check_data, data_option
 from t2ibench.errors import InputError
-from t2ibench.options import float_in, int_from
+from t2ibench.fields import Option, Range
+from t2ibench.options import add_fields, from_args
 
-SECONDS = float_in(0.0, 1e9)
+
+@dataclass(frozen=True)
+class GcRequest:
+    """``t2ibench gc``: the config whose data folder keeps only its current versions."""
+
+    config: str
+    """The config whose stale versions are removed, e.g. configs/smoke.yaml."""
+    dry_run: bool = False
+    """List what would be removed, remove nothing."""
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    """``t2ibench report``: the config whose leaderboard is rendered, and where."""
+
+    config: str
+    """The config whose store is rendered, e.g. configs/smoke.yaml."""
+    out: str | None = None
+    """Output folder (default: the config's reports folder)."""
+
+
+@dataclass(frozen=True)
+class StoreChoice:
+    """The results store a reading verb opens (``sql``, ``failures``), and how long it waits for a writer."""
+
+    store: str | None = None
+    """DuckDB file (default: the config's store, else data/t2ibench.duckdb)."""
+    config: str | None = None
+    """Take the store path from this config."""
+    wait: Annotated[float, Range(0.0, 1e9)] = 30.0
+    """Seconds to wait while a writer holds the store."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SqlRequest(StoreChoice):
+    """``t2ibench sql``: one query of the results store, printed or exported."""
+
+    query: Annotated[str, Option(positional=True)]
+    """The SQL, e.g. "SELECT * FROM leaderboard"."""
+    out: str | None = None
+    """Write the rows to FILE.csv or FILE.parquet instead of printing."""
+    write: bool = False
+    """Allow statements that modify the store."""
+    limit: Annotated[int, Range(0, 1_000_000)] = 50
+    """Rows to print; the rest are never fetched."""
+    timeout: Annotated[float, Range(0.0, 1e9, open_low=True)] = 60.0
+    """Stop the query after this many seconds and release the store (a refresh waits 120 s for it)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class FailuresRequest(StoreChoice):
+    """``t2ibench failures``: the stored models whose GenEval failures are shown."""
+
+    model: Annotated[tuple[str, ...], Option(repeat=True)] = ()
+    """A stored model (repeatable; default: every current model)."""
 
 
 def _cmd_gc(args: argparse.Namespace) -> int:
@@ -20,13 +77,14 @@ def _cmd_gc(args: argparse.Namespace) -> int:
     from t2ibench.pipeline.runs import config_file
     from t2ibench.store import run_lock
 
-    cfg = load_config(args.config)
+    req = from_args(GcRequest, args, args.request_options)
+    cfg = load_config(req.config)
     ws = check_data(args, cfg)
     with run_lock(ws.store, holder=f"t2ibench gc ({cfg.name})"):
-        garbage = find_garbage(cfg, ws, config_file(ws, args.config))
+        garbage = find_garbage(cfg, ws, config_file(ws, req.config))
         for path, size in garbage.stale:
-            print(f"{'would remove' if args.dry_run else 'remove'} {path} ({size / 1e6:.1f} MB)")
-        freed = garbage.size if args.dry_run else remove(garbage, ws)
+            print(f"{'would remove' if req.dry_run else 'remove'} {path} ({size / 1e6:.1f} MB)")
+        freed = garbage.size if req.dry_run else remove(garbage, ws)
     for path in garbage.foreign:
         print(f"left alone: {path} (not a model of config {cfg.name!r})", file=sys.stderr)
     for model, why in garbage.held:
@@ -44,7 +102,7 @@ def _cmd_gc(args: argparse.Namespace) -> int:
             f"{garbage.unattributed[0]}",
             file=sys.stderr,
         )
-    verb = "would free" if args.dry_run else "freed"
+    verb = "would free" if req.dry_run else "freed"
     print(
         f"{ws.data}: {len(garbage.stale)} stale versions or files, {verb} {freed / 1e6:.1f} MB; "
         f"{len(garbage.kept)} current version folders kept",
@@ -58,16 +116,17 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from t2ibench.report.leaderboard import render_reports
     from t2ibench.workspace import Workspace
 
-    cfg = load_config(args.config)
-    ws = Workspace.for_config(cfg, args.config)
+    req = from_args(ReportRequest, args, args.request_options)
+    cfg = load_config(req.config)
+    ws = Workspace.for_config(cfg, req.config)
     from t2ibench.paths import place, refuse_output, store_places
 
     published = [place("published table", p) for p in cfg.report.published_paths(ws.root) if Path(p).exists()]
-    inputs = [*store_places(ws.store), place("--config", args.config), *published]
-    refuse_output(args.out or ws.reports, flag="--out" if args.out else "outputs.reports", inputs=inputs, tree=True)
+    inputs = [*store_places(ws.store), place("--config", req.config), *published]
+    refuse_output(req.out or ws.reports, flag="--out" if req.out else "outputs.reports", inputs=inputs, tree=True)
     out = render_reports(
         ws.store,
-        Path(args.out) if args.out else ws.reports,
+        Path(req.out) if req.out else ws.reports,
         config_name=cfg.name,
         published=cfg.report.published_paths(ws.root),
         root=ws.root,
@@ -76,15 +135,16 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _store_path(args: argparse.Namespace) -> Path:
-    if args.store:
-        return Path(args.store)
-    if args.config:
+def _store_path(req: StoreChoice) -> Path:
+    """The store a reading verb opens: --store, else the --config's, else the default workspace's."""
+    if req.store:
+        return Path(req.store)
+    if req.config:
         from t2ibench.config import load_config
         from t2ibench.workspace import Workspace
 
-        cfg = load_config(args.config)
-        return Workspace.for_config(cfg, args.config).store
+        cfg = load_config(req.config)
+        return Workspace.for_config(cfg, req.config).store
     return Path("data/t2ibench.duckdb")
 
 
@@ -92,21 +152,22 @@ def _cmd_sql(args: argparse.Namespace) -> int:
     from t2ibench.report.markdown import markdown_table
     from t2ibench.store import Store
 
-    store = Store(_store_path(args), timeout=args.wait)
-    if args.out:
-        if args.write:
+    req = from_args(SqlRequest, args, args.request_options)
+    store = Store(_store_path(req), timeout=req.wait)
+    if req.out:
+        if req.write:
             raise InputError("--out exports a query's rows; it cannot be combined with --write")
         from t2ibench.paths import place, refuse_output, store_places
 
-        refuse_output(args.out, flag="--out", inputs=[*store_places(store.path), place("--config", args.config)])
-        count = store.user_export(args.query, args.out, time_limit=args.timeout)
-        print(f"wrote {count} rows to {args.out}", file=sys.stderr)
+        refuse_output(req.out, flag="--out", inputs=[*store_places(store.path), place("--config", req.config)])
+        count = store.user_export(req.query, req.out, time_limit=req.timeout)
+        print(f"wrote {count} rows to {req.out}", file=sys.stderr)
         return EXIT_OK
-    result = store.user_query(args.query, write=args.write, max_rows=args.limit, time_limit=args.timeout, text=True)
+    result = store.user_query(req.query, write=req.write, max_rows=req.limit, time_limit=req.timeout, text=True)
     if result.columns:
         print(markdown_table(list(result.columns), [["" if v is None else str(v) for v in r] for r in result.rows]))
         if result.truncated:
-            print(f"(more than {args.limit} rows; raise --limit or use --out FILE.csv)", file=sys.stderr)
+            print(f"(more than {req.limit} rows; raise --limit or use --out FILE.csv)", file=sys.stderr)
     return EXIT_OK
 
 
@@ -114,9 +175,10 @@ def _cmd_failures(args: argparse.Namespace) -> int:
     from t2ibench.benchmarks.geneval import report_failures as failures
     from t2ibench.store import Store
 
-    store = Store(_store_path(args), timeout=args.wait)
-    data = failures.collect(store, args.model or None)
-    models = args.model or sorted({r["model"] for r in data["summary"]})
+    req = from_args(FailuresRequest, args, args.request_options)
+    store = Store(_store_path(req), timeout=req.wait)
+    data = failures.collect(store, list(req.model) or None)
+    models = list(req.model) or sorted({r["model"] for r in data["summary"]})
     if not models:
         raise InputError(f"{store.path}: no completed model yet")
     print("\n".join(failures.headline_markdown(data, m) for m in models), end="")
@@ -124,7 +186,7 @@ def _cmd_failures(args: argparse.Namespace) -> int:
 
 
 def add_gc(verbs: Any) -> None:
-    """``t2ibench gc``: its options (defaults from the typed classes)."""
+    """``t2ibench gc``: its options, ``GcRequest``'s fields and --data."""
 
     gc = verbs.add_parser(
         "gc",
@@ -133,55 +195,36 @@ def add_gc(verbs: Any) -> None:
         "its refresh would write now. Folders of models the config does not name are left alone; stored rows are "
         "never touched.",
     )
-    gc.add_argument("--config", required=True)
+    options = add_fields(gc, GcRequest, only=("config",))
     data_option(gc)
-    gc.add_argument("--dry-run", action="store_true", help="list what would be removed, remove nothing")
-    gc.set_defaults(func=_cmd_gc)
+    options += add_fields(gc, GcRequest, skip=("config",))
+    gc.set_defaults(func=_cmd_gc, request_options=options)
 
 
 def add_report(verbs: Any) -> None:
-    """``t2ibench report``: its options (defaults from the typed classes)."""
+    """``t2ibench report``: its options, ``ReportRequest``'s fields."""
 
     report = verbs.add_parser("report", help="render the leaderboard (Markdown, HTML, plots, galleries) from the store")
-    report.add_argument("--config", required=True)
-    report.add_argument("--out", help="output folder (default: the config's reports folder)")
-    report.set_defaults(func=_cmd_report)
+    options = add_fields(report, ReportRequest)
+    report.set_defaults(func=_cmd_report, request_options=options)
 
 
 def add_sql(verbs: Any) -> None:
-    """``t2ibench sql``: its options (defaults from the typed classes)."""
+    """``t2ibench sql``: its options, ``SqlRequest``'s fields."""
 
     sql = verbs.add_parser("sql", help="query the results store (read-only unless --write)")
-    sql.add_argument("query", help='e.g. "SELECT * FROM leaderboard"')
-    sql.add_argument("--store", help="DuckDB file (default: the config's store, else data/t2ibench.duckdb)")
-    sql.add_argument("--config", help="take the store path from this config")
-    sql.add_argument("--out", help="write the rows to FILE.csv or FILE.parquet instead of printing")
-    sql.add_argument("--write", action="store_true", help="allow statements that modify the store")
-    sql.add_argument(
-        "--limit",
-        type=int_from(0, 1_000_000),
-        default=50,
-        help="rows to print (default 50); the rest are never fetched",
-    )
-    sql.add_argument(
-        "--timeout",
-        type=float_in(0.0, 1e9, open_low=True),
-        default=60.0,
-        help="stop the query after S seconds and release the store (default 60; a refresh waits 120 s for it)",
-    )
-    sql.add_argument("--wait", type=SECONDS, default=30.0, help="seconds to wait while a writer holds the store")
-    sql.set_defaults(func=_cmd_sql)
+    options = add_fields(sql, SqlRequest, skip=("wait",))  # the store's choice first, its wait last, as before
+    options += add_fields(sql, SqlRequest, only=("wait",))
+    sql.set_defaults(func=_cmd_sql, request_options=options)
 
 
 def add_failures(verbs: Any) -> None:
-    """``t2ibench failures``: its options (defaults from the typed classes)."""
+    """``t2ibench failures``: its options, ``FailuresRequest``'s fields."""
 
     fail = verbs.add_parser(
         "failures",
         help="where a model fails GenEval: position confusion, colour swaps, counting errors, missing objects",
     )
-    fail.add_argument("--model", action="append", help="a stored model (repeatable; default: every current model)")
-    fail.add_argument("--store", help="DuckDB file (default: the config's store, else data/t2ibench.duckdb)")
-    fail.add_argument("--config", help="take the store path from this config")
-    fail.add_argument("--wait", type=SECONDS, default=30.0, help="seconds to wait while a writer holds the store")
-    fail.set_defaults(func=_cmd_failures)
+    options = add_fields(fail, FailuresRequest, only=("model",))  # the models first, then the store's choice
+    options += add_fields(fail, FailuresRequest, skip=("model",))
+    fail.set_defaults(func=_cmd_failures, request_options=options)
