@@ -189,7 +189,9 @@ class PaperTablesRequest(Request):
     program: ClassVar[str] = "flows.paper_tables"
     work: ClassVar[str] = "the paper-tables flow"
     config: str
+    """The config whose store holds the models, e.g. configs/paper.yaml."""
     out: str
+    """Folder for table2.md, diversity.md and metrics.json."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -135,8 +135,8 @@ def _cmd_paper_tables(args: argparse.Namespace) -> int:
     from t2ibench.config import load_config
     from t2ibench.requests import PaperTablesRequest
 
-    check_data(args, load_config(args.config))  # validated before Prefect starts
-    request = PaperTablesRequest(config=args.config, out=args.out)
+    request = from_args(PaperTablesRequest, args, args.request_options)
+    check_data(args, load_config(request.config))  # validated before Prefect starts
     root, _ = _workspace(args.config, request.program)
     return run_flow(root, request, cwd=Path.cwd(), program="t2ibench paper tables")
 
@@ -199,10 +199,10 @@ def add_paper(verbs: Any) -> Any:
     tables = kinds.add_parser(
         "tables", help="GenEval Table 2 and the diversity/Scendi table of a config's current models, from its store"
     )
-    tables.add_argument("--config", required=True)
+    options = add_fields(tables, PaperTablesRequest, only=("config",))
     data_option(tables)
-    tables.add_argument("--out", required=True, help="folder for table2.md, diversity.md and metrics.json")
-    tables.set_defaults(func=_cmd_paper_tables, request=PaperTablesRequest)
+    options += add_fields(tables, PaperTablesRequest, skip=("config",))
+    tables.set_defaults(func=_cmd_paper_tables, request=PaperTablesRequest, request_options=options)
     figure = kinds.add_parser("digits", help="the FKEA digits figure: VENDI/RKE as the digit classes grow 1 → 10")
     options = add_fields(figure, DigitsRequest)
     figure.set_defaults(func=_cmd_paper_digits, request=DigitsRequest, request_options=options)
