@@ -47,6 +47,14 @@ class DataFolder:
     """Refuse to start unless the config's outputs.data is this folder (DVC's outs must be what it writes)."""
 
 
+@dataclass(frozen=True)
+class Device:
+    """Where a verb that loads models runs them (``evaluate``, ``generate``, ``selftest``)."""
+
+    device: str = "auto"
+    """Where the models run: auto, cpu, cuda, cuda:N or mps."""
+
+
 def data_option(p: Any) -> list[FieldOption]:
     """``--data DIR`` (``DataFolder``'s field) on the argparse parser ``p``: ``check_data`` reads it."""
     return add_fields(p, DataFolder)

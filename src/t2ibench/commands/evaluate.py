@@ -5,14 +5,57 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from t2ibench.commands.common import EXIT_FAILED, EXIT_OK, write_json
+from t2ibench.commands.common import EXIT_FAILED, EXIT_OK, Device, write_json
 from t2ibench.errors import InputError
-from t2ibench.options import add_fields, from_args, int_from, spec_or_error
+from t2ibench.fields import Option, Range
+from t2ibench.options import add_fields, from_args, spec_or_error
 
-POSITIVE = int_from(1)
+
+@dataclass(frozen=True)
+class EvaluateRequest:
+    """``t2ibench evaluate <benchmark> IMAGES``: the options every benchmark's command shares (its suite's and its
+    evaluator's are its entry's, ``--device`` is ``Device``'s)."""
+
+    images: Annotated[str, Option(positional=True)]
+    """The images to judge."""
+    out: str | None = None
+    """results.jsonl path (default: IMAGES/results.jsonl, or beside an image map); resumes from OUT.partial."""
+    allow_missing: bool = False
+    """Evaluate even if prompts/images are missing."""
+    images_per_prompt: Annotated[int | None, Range(1, 10_000)] = None
+    """Expected samples per prompt."""
+    json: str | None = None
+    """Also write the tables as JSON."""
+    store: str | None = None
+    """Also write the answers and tables into this results store."""
+    model: str | None = None
+    """The model the images are of, as the store names it (with --store; default: the folder's or the map's
+    name)."""
+    quiet: bool = False
+    """No progress bar."""
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    """``t2ibench generate <benchmark>``: the suite, the folder and which prompts (the generator's options are
+    ``GeneratorConfig``'s fields, the suite's its entry's, ``--device`` is ``Device``'s)."""
+
+    suite: Annotated[str, Option(positional=True)]
+    """The benchmark whose suite is generated for."""
+    out: str
+    """Output folder (<NNNNN>/samples/*.png, manifest.json)."""
+    prompts: str | None = None
+    """Only these prompt indices, e.g. 0-9,20."""
+    limit: Annotated[int | None, Range(1)] = None
+    """Only the first N selected prompts."""
+    overwrite: bool = False
+    """Replace a folder made with another specification."""
+    quiet: bool = False
+    """No progress bar."""
 
 
 def check_models(*sections: tuple[Any, dict[str, str]]) -> None:
@@ -31,20 +74,21 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     from t2ibench.paths import place, refuse_outputs
     from t2ibench.suites.layout import PROMPT_DIR
 
+    req = from_args(EvaluateRequest, args, args.request_options)
     bench = benchmark(args.suite)
     evaluator = bench.evaluator_from(args)  # validated before anything is read
-    images = Path(args.images)
+    images = Path(req.images)
     default_out = images / "results.jsonl" if images.is_dir() else images.with_name(images.stem + ".results.jsonl")
-    out = Path(args.out) if args.out else default_out
+    out = Path(req.out) if req.out else default_out
     if out.exists() and not out.is_file():
         raise InputError(f"--out {out}: is a folder or a special file; give the results.jsonl file name")
     partial = out.with_name(out.name + ".partial")
     covers = (lambda rel: bool(PROMPT_DIR.fullmatch(rel.parts[0]))) if images.is_dir() else None
-    store = getattr(args, "store", None)
-    if getattr(args, "model", None) and not store:
+    store = req.store
+    if req.model and not store:
         raise InputError("--model names the model in a results store: give --store too")
     refuse_outputs(
-        [place("--out", out), place("--out's partial file", partial), place("--json", args.json)],
+        [place("--out", out), place("--out's partial file", partial), place("--json", req.json)],
         [
             place("--store", store),  # written by the store's own transaction: no other output may land on it
             place("IMAGEDIR" if images.is_dir() else "IMAGES", images, tree=images.is_dir(), covers=covers),
@@ -56,10 +100,10 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
         Store(store).check_evaluation_target()
     suite = bench.suite_from(args)
-    scan = bench.scan(images, suite, images_per_prompt=args.images_per_prompt)
+    scan = bench.scan(images, suite, images_per_prompt=req.images_per_prompt)
     print(scan.report(), file=sys.stderr)
-    _refuse_scanned(scan, {"--out": out, "--out's partial file": partial, "--json": args.json, "--store": store})
-    if not scan.ok and not args.allow_missing:
+    _refuse_scanned(scan, {"--out": out, "--out's partial file": partial, "--json": req.json, "--store": store})
+    if not scan.ok and not req.allow_missing:
         print(
             "t2ibench evaluate: the images do not match the suite (see above); fix them or pass --allow-missing "
             "to evaluate only what is there",
@@ -68,14 +112,14 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     check_models(*bench.model_sections(evaluator))
     done = evaluate_images(
-        bench, scan, evaluator, suite=suite, out=out, device=args.device, show_progress=not args.quiet
+        bench, scan, evaluator, suite=suite, out=out, device=args.device, show_progress=not req.quiet
     )
     print(f"wrote {out}", file=sys.stderr)
     if done.tables is None:
         raise InputError(f"{images}: no image to judge")
     caveats = [c for c in (bench.caveat(suite, evaluator), _coverage(scan)) if c]
     print(bench.render(done.tables, label=images.name + (f" ({'; '.join(caveats)})" if caveats else "")))
-    if args.json:
+    if req.json:
         payload = bench.tables_json(done.tables)
         payload["evaluation"] = {
             "benchmark": bench.name,
@@ -83,9 +127,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             "caveats": caveats,
             **bench.provenance(suite, evaluator, done.records),
         }
-        write_json(Path(args.json), payload)
+        write_json(Path(req.json), payload)
     if store:
-        model = args.model or (images.name if images.is_dir() else images.stem)
+        model = req.model or (images.name if images.is_dir() else images.stem)
         print(
             bench.store(Path(store), model=model, scan=scan, suite=suite, records=done.records, tables=done.tables),
             file=sys.stderr,
@@ -128,10 +172,11 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     from t2ibench.config import GeneratorConfig, select_indices
     from t2ibench.models.registry import GENERATORS
 
+    req = from_args(GenerateRequest, args, args.request_options)
     suite = _generation_suite(args)
-    selected = select_indices(suite, args.prompts, where="--prompts")
-    if args.limit is not None:
-        selected = selected[: args.limit]
+    selected = select_indices(suite, req.prompts, where="--prompts")
+    if req.limit is not None:
+        selected = selected[: req.limit]
     options = args.generator_options  # GeneratorConfig's fields (backend: --import-from chooses the folder importer)
     backend = "folder" if args.import_from else "diffusers"
     given = {o.field: getattr(args, o.dest) for o in options if getattr(args, o.dest) != _parsed_default(o)}
@@ -145,10 +190,10 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
     layout = {"manifest.json", "samples.jsonl"}  # and the prompt folders <NNNNN>/
     refuse_output(
-        args.out,
+        req.out,
         flag="--out",
         inputs=[
-            *benchmark(args.suite).suite_inputs_from(args),
+            *benchmark(req.suite).suite_inputs_from(args),
             place("--import-from", args.import_from, tree=True),
             place("--model", args.model, tree=True) if Path(args.model).is_dir() else None,
         ],
@@ -156,13 +201,13 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         covers=lambda rel: rel.parts[0] in layout or bool(PROMPT_DIR.fullmatch(rel.parts[0])),
     )
     check_models((spec, {"model": "--model", "stage2": "--stage2", "revision": "--revision"}))
-    generator = GENERATORS.build(backend, spec, device=args.device, show_progress=not args.quiet, source=source)
-    records = generator.generate(selected, args.out, overwrite=args.overwrite)
+    generator = GENERATORS.build(backend, spec, device=args.device, show_progress=not req.quiet, source=source)
+    records = generator.generate(selected, req.out, overwrite=req.overwrite)
     if getattr(generator, "reimported", None):
         print(f"note: re-imported {len(generator.reimported)} images whose source changed", file=sys.stderr)
     if spec.smoke:
         print("note: tiny-random is a smoke model with random weights; its images are labelled smoke", file=sys.stderr)
-    print(f"{args.out}: {len(records)} images for {len(selected)} prompts (manifest.json, samples.jsonl)")
+    print(f"{req.out}: {len(records)} images for {len(selected)} prompts (manifest.json, samples.jsonl)")
     return EXIT_OK
 
 
@@ -203,28 +248,16 @@ def add_evaluate(verbs: Any) -> None:
         if not bench.has_command():
             continue
         command = benchmarks.add_parser(name, help=bench.command_help, description=bench.command_description)
-        command.add_argument("images", help=bench.images_help)
         bench.add_options(command)
-        command.add_argument(
-            "--out", help="results.jsonl path (default: IMAGES/results.jsonl, or beside an image map); resumes from "
-            "OUT.partial",
-        )  # fmt: skip
-        command.add_argument("--allow-missing", action="store_true", help="evaluate even if prompts/images are missing")
         per_prompt = bench.images_per_prompt
-        command.add_argument(
-            "--images-per-prompt", type=int_from(1, 10_000), default=per_prompt,
-            help=f"expected samples per prompt ({'any' if per_prompt is None else f'default {per_prompt}'})",
-        )  # fmt: skip
-        command.add_argument("--device", default="auto")
-        command.add_argument("--json", help="also write the tables as JSON")
-        if bench.can_store():
-            command.add_argument("--store", help="also write the answers and tables into this results store")
-            command.add_argument(
-                "--model", help="the model the images are of, as the store names it (with --store; default: the "
-                "folder's or the map's name)",
-            )  # fmt: skip
-        command.add_argument("--quiet", action="store_true")
-        command.set_defaults(func=_cmd_evaluate)
+        notes = {"images": f"— {bench.images_help}", **({"images_per_prompt": "(any)"} if per_prompt is None else {})}
+        first = ("images", "out", "allow_missing", "images_per_prompt")
+        how: dict[str, Any] = {"defaults": {"images_per_prompt": per_prompt}, "notes": notes}
+        options = add_fields(command, EvaluateRequest, only=first, **how)
+        add_fields(command, Device)
+        rest = (*first, *(() if bench.can_store() else ("store", "model")))  # --store, --model: where it can store
+        options += add_fields(command, EvaluateRequest, skip=rest, **how)
+        command.set_defaults(func=_cmd_evaluate, request_options=options)
 
 
 def add_generate(verbs: Any) -> None:
@@ -240,7 +273,7 @@ def add_generate(verbs: Any) -> None:
         "re-seeded per prompt. Re-running resumes: a finished image is kept when its file matches its "
         "samples.jsonl hash and it was made for the same prompt record.",
     )
-    gen.add_argument("suite", choices=names())
+    options = add_fields(gen, GenerateRequest, only=("suite",), choices={"suite": names()})
     # each benchmark's suite options in a group of its own, from its entry (an option of a benchmark not chosen is
     # refused)
     actions = {}
@@ -252,16 +285,12 @@ def add_generate(verbs: Any) -> None:
         entry.add_suite_options(group)
         actions[name] = list(group._group_actions)
     gen.set_defaults(suite_actions=actions)
-    gen.add_argument("--out", required=True, help="output folder (<NNNNN>/samples/*.png, manifest.json)")
+    options += add_fields(gen, GenerateRequest, only=("out",))
     # the generator's options are GeneratorConfig's fields (t2ibench.options): the spec a refresh's models[].generator
     # holds; --import-from is its source (the folder backend), --seed-images its seed (--seed is GenEval's suite's)
     generator = add_fields(
         gen, GeneratorConfig, skip=("backend",), flags=_GENERATOR_OPTIONS, choices={"dtype": DTYPES},
     )  # fmt: skip
-    gen.set_defaults(generator_options=generator)
-    gen.add_argument("--device", default="auto")
-    gen.add_argument("--prompts", help="only these prompt indices, e.g. 0-9,20")
-    gen.add_argument("--limit", type=POSITIVE, help="only the first N selected prompts")
-    gen.add_argument("--overwrite", action="store_true", help="replace a folder made with another specification")
-    gen.add_argument("--quiet", action="store_true")
-    gen.set_defaults(func=_cmd_generate)
+    add_fields(gen, Device)
+    options += add_fields(gen, GenerateRequest, skip=("suite", "out"))
+    gen.set_defaults(func=_cmd_generate, generator_options=generator, request_options=options)
