@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from t2ibench.benchmarks import Benchmark
 from t2ibench.benchmarks.geneval.evaluate import FolderScan, ResultRow, Summary, judge_scan, scan_folder, summarise
@@ -42,7 +42,7 @@ class GenEvalBenchmark(Benchmark[Sequence[Mapping[str, Any]], Any, FolderScan, R
         "results.jsonl and print the Table-2 summary. Every image is accounted for."
     )
     images_help = "a GenEval-layout folder (<NNNNN>/metadata.jsonl, samples/*.png)"
-    images_per_prompt = 4  # the reference's generation script makes 4 per prompt
+    images_per_prompt: ClassVar[int] = 4  # the reference's generation script makes 4 per prompt
 
     def add_suite_options(self, parser: Any) -> None:
         """The suite: generated (--seed, --per-task, --classes) or a released --metadata file."""
@@ -55,7 +55,7 @@ class GenEvalBenchmark(Benchmark[Sequence[Mapping[str, Any]], Any, FolderScan, R
         from t2ibench.benchmarks.geneval.benchmark_cli import evaluator_options
 
         self.add_suite_options(parser)
-        evaluator_options(parser, device=False)  # --device is every command's
+        evaluator_options(parser)  # --device is every command's
 
     def suite_inputs_from(self, args: Any) -> list[Any]:
         """The --metadata file, if given."""

@@ -5,14 +5,22 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from t2ibench.benchmarks.geneval.options import GenEvalConfig, GenEvalSuite
 from t2ibench.errors import InputError
-from t2ibench.options import int_from
 
-SEED = int_from(0, 2**31 - 1)
+
+@dataclass(frozen=True)
+class SuiteFile:
+    """A released suite file read instead of generating GenEval's suite (``evaluate geneval``, ``summary``,
+    ``generate geneval``; ``agreement``'s request has the field itself)."""
+
+    metadata: str | None = None
+    """An evaluation_metadata.jsonl to use instead of generating the suite."""
+
 
 DETECTOR_OPTIONS = {"backend": "--detector", "model": "--detector-model", "revision": "--detector-revision"}
 """The detector spec's fields whose options are not ``--field-name``."""
@@ -29,7 +37,7 @@ def suite_options(p: Any, *, metadata: bool) -> None:
     made = add_fields(p, GenEvalSuite, skip=("limit_per_task", "prompts"))
     p.set_defaults(geneval_suite=made)
     if metadata:
-        p.add_argument("--metadata", help="an evaluation_metadata.jsonl to use instead of generating the suite")
+        add_fields(p, SuiteFile)
 
 
 def suite_records(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -43,10 +51,11 @@ def suite_records(args: argparse.Namespace) -> list[dict[str, Any]]:
     return generate_suite(seed=suite.seed, per_task=suite.per_task, classes=suite.classes)
 
 
-def evaluator_options(p: argparse.ArgumentParser, *, device: bool = True) -> None:
+def evaluator_options(p: argparse.ArgumentParser, *, device: type | None = None) -> None:
     """The detector's, colour classifier's and verdict thresholds' options: ``DetectorConfig``'s,
     ``ColourConfig``'s and ``GenEvalParams``' fields (``t2ibench.options``; ``--resize`` is the detector's resize
-    field as SHORT,LONG or 'checkpoint'); ``--device`` too unless the command declares it."""
+    field as SHORT,LONG or 'checkpoint'); ``device``: the class whose field is the command's ``--device``, declared
+    between the models' options and the thresholds' (None: the command declares it)."""
     from t2ibench.benchmarks.geneval.metrics import GenEvalParams
     from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS
     from t2ibench.options import add_fields
@@ -61,8 +70,8 @@ def evaluator_options(p: argparse.ArgumentParser, *, device: bool = True) -> Non
     colour = add_fields(
         p, ColourConfig, flags=COLOUR_OPTIONS, choices={"backend": COLOUR_CLASSIFIERS.names()}, dest_prefix="colour_"
     )
-    if device:
-        p.add_argument("--device", default="auto")
+    if device is not None:
+        add_fields(p, device)
     params = add_fields(p, GenEvalParams)
     p.set_defaults(geneval_options=(detector, colour, params))
 

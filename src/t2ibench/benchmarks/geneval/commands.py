@@ -6,40 +6,105 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
+from t2ibench.benchmarks.geneval.benchmark import GenEvalBenchmark
 from t2ibench.benchmarks.geneval.benchmark_cli import (
     COLOUR_OPTIONS,
     DETECTOR_OPTIONS,
-    SEED,
     evaluator_inputs,
     evaluator_options,
     geneval_config,
     suite_options,
     suite_records,
 )
-from t2ibench.commands.common import EXIT_FAILED, EXIT_OK, write_json
+from t2ibench.commands.common import EXIT_FAILED, EXIT_OK, Device, write_json
 from t2ibench.commands.evaluate import check_models
 from t2ibench.commands.flows import checkout, run_flow
+from t2ibench.config import SelftestConfig
 from t2ibench.errors import InputError
-from t2ibench.options import add_fields, from_args, int_from
+from t2ibench.fields import Option, Range
+from t2ibench.options import add_fields, from_args
+from t2ibench.specs import MAX_SEED
+
+
+@dataclass(frozen=True)
+class PromptsRequest:
+    """``t2ibench prompts geneval``: where the suite its options name is written (the suite's options are
+    ``GenEvalSuite``'s fields)."""
+
+    suite: Annotated[Literal["geneval"], Option(positional=True)]
+    """The benchmark whose suite is written."""
+    out: str | None = None
+    """Write JSON lines here (default: standard output)."""
+
+
+@dataclass(frozen=True)
+class SelftestRequest:
+    """``t2ibench selftest``: the compositor's suite, the truth sets and the calibration (the evaluator's options
+    are its sections' fields: ``benchmark_cli.evaluator_options``)."""
+
+    out: str
+    """Folder for the images, selftest.json/.md, calibrated.yaml."""
+    per_task: Annotated[int, Range(1, 1000)] = 20
+    """Prompts per task."""
+    images_per_prompt: Annotated[int, Range(1, 100)] = 2
+    """Images per prompt."""
+    variants: str = ",".join(SelftestConfig.variants)
+    """Compositor variants, comma-separated."""
+    seed: Annotated[int, Range(0, MAX_SEED)] = 0
+    """Seed of the compositor and of the folds."""
+    calibrate: Annotated[int | None, Range(2, 100), Option(metavar="K")] = None
+    """Also calibrate, K folds."""
+    photo_truth: Annotated[str | None, Option(metavar="FILE", exclusive="photos")] = None
+    """A photo truth set of the built-in's shape (default: the built-in)."""
+    no_photos: Annotated[bool, Option(exclusive="photos")] = False
+    """Judge the compositor set only."""
+    quiet: bool = False
+    """No progress bar."""
+
+
+@dataclass(frozen=True)
+class SummaryRequest:
+    """``t2ibench summary``: a results.jsonl and how strictly it must cover the suite (the suite's options are
+    ``GenEvalSuite``'s fields and ``SuiteFile``'s)."""
+
+    results: Annotated[str, Option(positional=True)]
+    """A results.jsonl, ours or the reference's."""
+    images_per_prompt: Annotated[int, Range(1, 10_000)] = GenEvalBenchmark.images_per_prompt
+    """Expected images per prompt."""
+    allow_missing: bool = False
+    """Exit 0 even if the results miss prompts."""
+    json: str | None = None
+    """Also write the summary as JSON."""
+
+
+@dataclass(frozen=True)
+class AgreementMode:
+    """How ``t2ibench agreement`` runs (its analysis is ``AgreementRequest``'s fields)."""
+
+    flow: bool = False
+    """Run it as the workspace's Prefect flow human_agreement (from a checkout; needs --metadata and --out): the
+    same files."""
 
 
 def _cmd_prompts(args: argparse.Namespace) -> int:
     from t2ibench.benchmarks.geneval.suite import suite_jsonl, write_suite
 
+    req = from_args(PromptsRequest, args, args.request_options)
     records = suite_records(args)
-    if args.out:
+    if req.out:
         from t2ibench.paths import refuse_output
 
-        refuse_output(args.out, flag="--out")  # e.g. never over a results store
-        write_suite(args.out, records)
+        refuse_output(req.out, flag="--out")  # e.g. never over a results store
+        write_suite(req.out, records)
         tags: dict[str, int] = {}
         for r in records:
             tags[r["tag"]] = tags.get(r["tag"], 0) + 1
         summary = ", ".join(f"{t} {n}" for t, n in tags.items())
-        print(f"wrote {len(records)} prompts to {args.out} ({summary})", file=sys.stderr)
+        print(f"wrote {len(records)} prompts to {req.out} ({summary})", file=sys.stderr)
     else:
         sys.stdout.write(suite_jsonl(records))
     return EXIT_OK
@@ -50,8 +115,9 @@ def _cmd_selftest(args: argparse.Namespace) -> int:
     from t2ibench.models.compositor import parse_variant
     from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS
 
+    req = from_args(SelftestRequest, args, args.request_options)
     cfg = geneval_config(args)
-    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    variants = [v.strip() for v in req.variants.split(",") if v.strip()]
     for v in variants:
         parse_variant(v)
     from t2ibench.benchmarks.geneval.suite_photos import load_photo_truth
@@ -60,12 +126,10 @@ def _cmd_selftest(args: argparse.Namespace) -> int:
     written = {v.replace(":", "-") for v in variants} | {"selftest.json", "selftest.md", "calibrated.yaml", "photos"}
     from t2ibench.paths import place
 
-    truth_file = (
-        [place("--photo-truth", args.photo_truth)] if args.photo_truth and Path(args.photo_truth).exists() else []
-    )
+    truth_file = [place("--photo-truth", req.photo_truth)] if req.photo_truth and Path(req.photo_truth).exists() else []
     inputs = evaluator_inputs(args) + truth_file
-    refuse_output(args.out, flag="--out", inputs=inputs, tree=True, covers=lambda rel: rel.parts[0] in written)
-    photos = None if args.no_photos else load_photo_truth(args.photo_truth)
+    refuse_output(req.out, flag="--out", inputs=inputs, tree=True, covers=lambda rel: rel.parts[0] in written)
+    photos = None if req.no_photos else load_photo_truth(req.photo_truth)
     check_models((cfg.detector, DETECTOR_OPTIONS), (cfg.colour, COLOUR_OPTIONS))
     detector = DETECTORS.build(cfg.detector.backend, cfg.detector, device=args.device)
     colour = COLOUR_CLASSIFIERS.build(cfg.colour.backend, cfg.colour, device=args.device)
@@ -73,16 +137,16 @@ def _cmd_selftest(args: argparse.Namespace) -> int:
         detector,
         colour,
         cfg.params,
-        Path(args.out),
-        per_task=args.per_task,
-        images_per_prompt=args.images_per_prompt,
+        Path(req.out),
+        per_task=req.per_task,
+        images_per_prompt=req.images_per_prompt,
         variants=variants,
-        seed=args.seed,
-        calibrate_folds=args.calibrate,
+        seed=req.seed,
+        calibrate_folds=req.calibrate,
         photos=photos,
-        show_progress=not args.quiet,
+        show_progress=not req.quiet,
     )
-    files = write_selftest(report, args.out)
+    files = write_selftest(report, req.out)
     print(render_selftest(report), end="")
     print(f"wrote {', '.join(str(f) for f in files)}", file=sys.stderr)
     return EXIT_OK
@@ -93,14 +157,15 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     from t2ibench.benchmarks.geneval.report import render_summary
     from t2ibench.paths import place, refuse_outputs
 
-    refuse_outputs([place("--json", args.json)], [place("RESULTS", args.results), place("--metadata", args.metadata)])
-    rows = read_results(args.results)
+    req = from_args(SummaryRequest, args, args.request_options)
+    refuse_outputs([place("--json", req.json)], [place("RESULTS", req.results), place("--metadata", args.metadata)])
+    rows = read_results(req.results)
     suite = suite_records(args)
     roots = sorted({str(Path(r.filename).parents[2]) for r in rows if r.prompt_index is not None})
     if len(roots) > 1:
         shown = ", ".join(roots[:3]) + (" ..." if len(roots) > 3 else "")
         raise InputError(
-            f"{args.results}: results for images under {len(roots)} folders ({shown}); a summary is of one "
+            f"{req.results}: results for images under {len(roots)} folders ({shown}); a summary is of one "
             "model's folder: split the file"
         )
     keys = {json.dumps(r, sort_keys=True): i for i, r in enumerate(suite)}
@@ -119,10 +184,10 @@ def _cmd_summary(args: argparse.Namespace) -> int:
             continue
         per_prompt[index] = per_prompt.get(index, 0) + 1
     missing = [i for i in range(len(suite)) if i not in per_prompt]
-    odd = {i: n for i, n in per_prompt.items() if args.images_per_prompt and n != args.images_per_prompt}
+    odd = {i: n for i, n in per_prompt.items() if req.images_per_prompt and n != req.images_per_prompt}
     print(
-        f"{args.results}: prompts expected {len(suite)}, found {len(per_prompt)}; images expected "
-        f"{len(suite) * args.images_per_prompt if args.images_per_prompt else '?'}, found {len(rows)}",
+        f"{req.results}: prompts expected {len(suite)}, found {len(per_prompt)}; images expected "
+        f"{len(suite) * req.images_per_prompt if req.images_per_prompt else '?'}, found {len(rows)}",
         file=sys.stderr,
     )
     problems = bool(missing or odd or unknown)
@@ -131,31 +196,30 @@ def _cmd_summary(args: argparse.Namespace) -> int:
         print(f"missing prompts ({len(missing)}): {shown}", file=sys.stderr)
     if odd:
         shown = ", ".join(f"{i:05d}: {n}" for i, n in list(odd.items())[:20])
-        print(f"prompts with other than {args.images_per_prompt} images ({len(odd)}): {shown}", file=sys.stderr)
+        print(f"prompts with other than {req.images_per_prompt} images ({len(odd)}): {shown}", file=sys.stderr)
     if unknown:
         print(f"results whose prompt is not in the suite: {unknown}", file=sys.stderr)
     summary = summarise(rows)
-    print(render_summary(summary, label=Path(args.results).parent.name or str(args.results)))
-    if args.json:
-        write_json(Path(args.json), summary.to_dict())
-    if problems and not args.allow_missing:
+    print(render_summary(summary, label=Path(req.results).parent.name or str(req.results)))
+    if req.json:
+        write_json(Path(req.json), summary.to_dict())
+    if problems and not req.allow_missing:
         print("t2ibench summary: results do not cover the suite; pass --allow-missing to accept", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
 
 
 def add_prompts(verbs: Any) -> None:
-    """``t2ibench prompts``: its options (defaults from the typed classes)."""
+    """``t2ibench prompts``: its options, ``GenEvalSuite``'s fields and ``PromptsRequest``'s."""
 
     prompts = verbs.add_parser("prompts", help="write a prompt suite (GenEval: the official 553 prompts by default)")
-    prompts.add_argument("suite", choices=["geneval"])
     suite_options(prompts, metadata=False)
-    prompts.add_argument("--out", help="write JSON lines here (default: standard output)")
-    prompts.set_defaults(func=_cmd_prompts)
+    options = add_fields(prompts, PromptsRequest)
+    prompts.set_defaults(func=_cmd_prompts, request_options=options)
 
 
 def add_selftest(verbs: Any) -> None:
-    """``t2ibench selftest``: its options (defaults from the typed classes)."""
+    """``t2ibench selftest``: its options, ``SelftestRequest``'s fields and the evaluator's sections'."""
 
     selftest = verbs.add_parser(
         "selftest",
@@ -167,34 +231,19 @@ def add_selftest(verbs: Any) -> None:
         "thresholds (correct verdicts on images and absent-object probes, each truth set weighing the same) and "
         "reports the agreement held out by K-fold cross-validation over prompts and over images.",
     )
-    selftest.add_argument("--out", required=True, help="folder for the images, selftest.json/.md, calibrated.yaml")
-    selftest.add_argument("--per-task", type=int_from(1, 1000), default=20, help="prompts per task (20)")
-    selftest.add_argument("--images-per-prompt", type=int_from(1, 100), default=2)
-    selftest.add_argument(
-        "--variants", default="faithful,sloppy:0.5", help="compositor variants, comma-separated (faithful,sloppy:0.5)"
-    )
-    selftest.add_argument("--seed", type=SEED, default=0, help="seed of the compositor and of the folds")
-    selftest.add_argument("--calibrate", type=int_from(2, 100), metavar="K", help="also calibrate, K folds")
-    photo_set = selftest.add_mutually_exclusive_group()
-    photo_set.add_argument(
-        "--photo-truth", metavar="FILE", help="a photo truth set of the built-in's shape (default: the built-in)"
-    )
-    photo_set.add_argument("--no-photos", action="store_true", help="judge the compositor set only")
-    evaluator_options(selftest)
-    selftest.add_argument("--quiet", action="store_true")
-    selftest.set_defaults(func=_cmd_selftest)
+    options = add_fields(selftest, SelftestRequest, skip=("quiet",))
+    evaluator_options(selftest, device=Device)
+    options += add_fields(selftest, SelftestRequest, only=("quiet",))
+    selftest.set_defaults(func=_cmd_selftest, request_options=options)
 
 
 def add_summary(verbs: Any) -> None:
-    """``t2ibench summary``: its options (defaults from the typed classes)."""
+    """``t2ibench summary``: its options, ``GenEvalSuite``'s and ``SuiteFile``'s fields and ``SummaryRequest``'s."""
 
     summary = verbs.add_parser("summary", help="GenEval Table-2 summary of a results.jsonl (ours or the reference's)")
-    summary.add_argument("results")
     suite_options(summary, metadata=True)
-    summary.add_argument("--images-per-prompt", type=int_from(1, 10_000), default=4)
-    summary.add_argument("--allow-missing", action="store_true", help="exit 0 even if the results miss prompts")
-    summary.add_argument("--json", help="also write the summary as JSON")
-    summary.set_defaults(func=_cmd_summary)
+    options = add_fields(summary, SummaryRequest)
+    summary.set_defaults(func=_cmd_summary, request_options=options)
 
 
 def _cmd_agreement(args: argparse.Namespace) -> int:
@@ -268,12 +317,7 @@ def add_agreement(verbs: Any) -> None:
     # the request's fields are the options (--metadata and --out only the flow needs), beside GenEval's suite
     options = add_fields(agree, AgreementRequest, optional=("metadata", "out"))
     suite_options(agree, metadata=False)
-    agree.add_argument(
-        "--flow",
-        action="store_true",
-        help="run it as the workspace's Prefect flow human_agreement (from a checkout; needs --metadata and --out): "
-        "the same files",
-    )
+    add_fields(agree, AgreementMode)
     agree.set_defaults(func=_cmd_agreement, request=AgreementRequest, request_options=options)
 
 
