@@ -201,10 +201,20 @@ def add_fields(parser: Any, cls: type, **how: Any) -> list[FieldOption]:
             target = groups[option.exclusive]
         if option.positional:  # argparse names a positional argument by its destination
             kwargs = dict(option.kwargs)
-            target.add_argument(kwargs.pop("dest"), **kwargs)
+            action = target.add_argument(kwargs.pop("dest"), **kwargs)
         else:
-            target.add_argument(option.flag, **option.kwargs)
+            action = target.add_argument(option.flag, **option.kwargs)
+        setattr(action, _FIELD, (cls, option.field))
     return made
+
+
+_FIELD = "t2ibench_field"
+
+
+def field_of(action: argparse.Action) -> tuple[type, str] | None:
+    """(class, field) of an argparse action ``add_fields`` declared; None for one declared by hand."""
+    found: tuple[type, str] | None = getattr(action, _FIELD, None)
+    return found
 
 
 def from_args(cls: Callable[..., T], args: argparse.Namespace, options: Sequence[FieldOption], **given: Any) -> T:

@@ -10,7 +10,7 @@ from typing import Any
 from t2ibench.benchmarks import Benchmark
 from t2ibench.benchmarks.geneval2.evaluate import Geneval2Result, Geneval2Scan, judge_with, scan_images, summarise
 from t2ibench.benchmarks.geneval2.metrics import ANSWER_RULES, DEFAULT_ANSWER_RULE, Geneval2Tables
-from t2ibench.benchmarks.geneval2.options import GENEVAL2_DATA, Geneval2Config
+from t2ibench.benchmarks.geneval2.options import GENEVAL2_DATA, Geneval2Config, Geneval2SuiteFile
 from t2ibench.benchmarks.geneval2.report import render_tables
 from t2ibench.benchmarks.geneval2.suite import Geneval2Suite, read_geneval2
 from t2ibench.errors import InputError
@@ -42,23 +42,23 @@ class Geneval2Benchmark(Benchmark[Geneval2Suite, Geneval2Config, Geneval2Scan, G
     images_help = "a GenEval-layout folder (<NNNNN>/metadata.jsonl, samples/) or a .json image map"
 
     def add_suite_options(self, parser: Any) -> None:
-        """The suite file (default: the release's place) and whether it is a subset."""
-        parser.add_argument(
-            "--suite",
-            dest="suite_file",
-            default=GENEVAL2_DATA,
-            help="GenEval 2's geneval2_data.jsonl (default: where `t2ibench data fetch geneval2 --out "
-            "data/external/geneval2` puts it)",
-        )
-        parser.add_argument(
-            "--subset", action="store_true", help="the suite file is a subset of GenEval 2 (not its 800 prompts)"
-        )
+        """The suite file (default: the release's place) and whether it is a subset: ``Geneval2SuiteFile``'s
+        fields."""
+        from t2ibench.options import add_fields
+
+        parser.set_defaults(geneval2_suite=add_fields(parser, Geneval2SuiteFile, dest_prefix="geneval2_"))
+
+    def _suite_file(self, args: Any) -> Geneval2SuiteFile:
+        """The suite options as given."""
+        from t2ibench.options import from_args
+
+        return from_args(Geneval2SuiteFile, args, args.geneval2_suite)
 
     def suite_inputs_from(self, args: Any) -> list[Any]:
         """The suite file."""
         from t2ibench.paths import place
 
-        return [place("--suite", args.suite_file)]
+        return [place("--suite", self._suite_file(args).suite_file)]
 
     def prompt_records(self, suite: Geneval2Suite) -> list[dict[str, Any]]:
         """Each prompt's record (index, prompt, atoms) in suite order."""
@@ -82,14 +82,16 @@ class Geneval2Benchmark(Benchmark[Geneval2Suite, Geneval2Config, Geneval2Scan, G
         release."""
         from t2ibench.datasets import check_release_copy
 
-        if args.suite_file == GENEVAL2_DATA and Path(args.suite_file).exists():
-            check_release_copy("geneval2", args.suite_file, where="--suite")  # the release's place holds the release
-        if not Path(args.suite_file).exists():
+        given = self._suite_file(args)
+        path = given.suite_file
+        if path == GENEVAL2_DATA and Path(path).exists():
+            check_release_copy("geneval2", path, where="--suite")  # the release's place holds the release
+        if not Path(path).exists():
             raise InputError(
-                f"--suite {args.suite_file}: no such file; fetch GenEval 2's file with `t2ibench data fetch geneval2 "
-                f"--out {Path(args.suite_file).parent}` (or --from DIR for a local copy)"
+                f"--suite {path}: no such file; fetch GenEval 2's file with `t2ibench data fetch geneval2 "
+                f"--out {Path(path).parent}` (or --from DIR for a local copy)"
             )
-        return read_geneval2(args.suite_file, full=not args.subset)
+        return read_geneval2(path, full=not given.subset)
 
     def evaluator_from(self, args: Any) -> Geneval2Config:
         """The judge and answer rule the options give, each field's error under its option."""

@@ -4,14 +4,26 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Annotated
 
 from t2ibench.benchmarks.geneval2.metrics import ANSWER_RULES, DEFAULT_ANSWER_RULE
 from t2ibench.benchmarks.geneval2.suite import MAX_GENEVAL2_LINES
 from t2ibench.errors import FieldError, InputError, unknown_choice
+from t2ibench.fields import Option
 from t2ibench.specs import VQAJudgeConfig, check_int, visible_text
 from t2ibench.suites.selection import parse_indices
 
 GENEVAL2_DATA = "data/external/geneval2/geneval2_data.jsonl"  # where `t2ibench data fetch geneval2` (DVC) puts it
+
+
+@dataclass(frozen=True)
+class Geneval2SuiteFile:
+    """The suite file a command judges or generates for (``evaluate geneval2``, ``generate geneval2``)."""
+
+    suite_file: Annotated[str, Option(flag="--suite", metavar="SUITE_FILE")] = GENEVAL2_DATA
+    """GenEval 2's geneval2_data.jsonl, as `t2ibench data fetch geneval2 --out data/external/geneval2` puts it."""
+    subset: bool = False
+    """The suite file is a subset of GenEval 2 (not its 800 prompts)."""
 
 
 @dataclass(frozen=True)
