@@ -290,3 +290,58 @@ def test_genevals_suite_options_are_its_selections_fields(verb, capsys):
         main(["prompts", "geneval", "--per-task", "0"])
     assert stop.value.code == 2
     assert capsys.readouterr().err.strip().endswith("error: argument --per-task: must be in [1, 100000]; got 0")
+
+
+def _odd(text: str) -> int:
+    """A value of its own form: an odd integer."""
+    value = int(text)
+    if value % 2 == 0:
+        raise argparse.ArgumentTypeError(f"must be odd; got {text}")
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class Positioned:
+    """A class with a positional argument, a custom parser, a value-less flag and an exclusive pair."""
+
+    source: Annotated[str, Option(positional=True)]
+    """What is read."""
+    target: Annotated[str | None, Option(positional=True, metavar="TARGET")] = None
+    width: Annotated[int, Option(parse=_odd)] = 3
+    """An odd width."""
+    prompts: Annotated[str | bool | None, Option(bare=True, metavar="FILE")] = None
+    left: Annotated[bool, Option(exclusive="side")] = False
+    right: Annotated[bool, Option(exclusive="side")] = False
+    size: Annotated[int, Range(1, 100)] = 4
+    """The size."""
+
+
+def test_positional_parsed_bare_and_exclusive_fields():
+    """Option(positional) is an argument (optional with a default), Option(parse) the value's own parser,
+    Option(bare) a flag that may go without its value (True), Option(exclusive) a mutually exclusive group."""
+    parser, options = parser_of(Positioned)
+    assert [o.flag for o in options] == ["source", "TARGET", "--width", "--prompts", "--left", "--right", "--size"]
+    assert from_args(Positioned, parser.parse_args(["s"]), options) == Positioned("s")
+    made = from_args(Positioned, parser.parse_args(["s", "t", "--width", "5", "--prompts", "--left"]), options)
+    assert made == Positioned("s", "t", 5, True, True, False)
+    assert from_args(Positioned, parser.parse_args(["s", "--prompts", "p.npz"]), options).prompts == "p.npz"
+    with pytest.raises(argparse.ArgumentError, match="must be odd; got 4"):
+        parser.parse_args(["s", "--width", "4"])
+    with pytest.raises(argparse.ArgumentError, match="not allowed with argument --left"):
+        parser.parse_args(["s", "--left", "--right"])
+    helps = {o.field: o.kwargs["help"] for o in options}
+    assert helps["width"] == "An odd width (default 3)"
+
+
+def test_only_defaults_and_notes_shape_one_commands_options():
+    """``only`` declares some fields (a command may interleave its classes' options), ``defaults`` gives a field
+    another default for one command, ``notes`` adds what the command says of it to the field's help."""
+    parser = argparse.ArgumentParser(exit_on_error=False)
+    first = add_fields(parser, Positioned, only=("source", "size"), defaults={"size": 9}, notes={"size": "(per side)"})
+    rest = add_fields(parser, Positioned, skip=("source", "size"))
+    assert [o.field for o in first] == ["source", "size"]
+    assert first[1].kwargs["help"] == "The size (per side) (default 9)"
+    made = from_args(Positioned, parser.parse_args(["s"]), [*first, *rest])
+    assert made.size == 9
+    with pytest.raises(argparse.ArgumentError, match=r"must be in \[1, 100\]; got 0"):
+        parser.parse_args(["s", "--size", "0"])
