@@ -18,7 +18,7 @@ from t2ibench.commands.data import add_data
 from t2ibench.commands.diversity import add_diversity
 from t2ibench.commands.evaluate import add_evaluate, add_generate
 from t2ibench.commands.flows import add_paper, add_run, add_schedule
-from t2ibench.commands.store import add_failures, add_gc, add_report, add_sql
+from t2ibench.commands.store import add_gc, add_report, add_sql
 from t2ibench.errors import NOTES, InputError, StateMismatchError
 
 
@@ -47,7 +47,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_gc(verbs)
     add_report(verbs)
     add_sql(verbs)
-    add_failures(verbs)
     add_data(verbs)
     add_schedule(verbs)
     kinds = add_paper(verbs)

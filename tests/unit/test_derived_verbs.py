@@ -11,14 +11,20 @@ import typing
 import pytest
 
 from t2ibench.benchmarks.geneval.benchmark_cli import SuiteFile
-from t2ibench.benchmarks.geneval.commands import AgreementMode, PromptsRequest, SelftestRequest, SummaryRequest
+from t2ibench.benchmarks.geneval.commands import (
+    AgreementMode,
+    FailuresRequest,
+    PromptsRequest,
+    SelftestRequest,
+    SummaryRequest,
+)
 from t2ibench.benchmarks.geneval2.options import Geneval2SuiteFile
 from t2ibench.cli import build_parser, main
 from t2ibench.commands.common import DataFolder, Device
 from t2ibench.commands.data import DataRequest
 from t2ibench.commands.diversity_request import DiversityRequest
 from t2ibench.commands.evaluate import EvaluateRequest, GenerateRequest
-from t2ibench.commands.store import FailuresRequest, GcRequest, ReportRequest, SqlRequest
+from t2ibench.commands.store import GcRequest, ReportRequest, SqlRequest
 from t2ibench.fields import Option, annotated, meta
 from t2ibench.options import field_of
 from t2ibench.requests import AgreementRequest, DigitsRequest, PaperTablesRequest, RefreshRequest, ScheduleRequest

@@ -1,4 +1,4 @@
-"""The store's verbs: ``gc``, ``report``, ``sql``, ``failures`` — each verb's options one typed request's fields
+"""The store's verbs: ``gc``, ``report``, ``sql`` — each verb's options one typed request's fields
 (``t2ibench.options``)."""
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ class ReportRequest:
 
 @dataclass(frozen=True)
 class StoreChoice:
-    """The results store a reading verb opens (``sql``, ``failures``), and how long it waits for a writer."""
+    """The results store a reading verb opens (``sql``, a benchmark's ``failures``), and how long it waits for a
+    writer."""
 
     store: str | None = None
     """DuckDB file (default: the config's store, else data/t2ibench.duckdb)."""
@@ -61,14 +62,6 @@ class SqlRequest(StoreChoice):
     """Rows to print; the rest are never fetched."""
     timeout: Annotated[float, Range(0.0, 1e9, open_low=True)] = 60.0
     """Stop the query after this many seconds and release the store (a refresh waits 120 s for it)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class FailuresRequest(StoreChoice):
-    """``t2ibench failures``: the stored models whose GenEval failures are shown."""
-
-    model: Annotated[tuple[str, ...], Option(repeat=True)] = ()
-    """A stored model (repeatable; default: every current model)."""
 
 
 def _cmd_gc(args: argparse.Namespace) -> int:
@@ -135,7 +128,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _store_path(req: StoreChoice) -> Path:
+def store_path(req: StoreChoice) -> Path:
     """The store a reading verb opens: --store, else the --config's, else the default workspace's."""
     if req.store:
         return Path(req.store)
@@ -153,7 +146,7 @@ def _cmd_sql(args: argparse.Namespace) -> int:
     from t2ibench.store import Store
 
     req = from_args(SqlRequest, args, args.request_options)
-    store = Store(_store_path(req), timeout=req.wait)
+    store = Store(store_path(req), timeout=req.wait)
     if req.out:
         if req.write:
             raise InputError("--out exports a query's rows; it cannot be combined with --write")
@@ -168,20 +161,6 @@ def _cmd_sql(args: argparse.Namespace) -> int:
         print(markdown_table(list(result.columns), [["" if v is None else str(v) for v in r] for r in result.rows]))
         if result.truncated:
             print(f"(more than {req.limit} rows; raise --limit or use --out FILE.csv)", file=sys.stderr)
-    return EXIT_OK
-
-
-def _cmd_failures(args: argparse.Namespace) -> int:
-    from t2ibench.benchmarks.geneval import report_failures as failures
-    from t2ibench.store import Store
-
-    req = from_args(FailuresRequest, args, args.request_options)
-    store = Store(_store_path(req), timeout=req.wait)
-    data = failures.collect(store, list(req.model) or None)
-    models = list(req.model) or sorted({r["model"] for r in data["summary"]})
-    if not models:
-        raise InputError(f"{store.path}: no completed model yet")
-    print("\n".join(failures.headline_markdown(data, m) for m in models), end="")
     return EXIT_OK
 
 
@@ -216,15 +195,3 @@ def add_sql(verbs: Any) -> None:
     options = add_fields(sql, SqlRequest, skip=("wait",))  # the store's choice first, its wait last, as before
     options += add_fields(sql, SqlRequest, only=("wait",))
     sql.set_defaults(func=_cmd_sql, request_options=options)
-
-
-def add_failures(verbs: Any) -> None:
-    """``t2ibench failures``: its options, ``FailuresRequest``'s fields."""
-
-    fail = verbs.add_parser(
-        "failures",
-        help="where a model fails GenEval: position confusion, colour swaps, counting errors, missing objects",
-    )
-    options = add_fields(fail, FailuresRequest, only=("model",))  # the models first, then the store's choice
-    options += add_fields(fail, FailuresRequest, skip=("model",))
-    fail.set_defaults(func=_cmd_failures, request_options=options)

@@ -1,5 +1,6 @@
 """GenEval's own verbs: ``prompts`` (write its suite), ``selftest`` (its evaluator against known truth), ``summary``
-(Table 2 of a results.jsonl, ours or the reference's) and ``agreement`` (human agreement with its verdicts)."""
+(Table 2 of a results.jsonl, ours or the reference's), ``agreement`` (human agreement with its verdicts) and
+``failures`` (its failure patterns of stored models)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from t2ibench.benchmarks.geneval.benchmark_cli import (
 from t2ibench.commands.common import EXIT_FAILED, EXIT_OK, Device, write_json
 from t2ibench.commands.evaluate import check_models
 from t2ibench.commands.flows import checkout, run_flow
+from t2ibench.commands.store import StoreChoice, store_path
 from t2ibench.config import SelftestConfig
 from t2ibench.errors import InputError
 from t2ibench.fields import Option, Range
@@ -321,6 +323,40 @@ def add_agreement(verbs: Any) -> None:
     agree.set_defaults(func=_cmd_agreement, request=AgreementRequest, request_options=options)
 
 
+@dataclass(frozen=True, kw_only=True)
+class FailuresRequest(StoreChoice):
+    """``t2ibench failures``: the stored models whose GenEval failures are shown."""
+
+    model: Annotated[tuple[str, ...], Option(repeat=True)] = ()
+    """A stored model (repeatable; default: every current model)."""
+
+
+def _cmd_failures(args: argparse.Namespace) -> int:
+    from t2ibench.benchmarks.geneval import report_failures as failures
+    from t2ibench.store import Store
+
+    req = from_args(FailuresRequest, args, args.request_options)
+    store = Store(store_path(req), timeout=req.wait)
+    data = failures.collect(store, list(req.model) or None)
+    models = list(req.model) or sorted({r["model"] for r in data["summary"]})
+    if not models:
+        raise InputError(f"{store.path}: no completed model yet")
+    print("\n".join(failures.headline_markdown(data, m) for m in models), end="")
+    return EXIT_OK
+
+
+def add_failures(verbs: Any) -> None:
+    """``t2ibench failures``: its options, ``FailuresRequest``'s fields."""
+
+    fail = verbs.add_parser(
+        "failures",
+        help="where a model fails GenEval: position confusion, colour swaps, counting errors, missing objects",
+    )
+    options = add_fields(fail, FailuresRequest, only=("model",))  # the models first, then the store's choice
+    options += add_fields(fail, FailuresRequest, skip=("model",))
+    fail.set_defaults(func=_cmd_failures, request_options=options)
+
+
 def add_verbs(verbs: Any) -> None:
     """GenEval's own verbs on the ``t2ibench`` subparsers ``verbs`` (the command line gathers every registered
     benchmark's ``commands.add_verbs``)."""
@@ -328,3 +364,4 @@ def add_verbs(verbs: Any) -> None:
     add_selftest(verbs)
     add_summary(verbs)
     add_agreement(verbs)
+    add_failures(verbs)
