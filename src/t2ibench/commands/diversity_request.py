@@ -13,12 +13,12 @@ from typing import Annotated, Literal
 from t2ibench.config import MAX_SHARDS, BandwidthSetting, DiversityConfig, Runtime, ScendiConfig
 from t2ibench.fields import Option, Range
 from t2ibench.metrics.checks import DiversityMethod, KernelName, ScendiInverse
-from t2ibench.options import float_in
+from t2ibench.options import range_parser
 from t2ibench.requests import DigitsRequest
 from t2ibench.specs import MAX_SEED
 
 POSITIVE = Range(0.0, math.inf, open_low=True, open_high=True)
-_POSITIVE_FLOAT = float_in(0.0, math.inf, open_low=True, open_high=True)
+_POSITIVE_FLOAT = range_parser(POSITIVE, float)
 
 
 def parse_bandwidth(text: str) -> float | str:

@@ -155,6 +155,7 @@ def _json(value: Any, default: Any = None) -> Any:
 def galleries(model: str, modes: Sequence[Mapping[str, Any]], rows: Sequence[Any], files: Mapping[Any, Any]) -> str:
     """FKEA and Scendi modes inline: per mode its eigenvalue share, then its top images captioned with their
     prompts (positions index the model's images in stored order)."""
+    figure = spine_report().figure  # the spine's images, each with its verdict
     parts = []
     for source, title in (("fkea", "FKEA modes (image kernel)"), ("scendi", "Scendi modes (beyond the prompts)")):
         chosen = [m for m in modes if m["model"] == model and m["source"] == source]
@@ -171,9 +172,7 @@ def galleries(model: str, modes: Sequence[Mapping[str, Any]], rows: Sequence[Any
                 r = rows[pos]
                 src = files.get((r.prompt_index, r.sample), (None, None))[0]
                 score = f" · score {scores[k]:.3f}" if k < len(scores) and isinstance(scores[k], (int, float)) else ""
-                figures.append(
-                    spine_report().figure(r, src, href(model, f"p{r.prompt_index:05d}.html"), f"{r.prompt}{score}")
-                )
+                figures.append(figure(r, src, href(model, f"p{r.prompt_index:05d}.html"), f"{r.prompt}{score}"))
             parts.append(
                 f'<div class="mode"><p>Mode {m["mode_index"]}: eigenvalue {fmt(m.get("eigenvalue"), 4)}, share '
                 f"{fmt(100 * m['share'] if m.get('share') is not None else None, 1)} % of the spectrum, entropy share "

@@ -35,15 +35,22 @@ from t2ibench.report.site import BANNER_CSS, Cell, banner_html, fmt, footer_html
 from t2ibench.report.site import table as html_table
 from t2ibench.store import Store, queries
 
-__all__ = [
+__all__ = [  # the spine's report hooks (docs/benchmarks.md#the-spines-report), its drill-down's among them
+    "HEADLINE",
     "LITE_NOTE",
+    "PUBLISHED",
     "board_cells",
     "board_headers",
     "card_items",
+    "closing_html",
+    "closing_markdown",
     "collect",
     "draw_thumbnails",
     "failure_figures",
+    "failure_plots",
     "figure",
+    "legend_html",
+    "legend_markdown",
     "load_tables",
     "markdown_cells",
     "markdown_headers",
@@ -51,9 +58,13 @@ __all__ = [
     "model_suites",
     "paper_table",
     "plots",
+    "plotted",
     "prompt_list",
     "prompt_pages",
     "score_section",
+    "sections_html",
+    "sections_markdown",
+    "write_pages",
 ]
 
 LITE_NOTE = "LITE EVALUATOR, not comparable with published GenEval scores"
@@ -90,13 +101,13 @@ def board_cells(row: Mapping[str, Any], data: Mapping[str, Any], link: str, tied
     """A model's GenEval cells on the leaderboard (HTML): overall (≈ when ``tied`` with the next) and each task with
     its interval, a task score linking to the model page filtered to that task (``link``: the page, or '')."""
     model = row["model"]
-    ci = {(r["model"], r["task"]): r for r in data["task_ci"]}
+    ci = {r["task"]: r for r in data["task_ci"] if r["model"] == model}
     cells = [
         Cell.number(row["overall"], low=row.get("overall_ci_low"), high=row.get("overall_ci_high"),
                     mark="≈" if tied else ""),
     ]  # fmt: skip
     for t in TASKS:
-        c = ci.get((model, t), {})
+        c = ci.get(t, {})
         cell = Cell.number(row[t], low=c.get("ci_low"), high=c.get("ci_high"))
         if link and row[t] is not None:
             cell = Cell(f'<a href="{html.escape(link)}#task={t}">{cell.html}</a>', cell.sort, cell.css)
