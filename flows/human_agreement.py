@@ -5,7 +5,7 @@
 [--seed-cv S]`` runs this flow: it writes agreement.json / agreement.md / metrics.json (the headline numbers DVC
 tracks) — the same files ``t2ibench agreement --out DIR`` writes in-process — and upserts the annotations and
 statistics into the DuckDB store. The command starts this module as a program whose one argument is the request
-(``t2ibench.requests.AgreementRequest`` as JSON); ``run(request)`` is that program.
+(``t2ibench.benchmarks.geneval.options_agreement.AgreementRequest`` as JSON); ``run(request)`` is that program.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from typing import Any
 import tasks  # noqa: F401  (project Prefect settings first)
 from prefect import flow, task
 
-from t2ibench.requests import AgreementRequest, request_main
+from t2ibench.benchmarks.geneval.options_agreement import AgreementRequest
+from t2ibench.requests import request_main
 
 PROGRAM = "human_agreement"
 RESULTS = {"persist_result": False}

@@ -100,13 +100,13 @@ def expand_params(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[
             continue
         if token == FLAG:
             if i + 1 >= len(tokens):
-                raise InputError(f"{FLAG}: expected FILE:SECTION (e.g. params.yaml:geneval)")
+                raise InputError(f"{FLAG}: expected FILE:SECTION (e.g. params.yaml:leaderboard)")
             spec, i = tokens[i + 1], i + 2
         else:
             spec, i = token.split("=", 1)[1], i + 1
         file, sep, section = spec.rpartition(":")
         if not sep or not file or not section:
-            raise InputError(f"{FLAG} {spec!r}: expected FILE:SECTION (e.g. params.yaml:geneval)")
+            raise InputError(f"{FLAG} {spec!r}: expected FILE:SECTION (e.g. params.yaml:leaderboard)")
         options = _options(_reached_parser(parser, out))
         given = {t.split("=", 1)[0] for t in tokens if t.startswith("-") and t != FLAG and not t.startswith(FLAG + "=")}
         for key, value in load_section(file, section).items():

@@ -502,6 +502,12 @@ def test_the_report_holds_no_sql_and_reads_the_store_through_named_queries():
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
     assert len(functions) >= 20, sorted(functions)
     for name, function in functions.items():
+        if name == "spine_rows":  # the spine benchmark's reads: their SQL is the spine's data (SpineSQL.queries)
+            from t2ibench.store.schema import SPINE_SQL
+
+            assert SPINE_SQL.queries
+            assert all(SQL_TEXT.search(q) for q in SPINE_SQL.queries.values())
+            continue
         assert sql_literals(function), f"the SQL detector finds no SQL in queries.{name}: it is broken"
     assert len(sql_literals(ast.parse((SRC / "store" / "schema.py").read_text()))) >= 20  # the views
 

@@ -18,6 +18,7 @@ from t2ibench.benchmarks.geneval.commands import (
     SelftestRequest,
     SummaryRequest,
 )
+from t2ibench.benchmarks.geneval.options_agreement import AgreementRequest
 from t2ibench.benchmarks.geneval2.options import Geneval2SuiteFile
 from t2ibench.cli import build_parser, main
 from t2ibench.commands.common import DataFolder, Device
@@ -27,7 +28,7 @@ from t2ibench.commands.evaluate import EvaluateRequest, GenerateRequest
 from t2ibench.commands.store import GcRequest, ReportRequest, SqlRequest
 from t2ibench.fields import Option, annotated, meta
 from t2ibench.options import field_of
-from t2ibench.requests import AgreementRequest, DigitsRequest, PaperTablesRequest, RefreshRequest, ScheduleRequest
+from t2ibench.requests import DigitsRequest, PaperTablesRequest, RefreshRequest, ScheduleRequest
 
 SHARED = {"-h", "--help", "--params", "--version"}
 """Options every verb has from argparse and t2ibench.params, not from a request."""

@@ -18,10 +18,10 @@ import pytest
 from t2ibench.benchmarks.geneval import report_failures as failures
 from t2ibench.benchmarks.geneval.evaluate import ResultRow
 from t2ibench.benchmarks.geneval.metrics import COLORS, RELATIONS, Detection, box_iou, evaluate_detections, table2_rows
+from t2ibench.benchmarks.geneval.rows import result_rows
 from t2ibench.benchmarks.geneval.suite import generate_suite
 from t2ibench.cli import main
 from t2ibench.errors import InputError
-from t2ibench.pipeline.rows import result_rows
 from t2ibench.store import Store
 
 SUITE = list(enumerate(generate_suite()))

@@ -10,11 +10,12 @@ from typing import Annotated, Literal
 
 import pytest
 
+from t2ibench.benchmarks.geneval.options_agreement import AgreementRequest
 from t2ibench.cli import build_parser
 from t2ibench.errors import FieldError, InputError
 from t2ibench.fields import Option, Range, check_ranges, field_docs
 from t2ibench.options import add_fields, from_args
-from t2ibench.requests import AgreementRequest, DigitsRequest, RefreshRequest, ScheduleRequest
+from t2ibench.requests import DigitsRequest, RefreshRequest, ScheduleRequest
 
 
 @dataclasses.dataclass(frozen=True)

@@ -91,11 +91,9 @@ def version(model: str, model_hash: str, evaluator_hash: str, content: str, *ben
         model_row={"label": model, "backend": "diffusers", "smoke": False},
         prompts=[],
         images=[],
-        verdicts=[],
-        detections=[],
+        spine={"verdicts": [], "detections": [], "geneval_scores": []},
         metrics=[],
         modes=[],
-        geneval_scores=[],
         evaluator_settings={"settings": {"geneval2": {"answer_rule": "reference"}}, "lite": []},
         benchmarks=benchmarks,
     )

@@ -8,10 +8,11 @@ import json
 
 import pytest
 
+from t2ibench.benchmarks.geneval.metrics import TASKS
 from t2ibench.errors import InputError
 from t2ibench.report.paper import write_tables
 from t2ibench.store import Store, queries
-from t2ibench.store.schema import STORED_BENCHMARKS
+from t2ibench.store.schema import SPINE_SQL, STORED_BENCHMARKS
 from tests.unit.test_failure_patterns import POLICIES, store  # noqa: F401  (the module-scoped synthetic store fixture)
 
 FUNCTIONS = {
@@ -29,7 +30,8 @@ def test_every_query_runs_and_is_documented_and_typed(store):  # noqa: F811
         assert "\n" not in doc, f"queries.{name}: a one-line docstring"
         assert inspect.signature(query).return_annotation != inspect.Signature.empty, name
         per_benchmark = "name" in inspect.signature(query).parameters  # one call per stored benchmark
-        rows = [r for b in STORED_BENCHMARKS for r in query(store, b)] if per_benchmark else query(store)
+        names = SPINE_SQL.queries if name == "spine_rows" else STORED_BENCHMARKS  # the spine's reads: each of them
+        rows = [r for b in names for r in query(store, b)] if per_benchmark else query(store)
         if name == "latest_run":
             continue
         assert isinstance(rows, list), name
@@ -37,7 +39,7 @@ def test_every_query_runs_and_is_documented_and_typed(store):  # noqa: F811
         assert {r["model"] for r in rows if "model" in r} <= models, name
     assert {r["model"] for r in queries.leaderboard(store)} == models
     assert {r["model"] for r in queries.failure_summary(store)} == models
-    assert queries.current_verdicts(store)
+    assert queries.spine_rows(store, "current_verdicts")
     assert queries.class_failures(store)
     assert queries.position_confusion(store)
     assert queries.agreement(store) == []  # none stored in this store
@@ -45,6 +47,11 @@ def test_every_query_runs_and_is_documented_and_typed(store):  # noqa: F811
     assert STORED_BENCHMARKS, "no stored benchmark: the per-benchmark reads went unchecked"
     with pytest.raises(InputError, match="unknown stored benchmark 'geneval'"):
         queries.benchmark_scores(store, "geneval")  # GenEval's tables are its own, not benchmark_scores
+    with pytest.raises(InputError, match="unknown spine query 'task_interval'; did you mean 'task_intervals'"):
+        queries.spine_rows(store, "task_interval")
+    intervals = queries.spine_rows(store, "task_intervals")
+    assert {(r["model"], r["task"]) for r in intervals} == {(m, t) for m in models for t in TASKS}
+    assert all(r["ci_low"] <= r["ci_high"] and r["images"] > 0 for r in intervals)
 
 
 def test_queries_keep_their_order(store):  # noqa: F811
@@ -52,7 +59,7 @@ def test_queries_keep_their_order(store):  # noqa: F811
     overall = [r["overall"] for r in board]
     assert overall == sorted(overall, reverse=True)  # best first (ORDER BY o.overall DESC NULLS LAST, c.model)
     assert [r["model"] for r in queries.leaderboard_by_model(store)] == sorted(r["model"] for r in board)
-    verdicts = [(r["model"], r["prompt_index"], r["sample"]) for r in queries.current_verdicts(store)]
+    verdicts = [(r["model"], r["prompt_index"], r["sample"]) for r in queries.spine_rows(store, "current_verdicts")]
     assert verdicts == sorted(verdicts)
     classes = queries.class_failures(store)
     for model in POLICIES:

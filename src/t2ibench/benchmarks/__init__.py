@@ -176,6 +176,12 @@ class Benchmark(ABC, Generic[SuiteT, EvaluatorT, ScanT, RecordT, TablesT]):
         """The spine's prompt suite as the store names it (``model_versions.suite``) for ``selection``."""
         raise InputError(f"{self.name}: not the refresh's spine benchmark")
 
+    def spine_rows(self, judged: Any, scores: Any, generated: Any, *, suite: str, model: str) -> SpineRows:
+        """The spine's rows of one model version for the store write, from its judged results (a
+        ``pipeline.results.Judged``, re-read and checked unchanged), its score table (``TaskScores``) and the images
+        it judged (``Generated``: every one must have its record)."""
+        raise InputError(f"{self.name}: not the refresh's spine benchmark")
+
     def plan_shared(self, config: Any, workspace: Any) -> dict[str, tuple[str, str, dict[str, Any]]]:
         """The spine's calls shared by every model of a refresh whose results the store write takes: store
         parameter → (call id, step, parameters but placement); e.g. GenEval's evaluator self-test."""
@@ -251,6 +257,23 @@ class SpineSQL:
     leaderboard_joins: str
     leaderboard_order: str
     views_after: Mapping[str, str]
+    # the tables one model version's store write replaces from ``SpineRows.tables`` (name → the scope columns
+    # beyond the version's model, model_hash and evaluator_hash: 'suite' for rows keyed by the spine's prompts)
+    version_tables: Mapping[str, tuple[str, ...]]
+    # named reads of its stored rows the core's report pages call (``t2ibench.store.queries.spine_rows``)
+    queries: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class SpineRows:
+    """The spine benchmark's rows of one model version, for the store write: its tables (name → rows without the
+    version columns, ``SpineSQL.version_tables``), how many images it judged, and the two parts of the version's
+    content hash it owns: the digest of the results file the rows were read from and its score table's rows."""
+
+    tables: Mapping[str, Sequence[Mapping[str, Any]]]
+    judged: int
+    results_sha256: str
+    scores: Sequence[Mapping[str, Any]]
 
 
 def role_module(name: str, role: str) -> Any | None:

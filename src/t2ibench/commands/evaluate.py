@@ -262,16 +262,17 @@ def add_evaluate(verbs: Any) -> None:
 
 def add_generate(verbs: Any) -> None:
     """``t2ibench generate``: its options (defaults from the typed classes)."""
-    from t2ibench.benchmarks import benchmark, names
+    from t2ibench.benchmarks import SPINE, benchmark, label, names
     from t2ibench.config import GeneratorConfig
     from t2ibench.specs import DTYPES
 
     gen = verbs.add_parser(
         "generate",
-        help="generate images for a prompt suite into GenEval's layout (diffusers, or 'tiny-random' offline)",
-        description="Defaults follow GenEval's generation script: 4 images per prompt, 50 steps, guidance 9, seed 42 "
-        "re-seeded per prompt. Re-running resumes: a finished image is kept when its file matches its "
-        "samples.jsonl hash and it was made for the same prompt record.",
+        help=f"generate images for a prompt suite into {label(SPINE)}'s folder layout (diffusers, or 'tiny-random' "
+        "offline)",
+        description=f"Defaults follow {label(SPINE)}'s generation script (see GeneratorConfig's fields below). "
+        "Re-running resumes: a finished image is kept when its file matches its samples.jsonl hash and it was made "
+        "for the same prompt record.",
     )
     options = add_fields(gen, GenerateRequest, only=("suite",), choices={"suite": names()})
     # each benchmark's suite options in a group of its own, from its entry (an option of a benchmark not chosen is

@@ -189,6 +189,7 @@ def add_schedule(verbs: Any) -> None:
 
 def add_paper(verbs: Any) -> Any:
     """``t2ibench paper``: its options (defaults from the typed classes)."""
+    from t2ibench.benchmarks import SPINE, label
     from t2ibench.requests import DigitsRequest, PaperTablesRequest
 
     paper = verbs.add_parser(
@@ -197,7 +198,8 @@ def add_paper(verbs: Any) -> Any:
     )
     kinds = paper.add_subparsers(dest="kind", required=True, metavar="KIND")
     tables = kinds.add_parser(
-        "tables", help="GenEval Table 2 and the diversity/Scendi table of a config's current models, from its store"
+        "tables",
+        help=f"the {label(SPINE)} table and the diversity/Scendi table of a config's current models, from its store",
     )
     options = add_fields(tables, PaperTablesRequest, only=("config",))
     data_option(tables)

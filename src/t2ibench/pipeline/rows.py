@@ -12,39 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from t2ibench.benchmarks.geneval.evaluate import ResultRow
+from t2ibench.benchmarks import SpineRows
 from t2ibench.config import DiversityConfig, ModelConfig, ScendiConfig
 from t2ibench.hashing import content_hash, to_plain
 from t2ibench.pipeline.estimators import kernel_choice
 from t2ibench.pipeline.results import Bandwidth, Generated, MetricRecord, ModeRecord, Scores
 from t2ibench.store import BenchmarkRows, VersionRows
-
-
-def result_rows(results: Sequence[ResultRow], suite: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Store rows (verdicts, detections) of judged images (``ResultRow``s), keyed by prompt index and sample."""
-    verdict_rows, detection_rows = [], []
-    for row in results:
-        key = {"suite": suite, "prompt_index": int(row.prompt_index or 0), "sample": int(row.sample)}
-        verdict_rows.append(
-            {**key, "task": row.tag, "correct": row.correct, "reason": row.reason, "relation": row.relation}
-        )
-        for cls, boxes in row.details.items():
-            colours = list(row.colours.get(cls) or [])
-            for rank, box in enumerate(boxes):
-                detection_rows.append(
-                    {
-                        **key,
-                        "class": cls,
-                        "rank": rank,
-                        "x1": box[0],
-                        "y1": box[1],
-                        "x2": box[2],
-                        "y2": box[3],
-                        "score": box[4],
-                        "color": colours[rank] if rank < len(colours) else None,
-                    }
-                )
-    return verdict_rows, detection_rows
 
 
 def metric_row(record: MetricRecord) -> dict[str, Any]:
@@ -72,9 +45,7 @@ def version_rows(
     smoke: bool,
     prompts: Sequence[tuple[int, Mapping[str, Any]]],
     generated: Generated,
-    results: Sequence[ResultRow],
-    judged_sha256: str,
-    table2: Sequence[Mapping[str, Any]],
+    spine: SpineRows,
     scores: Sequence[Scores],
     protocol: Mapping[str, Any],
     lite: Sequence[str] = (),
@@ -82,8 +53,8 @@ def version_rows(
     selftest: Mapping[str, Any] | None = None,
 ) -> VersionRows:
     """Every row of one model/evaluation version, and the content hash that says whether it changed (every row
-    written, the model's label and settings included; ``benchmarks``: the VQA-judged benchmarks' rows)."""
-    verdicts, detections = result_rows(results, suite)
+    written, the model's label and settings included; ``spine``: the spine benchmark's rows; ``benchmarks``: the
+    other benchmarks' rows)."""
     metrics = [metric_row(m) for s in scores for m in s.metrics]
     modes = [mode_row(m) for s in scores for m in s.modes]
     model_row = {
@@ -98,9 +69,9 @@ def version_rows(
     content = content_hash(
         [
             generated.images_hash(),
-            judged_sha256,
+            spine.results_sha256,
             [[m.metrics, m.modes] for m in scores],
-            list(table2),
+            list(spine.scores),
             model_row,
             [[int(i), dict(r)] for i, r in prompts],
             [[i.prompt_index, i.sample, i.path, i.sha256, i.seed] for i in generated.images],
@@ -125,11 +96,9 @@ def version_rows(
             {"prompt_index": i.prompt_index, "sample": i.sample, "path": i.path, "sha256": i.sha256, "seed": i.seed}
             for i in generated.images
         ],
-        verdicts=verdicts,
-        detections=detections,
+        spine={name: list(rows) for name, rows in spine.tables.items()},
         metrics=metrics,
         modes=modes,
-        geneval_scores=[dict(r) for r in table2],
         evaluator_settings={"settings": to_plain(protocol), "lite": list(lite)},
         benchmarks=tuple(benchmarks),
         selftest=selftest,

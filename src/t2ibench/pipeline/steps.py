@@ -541,19 +541,13 @@ def step_store(
     rewritten); ``protocol`` is the evaluator settings by step, as the evaluator hash was derived from them, and
     ``lite`` names the offline stand-ins among the evaluators (empty for the reference ones). ``benchmarks``: the
     rows of every other benchmark the model ran (each under its own evaluation hash, made by its ``<name>-rows``
-    step), written in the same transaction and linked to ``run_id``; with ``selftest``, the GenEval evaluator's
+    step), written in the same transaction and linked to ``run_id``; with ``selftest``, the spine evaluator's
     self-test is stored (once per content) and linked to ``run_id`` and the model."""
-    from t2ibench.benchmarks.geneval.evaluate import read_results
+    from t2ibench.benchmarks import SPINE, benchmark
     from t2ibench.pipeline.rows import selftest_rows, version_rows
     from t2ibench.store import Store
 
-    if not Path(judged.results).is_file() or file_digest(judged.results) != judged.sha256:
-        raise InputError(f"{judged.results}: the results file is missing or changed since it was judged")
-    results = read_results(judged.results)
-    judged_keys = {(int(r.prompt_index or 0), int(r.sample)) for r in results}
-    missing = [(i.prompt_index, i.sample) for i in generated.images if (i.prompt_index, i.sample) not in judged_keys]
-    if missing:
-        raise InputError(f"{model.name}: {len(missing)} images have no GenEval verdict (e.g. {missing[0]})")
+    spine = benchmark(SPINE).spine_rows(judged, scores, generated, suite=suite, model=model.name)
     version = version_rows(
         model=model,
         model_hash=model_hash,
@@ -562,9 +556,7 @@ def step_store(
         smoke=generated.smoke or smoke_evaluators,
         prompts=list(prompts),
         generated=generated,
-        results=results,
-        judged_sha256=judged.sha256,
-        table2=scores.rows,
+        spine=spine,
         scores=(diversity, scendi),
         protocol=protocol,
         lite=lite,
@@ -578,7 +570,7 @@ def step_store(
         model_hash=version.model_hash,
         evaluator_hash=version.evaluator_hash,
         images=len(generated.images),
-        verdicts=len(version.verdicts),
+        verdicts=spine.judged,
         metrics=len(version.metrics),
         answers=sum(len(b.answers) for b in benchmarks),
     )

@@ -36,7 +36,7 @@ from t2ibench.store.integrity import block_problem, header_problem
 from t2ibench.store.lock import run_lock
 from t2ibench.store.migrations import check_version, ensure_schema
 from t2ibench.store.sandbox import DEFAULT_QUERY_TIMEOUT, SANDBOX_CONFIG, QueryRows
-from t2ibench.store.schema import SCHEMA_VERSION, WAL_SUFFIXES
+from t2ibench.store.schema import SCHEMA_VERSION, SPINE_SQL, WAL_SUFFIXES
 
 
 @dataclass(frozen=True)
@@ -51,14 +51,12 @@ class VersionRows:
     model_row: Mapping[str, Any]
     prompts: Sequence[Mapping[str, Any]]
     images: Sequence[Mapping[str, Any]]
-    verdicts: Sequence[Mapping[str, Any]]
-    detections: Sequence[Mapping[str, Any]]
+    spine: Mapping[str, Sequence[Mapping[str, Any]]]  # the spine benchmark's tables (SPINE_SQL.version_tables) → rows
     metrics: Sequence[Mapping[str, Any]]
     modes: Sequence[Mapping[str, Any]]
-    geneval_scores: Sequence[Mapping[str, Any]]
     evaluator_settings: Mapping[str, Any] = field(default_factory=dict)  # an ``evaluators`` row (settings, lite)
     benchmarks: Sequence[BenchmarkRows] = ()  # the VQA-judged benchmarks evaluated with this version (GenEval 2)
-    selftest: Mapping[str, Any] | None = None  # an ``evaluator_selftests`` row: the run's GenEval evaluator measured
+    selftest: Mapping[str, Any] | None = None  # an ``evaluator_selftests`` row: the run's spine evaluator measured
 
 
 @dataclass(frozen=True)
@@ -423,6 +421,8 @@ class Store:
         """
         key = {"model": version.model, "model_hash": version.model_hash}
         judged = {**key, "evaluator_hash": version.evaluator_hash}
+        if set(version.spine) != set(SPINE_SQL.version_tables):
+            raise ValueError(f"VersionRows.spine has {sorted(version.spine)}, not {sorted(SPINE_SQL.version_tables)}")
         with self.write() as con:
             stored = con.execute(
                 "SELECT content_hash FROM model_versions WHERE model = ? AND model_hash = ? AND evaluator_hash = ?",
@@ -433,11 +433,11 @@ class Store:
                 self.upsert(con, "models", [{**key, **version.model_row}])
                 self.upsert(con, "prompts", [{"suite": version.suite, **r} for r in version.prompts])
                 self.replace(con, "images", {**key, "suite": version.suite}, version.images)
-                self.replace(con, "verdicts", {**judged, "suite": version.suite}, version.verdicts)
-                self.replace(con, "detections", {**judged, "suite": version.suite}, version.detections)
+                for table, scope in SPINE_SQL.version_tables.items():  # the spine benchmark's rows
+                    extra = {column: {"suite": version.suite}[column] for column in scope}
+                    self.replace(con, table, {**judged, **extra}, version.spine[table])
                 self.replace(con, "metrics", judged, version.metrics)
                 self.replace(con, "modes", judged, version.modes)
-                self.replace(con, "geneval_scores", judged, version.geneval_scores)
                 # the VQA-judged benchmarks evaluated with this version, each under its own evaluation hash
                 for rows in version.benchmarks:
                     self._write_benchmark(con, {**key, "evaluator_hash": rows.evaluator_hash}, rows)
@@ -459,7 +459,7 @@ class Store:
                 [{"model_hash": version.model_hash, "benchmark": b.benchmark, "evaluator_hash": b.evaluator_hash}
                  for b in version.benchmarks],
             )  # fmt: skip
-            # the self-test of the GenEval evaluator this run judged the model with (none: not measured)
+            # the self-test of the spine's evaluator this run judged the model with (none: not measured)
             if version.selftest is not None:
                 self.upsert(con, "evaluator_selftests", [dict(version.selftest)])
             self.replace(

@@ -12,7 +12,7 @@ from typing import Any, TypeAlias
 
 from t2ibench.errors import unknown_choice
 from t2ibench.store.connection import Store
-from t2ibench.store.schema import STORED_BENCHMARKS
+from t2ibench.store.schema import SPINE_SQL, STORED_BENCHMARKS
 
 Row: TypeAlias = dict[str, Any]  # one row: column name → value as DuckDB returns it (JSON columns as text)
 
@@ -22,8 +22,7 @@ MetricRow: TypeAlias = Row  # model, metric, alpha, value, error_bound, n, sigma
 HeadlineMetricRow: TypeAlias = Row  # model, metric, alpha, value, error_bound, n
 ModeRow: TypeAlias = Row  # model, source, mode_index, eigenvalue, share, entropy_share, mass, top, bottom, scores
 ImageRow: TypeAlias = Row  # model, prompt_index, sample, path, prompt, task
-TaskIntervalRow: TypeAlias = Row  # model, task, ci_low, ci_high, images, prompts
-VerdictRow: TypeAlias = Row  # model, suite, prompt_index, sample, task, correct, reason, prompt, metadata, failure
+SpineRow: TypeAlias = Row  # a row of a spine benchmark's named read (its columns: beside its SQL in SpineSQL.queries)
 DetectionRow: TypeAlias = Row  # model, prompt_index, sample, class, rank, x1, y1, x2, y2, score, color
 RunRow: TypeAlias = Row  # a runs row: run_id, config_name, config_hash, code_version, started_at, ..., details
 AgreementRow: TypeAlias = Row  # an agreement row: scope, source, task, statistic, value, ci_low, ci_high, ...
@@ -95,24 +94,11 @@ def current_images(store: Store) -> list[ImageRow]:
     )
 
 
-def task_intervals(store: Store) -> list[TaskIntervalRow]:
-    """Each current model's GenEval task intervals with their image and prompt counts, by model and task."""
-    return store.rows(
-        """SELECT c.model, t.task, t.ci_low, t.ci_high, t.images, t.prompts
-           FROM current_models c JOIN geneval_tasks t USING (model, model_hash, evaluator_hash)
-           ORDER BY c.model, t.task"""
-    )
-
-
-def current_verdicts(store: Store) -> list[VerdictRow]:
-    """Every judged image of the current models with its prompt and failure kind, by model, prompt and sample."""
-    return store.rows(
-        """SELECT g.model, g.suite, g.prompt_index, g.sample, g.task, g.correct, g.reason, g.prompt, g.metadata,
-                  f.failure
-           FROM geneval_images g JOIN current_models USING (model, model_hash, evaluator_hash)
-           LEFT JOIN image_failures f USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
-           ORDER BY g.model, g.prompt_index, g.sample"""
-    )
+def spine_rows(store: Store, name: str) -> list[SpineRow]:
+    """The rows of the spine benchmark's named read ``name`` (its SQL: ``SpineSQL.queries``), in that query's order."""
+    if name not in SPINE_SQL.queries:
+        raise unknown_choice("spine query", name, list(SPINE_SQL.queries))
+    return store.rows(SPINE_SQL.queries[name])
 
 
 def current_detections(store: Store) -> list[DetectionRow]:

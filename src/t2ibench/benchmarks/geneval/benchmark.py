@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from t2ibench.benchmarks import Benchmark
+from t2ibench.benchmarks import Benchmark, SpineRows
 from t2ibench.benchmarks.geneval.evaluate import FolderScan, ResultRow, Summary, judge_scan, scan_folder, summarise
 from t2ibench.benchmarks.geneval.report import render_summary
 
@@ -103,6 +103,12 @@ class GenEvalBenchmark(Benchmark[Sequence[Mapping[str, Any]], Any, FolderScan, R
         """'geneval' for the official suite (seed 43, 100 per task), else with its seed and size."""
         official = selection.seed == 43 and selection.per_task == 100
         return "geneval" if official else f"geneval-s{selection.seed}-n{selection.per_task}"
+
+    def spine_rows(self, judged: Any, scores: Any, generated: Any, *, suite: str, model: str) -> SpineRows:
+        """``rows.spine_rows``: verdicts, detections and Table 2 of one model version."""
+        from t2ibench.benchmarks.geneval.rows import spine_rows
+
+        return spine_rows(judged, scores, generated, suite=suite, model=model)
 
     def plan_shared(self, config: Any, workspace: Any) -> dict[str, tuple[str, str, dict[str, Any]]]:
         """The evaluator self-test (``evaluators.selftest``), when configured: ``plan.plan_selftest``."""

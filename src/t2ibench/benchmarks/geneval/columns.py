@@ -243,4 +243,19 @@ SPINE_SQL = SpineSQL(
         ORDER BY c.model
     """,
     },
+    # its rows of one model version (``rows.spine_rows``): verdicts and detections per prompt of the version's suite,
+    # Table 2 per version
+    version_tables={"verdicts": ("suite",), "detections": ("suite",), "geneval_scores": ()},
+    queries={
+        # each current model's task intervals with their image and prompt counts, by model and task
+        "task_intervals": """SELECT c.model, t.task, t.ci_low, t.ci_high, t.images, t.prompts
+           FROM current_models c JOIN geneval_tasks t USING (model, model_hash, evaluator_hash)
+           ORDER BY c.model, t.task""",
+        # every judged image of the current models with its prompt and failure kind, by model, prompt and sample
+        "current_verdicts": """SELECT g.model, g.suite, g.prompt_index, g.sample, g.task, g.correct, g.reason,
+                  g.prompt, g.metadata, f.failure
+           FROM geneval_images g JOIN current_models USING (model, model_hash, evaluator_hash)
+           LEFT JOIN image_failures f USING (model, model_hash, evaluator_hash, suite, prompt_index, sample)
+           ORDER BY g.model, g.prompt_index, g.sample""",
+    },
 )

@@ -293,7 +293,7 @@ def _cmd_agreement(args: argparse.Namespace) -> int:
 
 def _agreement_flow(args: argparse.Namespace) -> int:
     """``agreement --flow``: the same analysis as the workspace's Prefect flow ``human_agreement``."""
-    from t2ibench.requests import AgreementRequest
+    from t2ibench.benchmarks.geneval.options_agreement import AgreementRequest
 
     if not args.metadata:
         raise InputError("--flow reads the suite from a file: add --metadata evaluation_metadata.jsonl")
@@ -310,7 +310,7 @@ def _agreement_flow(args: argparse.Namespace) -> int:
 
 def add_agreement(verbs: Any) -> None:
     """``t2ibench agreement``: its options (defaults from the typed classes)."""
-    from t2ibench.requests import AgreementRequest
+    from t2ibench.benchmarks.geneval.options_agreement import AgreementRequest
 
     agree = verbs.add_parser(
         "agreement",

@@ -75,8 +75,8 @@ def collect(store: Store) -> dict[str, Any]:
     """GenEval's rows the report shows, read from the store (read-only): per-task intervals, verdicts, kept
     detections, human agreement, evaluator self-tests and the failure views."""
     return {
-        "task_ci": queries.task_intervals(store),
-        "verdicts": queries.current_verdicts(store),
+        "task_ci": queries.spine_rows(store, "task_intervals"),
+        "verdicts": queries.spine_rows(store, "current_verdicts"),
         "detections": queries.current_detections(store),
         "agreement": queries.agreement(store),
         "selftests": queries.evaluator_selftests(store),
