@@ -1,0 +1,337 @@
+"""T2I-CompBench++'s scoring rules against an independent transcription of the reference scripts
+(tests/unit/t2i_compbench_reference.py), driven by scripted evaluators: chosen yes-probabilities, labelled boxes with
+scores, depth maps and score lists, including ties, missing objects and values on every threshold. Every image score
+and every category mean must agree exactly; each mutation of a rule must make them disagree somewhere."""
+
+from __future__ import annotations
+
+import math
+import sys
+import types
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from t2ibench.benchmarks.t2i_compbench import metrics
+from tests.unit import t2i_compbench_reference as ref
+
+LABELS = ("dog", "cat", "catfish", "person", "girl", "hot dog", "lamp", "desk", "fish", "boat", "sheep")
+SINGULAR = ["dog", "cat", "catfish", "hot dog", "fish", "sheep", "person", "boy", "ship", "painting", "picture", "boat"]
+PLURAL = ["dogs", "cats", "catfish", "hot dogs", "fish", "sheep", "people", "boys", "ships", "paintings", "pictures",
+          "boats"]  # fmt: skip
+
+
+def _boxes(rng: np.random.Generator, n: int, size: int = 480) -> list[list[float]]:
+    """Boxes in a size × size frame: integers (ties and shared edges likely) or floats, some on the frame's edge."""
+    out = []
+    for _ in range(n):
+        if rng.random() < 0.5:
+            x1, y1 = (int(v) for v in rng.integers(0, size - 20, 2))
+            w, h = (int(v) for v in rng.integers(1, 300, 2))
+        else:
+            x1, y1 = (float(v) for v in rng.uniform(0, size - 20, 2))
+            w, h = (float(v) for v in rng.uniform(0.5, 300, 2))
+        out.append([x1, y1, min(x1 + w, size), min(y1 + h, size)])
+    return out
+
+
+def _edge_pairs() -> list[tuple[list[float], list[float]]]:
+    """Box pairs on the rules' edges: centres exactly 150 apart on an axis, |dx| = |dy|, the same box, IoU exactly
+    0.1 and 0.5, touching boxes (IoU 0) and a box inside another."""
+    return [
+        ([0, 0, 10, 10], [150, 0, 160, 10]),  # dx = 150 exactly (the distance threshold)
+        ([0, 0, 10, 10], [150, 150, 160, 160]),  # |dx| = |dy|: neither axis dominates
+        ([5, 5, 50, 50], [5, 5, 50, 50]),  # the same box
+        ([0, 0, 10, 10], [8, 0, 18, 10]),  # I = 20, U = 180: IoU = 1/9 (> 0.1)
+        ([0, 0, 11, 10], [9, 0, 20, 10]),  # I = 20, U = 200: IoU = 0.1 exactly
+        ([0, 0, 30, 10], [10, 0, 40, 10]),  # I = 200, U = 400: IoU = 0.5 exactly
+        ([0, 0, 10, 10], [10, 0, 20, 10]),  # touching: IoU 0
+        ([0, 0, 100, 100], [40, 40, 60, 60]),  # inside
+        ([0, 0, 10, 10], [300, 10, 310, 20]),  # far right, dx > dy
+        ([100, 300, 110, 310], [100, 0, 110, 10]),  # far above
+    ]
+
+
+def _scripted_detections(rng: np.random.Generator, n_max: int = 6) -> tuple[list[str], list[list[float]], list[float]]:
+    """A detector's output for one image: labels, boxes and scores in descending score order (UniDet keeps ≥ 0.5),
+    with repeated labels and exact 0.5 / 1.0 scores."""
+    n = int(rng.integers(0, n_max + 1))
+    labels = [str(rng.choice(LABELS)) for _ in range(n)]
+    scores = sorted((float(rng.choice([0.5, 1.0, rng.uniform(0.5, 1.0)])) for _ in range(n)), reverse=True)
+    return labels, _boxes(rng, n), scores
+
+
+def _detections(labels: list[str], boxes: list[list[float]], scores: list[float]) -> list[Any]:
+    return [metrics.Detection(lab, tuple(b), s) for lab, b, s in zip(labels, boxes, scores, strict=True)]  # type: ignore[arg-type]
+
+
+# -- the differential run: the project module ``m`` against the transcription, per category ------------------------
+
+
+# answers whose float32 product rounds to another fourth decimal than the float64 one (found by search)
+FLOAT32_EDGES = (
+    ("0.9478", "0.7500"),
+    ("0.4285", "0.7000"),
+    ("0.4939", "0.6954", "0.4969", "0.7376", "0.8832", "0.7667", "0.9567"),
+    ("0.4930", "0.5500"),
+)
+
+
+def attribute_mismatches(m: types.ModuleType, rng: np.random.Generator, images: int = 400) -> int:
+    """BLIP-VQA: phrases per image 0..10 (beyond np_num), probabilities anywhere including on 4-decimal edges."""
+    phrases = [[f"p{j}" for j in range(int(rng.integers(0, 11)))] + (["top"] if rng.random() < 0.2 else [])
+               for _ in range(images)]  # fmt: skip
+    edges = [0.00005, 0.99995, 0.12345, 0.5, 1.0, 0.0, 0.33335]
+    probs = [[float(rng.choice(edges)) if rng.random() < 0.3 else float(rng.random()) for _ in range(8)]
+             for _ in range(images)]  # fmt: skip
+    for factors in FLOAT32_EDGES:  # products whose fourth decimal the float32 arithmetic decides
+        phrases.append([f"p{j}" for j in range(len(factors))])
+        probs.append([float(f) for f in factors] + [float(rng.random()) for _ in range(8 - len(factors))])
+    images = len(phrases)
+    np_index = metrics.NP_NUM
+    questions = [ref.blip_questions(phrases, i) for i in range(np_index)]
+    answers = [[ref.vqa_prob_answer(np.float32(probs[k][i]), np.float32(1 - probs[k][i])) for k in range(images)]
+               for i in range(np_index)]  # fmt: skip
+    expected, expected_mean = ref.blip_vqa_run(answers, questions, np_index)
+    got = []
+    for k in range(images):
+        asked = m.phrase_questions(phrases[k])
+        got.append(m.attribute_score([None if q is None else m.vqa_answer(
+            np.float32(probs[k][i]) / (np.float32(probs[k][i]) + np.float32(1 - probs[k][i])))
+            for i, q in enumerate(asked)]))  # fmt: skip
+    bad = sum(g != float(e) for g, e in zip(got, expected, strict=True))
+    return bad + (m.category_mean("color", got) != expected_mean)
+
+
+def spatial_2d_mismatches(m: types.ModuleType, rng: np.random.Generator, images: int = 1500) -> int:
+    """2-D: every relation word (and none, and one inside another word), nouns found, missing, mapped to person."""
+    prompts = [f"a {{}} {w} a {{}}" for w in metrics.SPATIAL_2D] + ["a {} beside a {}", "a {} linear a {}"]
+    nouns = ["dog", "cat", "girl", "man", "lamp", "fish", None]
+    bad, got, expected = 0, [], []
+    for k in range(images):
+        labels, boxes, scores = _scripted_detections(rng)
+        if k % 5 == 0 and len(labels) >= 2:  # an edge pair as the first two boxes
+            boxes[:2] = [list(b) for b in _edge_pairs()[k // 5 % len(_edge_pairs())]]
+        obj1, obj2 = rng.choice(nouns), rng.choice(nouns)
+        template = prompts[k % len(prompts)]
+        prompt = template.format(obj1, obj2)
+        relation = m.find_relation(prompt, m.SPATIAL_2D)
+        g = m.spatial_2d_score(_detections(labels, boxes, scores), obj1, obj2, relation, rule="reference")
+        e = ref.spatial_2d_image(labels, boxes, scores, prompt, obj1, obj2)
+        bad += g != e
+        got.append(g)
+        expected.append(e)
+    for relation in (*metrics.SPATIAL_2D, None):  # every edge pair under every relation, both orders
+        for a, b in _edge_pairs():
+            for first, second in ((a, b), (b, a)):
+                labels, boxes, scores = ["dog", "lamp"], [first, second], [1.0, 1.0]
+                prompt = f"a dog {relation} a lamp"
+                g = m.spatial_2d_score(_detections(labels, boxes, scores), "dog", "lamp", relation, rule="reference")
+                e = ref.spatial_2d_image(labels, boxes, scores, prompt, "dog", "lamp")
+                bad += g != e
+                got.append(g)
+                expected.append(e)
+    return bad + (m.category_mean("spatial", got) != sum(expected) / len(expected))
+
+
+def spatial_3d_mismatches(m: types.ModuleType, rng: np.random.Generator, images: int = 1500) -> int:
+    """3-D: depth maps that are not symmetric (so the transposed slice matters), boxes past the map's edge (empty
+    slices), labels that contain the noun as a substring, repeated labels."""
+    bad, got, expected = 0, [], []
+    for k in range(images):
+        labels, boxes, scores = _scripted_detections(rng)
+        if k % 4 == 0 and len(labels) >= 2:
+            boxes[:2] = [list(b) for b in _edge_pairs()[k // 4 % len(_edge_pairs())]]
+        size = int(rng.choice([48, 160]))  # boxes reach 480: partial and empty slices too
+        depth = rng.random((size, size)).astype(np.float32)
+        if k % 7 == 0:
+            depth[:] = 0.5  # equal depths: the strict comparisons decide
+        obj1, obj2 = str(rng.choice(["dog", "cat", "girl", "fish"])), str(rng.choice(["desk", "dog", "lamp", "fish"]))
+        prompt = f"a {obj1} {rng.choice((*metrics.SPATIAL_3D, 'next to'))} a {obj2}"
+        relation = m.find_relation(prompt, m.SPATIAL_3D)
+        g = m.spatial_3d_score(_detections(labels, boxes, scores), obj1, obj2, relation, depth, rule="reference")
+        e = ref.spatial_3d_image(labels, boxes, scores, prompt, obj1, obj2, depth)
+        bad += not (g == e or (math.isnan(g) and math.isnan(e)))
+        got.append(g)
+        expected.append(e)
+    near = np.zeros((480, 480), dtype=np.float32)
+    near[:, :12] = 1.0  # the left columns near: a box there is nearer whichever way the map is sliced
+    for relation in metrics.SPATIAL_3D:
+        for a, b in _edge_pairs():
+            for first, second in ((a, b), (b, a)):
+                for depth in (near, near.T.copy(), rng.random((480, 480)).astype(np.float32)):
+                    labels, boxes, scores = ["dog", "lamp"], [first, second], [1.0, 1.0]
+                    prompt = f"a dog {relation} a lamp"
+                    found = _detections(labels, boxes, scores)
+                    g = m.spatial_3d_score(found, "dog", "lamp", relation, depth, rule="reference")
+                    e = ref.spatial_3d_image(labels, boxes, scores, prompt, "dog", "lamp", depth)
+                    bad += g != e
+                    got.append(g)
+                    expected.append(e)
+    return bad + (m.category_mean("3d_spatial", got) != float(np.mean(expected)))
+
+
+def numeracy_mismatches(m: types.ModuleType, rng: np.random.Generator, images: int = 1500) -> int:
+    """Numeracy: one- and two-word objects, singular = plural forms, a/an/one, renames (ship → boat, boy → person),
+    labels that contain a requested object, overlapping duplicate boxes."""
+    numbers = ["a", "one", "two", "three", "four", "eight"]
+    bad, got, expected = 0, [], []
+    for _ in range(images):
+        parts = []
+        for _ in range(int(rng.integers(1, 4))):
+            n = str(rng.choice(numbers))
+            i = int(rng.integers(0, len(SINGULAR)))
+            parts.append(f"{n} {SINGULAR[i] if n in ('a', 'one') else PLURAL[i]}")
+        prompt = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+        labels, boxes, scores = _scripted_detections(rng, 8)
+        if len(boxes) >= 2 and rng.random() < 0.4:  # a near-duplicate box of the first one's label
+            labels[1] = labels[0]
+            boxes[1] = [boxes[0][0] + 1, boxes[0][1], boxes[0][2] + 1, boxes[0][3]]
+        tokens = m.numeracy_tokens(prompt)
+        request = m.parse_numeracy(tokens, SINGULAR, PLURAL)
+        g = m.numeracy_score(_detections(labels, boxes, scores), request, rule="reference")
+        e = ref.numeracy_image(labels, boxes, tokens, SINGULAR, PLURAL)
+        bad += g != e
+        got.append(g)
+        expected.append(e)
+    return bad + (m.category_mean("numeracy", got) != sum(expected) / len(expected))
+
+
+def complex_mismatches(m: types.ModuleType, rng: np.random.Generator, prompts: int = 60) -> int:
+    """3-in-1: ten images per prompt, prompts whose list entries differ in case and trailing sentence."""
+    data = [f"The Thing {i} was near the other. More words.\n" for i in range(prompts)]
+    spatial = [d.upper() for d in data[: prompts // 3]]
+    action = [d.split(".")[0] + ".\n" for d in data[prompts // 3 : 2 * prompts // 3]]
+    n = 10 * prompts
+    a, s, c = (list(rng.random(n)) for _ in range(3))
+    expected, expected_mean = ref.three_in_one_run(a, s, c, spatial, action, data)
+    got = []
+    for i in range(n):
+        kind = m.complex_kind(
+            data[i // 10].strip("\n"), [x.strip("\n") for x in spatial], [x.strip("\n") for x in action]
+        )
+        got.append(m.three_in_one(kind, a[i], s[i], c[i]))
+    bad = sum(g != e for g, e in zip(got, expected, strict=True))
+    return bad + (m.category_mean("complex", got) != expected_mean)
+
+
+CHECKS: dict[str, Callable[[types.ModuleType, np.random.Generator], int]] = {  # cheapest first
+    "attribute": attribute_mismatches,
+    "complex": complex_mismatches,
+    "spatial_2d": spatial_2d_mismatches,
+    "numeracy": numeracy_mismatches,
+    "spatial_3d": spatial_3d_mismatches,
+}
+
+
+def differential(m: types.ModuleType) -> dict[str, int]:
+    """Mismatches per category between module ``m``'s reference rule and the transcription (seeded)."""
+    return {name: check(m, np.random.default_rng(20231113)) for name, check in CHECKS.items()}
+
+
+def test_every_image_score_and_category_mean_equals_the_reference_transcription():
+    assert differential(metrics) == dict.fromkeys(CHECKS, 0)
+
+
+# -- mutations: each change to a rule must be caught by the differential run --------------------------------------
+
+SOURCE = Path(metrics.__file__).read_text()
+# (the IoU comparisons' own edges, iou < 0.1 → <= and 0 < iou → <=, are equivalent mutants: 0.1/0.1 = 1 and
+# 0/0.5 = 0 give the same scores, so they are not listed)
+MUTATIONS = {
+    "distance threshold 150 → 151": ("DISTANCE_THRESHOLD = 150.0", "DISTANCE_THRESHOLD = 151.0"),
+    "IoU threshold 0.1 → 0.12": ("IOU_THRESHOLD = 0.1", "IOU_THRESHOLD = 0.12"),
+    "2-D floor 0.5 → 0.49": ("SPATIAL_FLOOR = 0.5", "SPATIAL_FLOOR = 0.49"),
+    "quarter weights → 0.3": (
+        "score = 0.25 * first.score + 0.25 * second.score\n        score +=",
+        "score = 0.3 * first.score + 0.25 * second.score\n        score +=",
+    ),
+    "nearby: or → and": (
+        "if ax < distance_threshold or ay < distance_threshold:",
+        "if ax < distance_threshold and ay < distance_threshold:",
+    ),
+    "dominant axis > → >=": (
+        '"on the left of": (x_distance > 0, ax > ay)',
+        '"on the left of": (x_distance > 0, ax >= ay)',
+    ),
+    "3-D IoU > → >=": ("if iou > iou_threshold_3d:", "if iou >= iou_threshold_3d:"),
+    "3-D in front of ↔ behind": (
+        'nearer = diff > 0 if relation == "in front of"',
+        'nearer = diff < 0 if relation == "in front of"',
+    ),
+    "3-D depth not transposed": ("depth[x1:x2, y1:y2] if rule", "depth[y1:y2, x1:x2] if rule"),
+    "3-D first match kept": (
+        "            if obj1 in label:\n                pos1 = i",
+        "            if obj1 in label and pos1 is None:\n                pos1 = i",
+    ),
+    "BLIP no rounding": ('return float(f"{final.item():.4f}")', "return float(final.item())"),
+    "BLIP float64 product": (
+        "final = np.float32(final * reward[i])",
+        "final = np.float64(final) * np.float64(reward[i])",
+    ),
+    "BLIP stop list ignored": ("kept = [p for p in phrases if p not in PHRASE_STOPLIST]", "kept = list(phrases)"),
+    "numeracy no rename in place": ('if rule == "reference" and wanted not in found:', "if False:"),
+    "numeracy duplicate overlap 0.9 → 0.8": ("DEDUP_OVERLAP = 0.9", "DEDUP_OVERLAP = 0.8"),
+    "numeracy no de-duplication": ("        if not any(_same_object(", "        if True or not any(_same_object("),
+    "numeracy half weights": ("score += 0.5 * weight\n            if", "score += 0.4 * weight\n            if"),
+    "3-in-1 spatial → all": (
+        'return "spatial" if key in keys_spatial else',
+        'return "all" if key in keys_spatial else',
+    ),
+    "3-in-1 case-sensitive": ('key = prompt.split(".")[0].lower()', 'key = prompt.split(".")[0]'),
+}
+
+
+@pytest.mark.parametrize("name", list(MUTATIONS))
+def test_a_mutated_rule_disagrees_with_the_reference(name: str, monkeypatch: pytest.MonkeyPatch):
+    old, new = MUTATIONS[name]
+    assert SOURCE.count(old) == 1, f"mutation {name!r}: its text is not in metrics.py once"
+    mutant = types.ModuleType("mutant")
+    monkeypatch.setitem(sys.modules, "mutant", mutant)  # its dataclasses resolve their module there
+    exec(compile(SOURCE.replace(old, new), "mutant", "exec"), mutant.__dict__)
+    caught = any(check(mutant, np.random.default_rng(20231113)) for check in CHECKS.values())  # stops at the first
+    assert caught, f"mutation {name!r} went unnoticed"
+
+
+# -- the corrected rule, on hand-worked cases ------------------------------------------------------------------------
+
+
+def test_on_top_of_is_scored_only_under_the_corrected_rule():
+    above, below = (100, 0, 200, 100), (100, 300, 200, 400)  # object 1 over object 2, no overlap
+    assert metrics.find_relation("a cup on top of a desk", metrics.SPATIAL_2D) == "on top of"
+    assert metrics.position_score("on top of", above, below, rule="reference") == 0
+    assert metrics.position_score("on top of", above, below, rule="corrected") == 1
+    assert metrics.position_score("on the top of", above, below, rule="reference") == 1
+
+
+def test_the_corrected_3d_rule_slices_depth_by_row_and_matches_labels_exactly():
+    depth = np.zeros((100, 100), dtype=np.float32)
+    depth[0:10, 50:60] = 1.0  # rows 0-9, columns 50-59: near (larger = nearer)
+    near, far = (50, 0, 60, 10), (50, 5, 60, 15)  # x1, y1, x2, y2: near's box covers the bright block
+    iou = 50 / 150
+    assert metrics.position_score("in front of", near, far, rule="corrected", depth=depth) == iou / 0.5
+    assert metrics.position_score("in front of", near, far, rule="reference", depth=depth) == 0  # slices [x, y]
+    found = [metrics.Detection("hot dog", (0, 0, 10, 10), 0.9), metrics.Detection("dog", (20, 0, 30, 10), 0.8)]
+    z = np.zeros((50, 50))
+    assert metrics.spatial_3d_score(found, "dog", "dog", "behind", z, rule="reference") == 0.25 * 0.9 + 0.25 * 0.9
+    assert metrics.spatial_3d_score(found, "dog", "dog", "behind", z, rule="corrected") == 0.25 * 0.8 + 0.25 * 0.8
+
+
+def test_the_corrected_numeracy_rule_does_not_count_a_label_containing_the_object():
+    request = metrics.parse_numeracy(metrics.numeracy_tokens("two cats"), SINGULAR, PLURAL)
+    assert request == metrics.NumeracyRequest(("cat",), (2,))
+    found = [metrics.Detection("catfish", (0, 0, 10, 10), 0.9), metrics.Detection("catfish", (50, 0, 60, 10), 0.9)]
+    assert metrics.numeracy_score(found, request, rule="reference") == 1.0  # both catfish counted as cats
+    assert metrics.numeracy_score(found, request, rule="corrected") == 0.0
+
+
+def test_a_numeracy_prompt_the_reference_cannot_score_is_refused():
+    with pytest.raises(ValueError, match="'two' ends the prompt"):
+        metrics.parse_numeracy(["cats", "and", "two"], SINGULAR, PLURAL)
+    broken = metrics.parse_numeracy(metrics.numeracy_tokens("a dogs"), SINGULAR, PLURAL)  # w2n('a') fails
+    assert broken == metrics.NumeracyRequest(("dog",), ())
+    with pytest.raises(ValueError, match="do not match its objects"):
+        metrics.numeracy_score([], broken, rule="reference")
