@@ -15,6 +15,9 @@ GENEVAL_DATA = Path(os.environ.get("T2IBENCH_GENEVAL_DATA") or REPO.parent / "sh
 # GenEval 2's file (CC BY-NC 4.0: read from this copy, never copied into the repository): $T2IBENCH_GENEVAL2_DATA,
 # default ../shared/geneval2; the product fetches it (`t2ibench data fetch geneval2`, the geneval2_data stage).
 GENEVAL2_DATA = Path(os.environ.get("T2IBENCH_GENEVAL2_DATA") or REPO.parent / "shared" / "geneval2")
+# T2I-CompBench++'s prompt files (MIT, shipped in the package): a local copy the tests compare the shipped ones with,
+# $T2IBENCH_T2I_COMPBENCH_DATA, default ../shared/t2i_compbench
+T2I_COMPBENCH_DATA = Path(os.environ.get("T2IBENCH_T2I_COMPBENCH_DATA") or REPO.parent / "shared" / "t2i_compbench")
 
 
 # The longest files first: with `pytest -n 2 --dist loadfile` (make test) files are handed to the workers in this

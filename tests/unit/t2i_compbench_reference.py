@@ -8,7 +8,7 @@ Model outputs come in already made (answers, labelled boxes with scores, depth m
 them. Only the arithmetic between the models and the scores is transcribed.
 """
 
-# ruff: noqa: SIM105, SIM108  (the scripts' own control flow is kept on purpose)
+# ruff: noqa: SIM105, SIM108, RUF015  (the scripts' own control flow is kept on purpose)
 from __future__ import annotations
 
 from typing import Any
@@ -351,3 +351,83 @@ def three_in_one_run(attribute_score, spatial_score, action_score, spatial, acti
             total_score[block] = (attribute_score[block] + spatial_score[block] + action_score[block]) / 3
     total_score = total_score.tolist()
     return total_score, sum(total_score) / len(total_score)
+
+
+# -- the parse-reading parts (2D_spatial_eval.py --complex, CLIP_similarity.py --complex) over a scripted parse -----
+class _Tok:
+    def __init__(self, text: str, pos: str, ws: str) -> None:
+        self.text, self.pos_, self.whitespace_ = text, pos, ws
+
+
+class _Span:
+    def __init__(self, toks: list[_Tok]) -> None:
+        self.text = "".join(t.text + t.whitespace_ for t in toks[:-1]) + (toks[-1].text if toks else "")
+
+
+class Doc:
+    """The part of a spaCy ``Doc`` the scripts use: indexing, slicing to a span with ``.text``, ``len``, iteration."""
+
+    def __init__(self, tokens: list[tuple[str, str, str]]) -> None:
+        self.toks = [_Tok(*t) for t in tokens]
+
+    def __len__(self) -> int:
+        return len(self.toks)
+
+    def __iter__(self):
+        return iter(self.toks)
+
+    def __getitem__(self, key):
+        return _Span(self.toks[key]) if isinstance(key, slice) else self.toks[key]
+
+
+def complex_objects(doc: Doc):
+    """The --complex branch of 2D_spatial_eval.py: (obj1, obj2)."""
+    prepositions = ["on top of", "on bottom of", "on the left", "on the right", "next to", "on side of", "near"]
+    objects = []
+    for i in range(len(doc)):
+        if (
+            doc[i : i + 3].text in prepositions
+            or doc[i : i + 2].text in prepositions
+            or doc[i : i + 1].text in prepositions
+        ):
+            if doc[i : i + 3].text in prepositions:
+                k = 3
+            elif doc[i : i + 2].text in prepositions:
+                k = 2
+            elif doc[i : i + 1].text in prepositions:
+                k = 1
+            for j in range(i - 1, -1, -1):
+                if doc[j].pos_ == "NOUN" or doc[j].pos_ == "PROPN":
+                    objects.append(doc[j].text)
+                    break
+            flag = False
+            for j in range(i + k, len(doc)):
+                if doc[j].pos_ == "NOUN":
+                    objects.append(doc[j].text)
+                    break
+                if j == len(doc) - 1:
+                    flag = True
+            if flag:
+                for j in range(i + k, len(doc)):
+                    if (j + 1 < len(doc)) and doc[j].pos_ == "PROPN" and doc[j + 1].pos_ != "PROPN":
+                        objects.append(doc[j].text)
+                        break
+    if len(objects) == 2:
+        obj1 = objects[0]
+        obj2 = objects[1]
+    else:
+        obj1 = None
+        obj2 = None
+    return obj1, obj2
+
+
+def simple_objects(doc: Doc):
+    """The non-complex branch of 2D_spatial_eval.py (and 3D_spatial_eval.py): the first and last NOUN."""
+    obj1 = [token.text for token in doc if token.pos_ == "NOUN"][0]
+    obj2 = [token.text for token in doc if token.pos_ == "NOUN"][-1]
+    return obj1, obj2
+
+
+def clip_complex_text(doc: Doc) -> str:
+    """CLIP_similarity.py --complex: the prompt without its adjectives."""
+    return " ".join([token.text for token in doc if token.pos_ != "ADJ"])

@@ -185,6 +185,7 @@ ALLOWED_INSIDE = {
         # a benchmark's vocabulary and verdict types (its suite and arithmetic), never its evaluation: the detectors
         # label in GenEval's classes, the colour classifier in its colours
         "t2ibench.benchmarks.*.suite",
+        "t2ibench.benchmarks.*.suite_*",  # more of its suite's data (T2I-CompBench++'s phrase table)
         "t2ibench.benchmarks.*.metrics",
     ),
     "t2ibench.report": (

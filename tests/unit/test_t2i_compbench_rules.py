@@ -218,12 +218,41 @@ def complex_mismatches(m: types.ModuleType, rng: np.random.Generator, prompts: i
     return bad + (m.category_mean("complex", got) != expected_mean)
 
 
+# -- the rules that read a prompt's parse --------------------------------------------------------------------------
+
+WORDS = ("on", "top", "of", "the", "left", "right", "next", "to", "side", "near", "bottom", "cat", "Paris", "Eiffel",
+         "Tower", "red", ",", ".", "a", "is")  # fmt: skip
+POS = ("NOUN", "PROPN", "ADJ", "DET", "ADP", "VERB", "PUNCT")
+
+
+def parse_mismatches(m: types.ModuleType, rng: np.random.Generator, prompts: int = 4000) -> int:
+    """Scripted parses (words that make up every preposition, proper-noun runs, punctuation without a space before
+    it): the complex objects, the first/last nouns and the adjective-free CLIP text."""
+    bad = 0
+    for _ in range(prompts):
+        n = int(rng.integers(0, 14))
+        raw = [(str(rng.choice(WORDS)), str(rng.choice(POS)), str(rng.choice([" ", " ", ""]))) for _ in range(n)]
+        doc = ref.Doc(raw)
+        tokens = [m.Token(*t) for t in raw]
+        bad += m.complex_objects(tokens) != ref.complex_objects(doc)
+        bad += m.without_adjectives(tokens) != ref.clip_complex_text(doc)
+        try:
+            expected = ref.simple_objects(doc)
+        except IndexError:
+            with pytest.raises(ValueError, match="has no NOUN"):
+                m.first_last_nouns(tokens)
+        else:
+            bad += m.first_last_nouns(tokens) != expected
+    return bad
+
+
 CHECKS: dict[str, Callable[[types.ModuleType, np.random.Generator], int]] = {  # cheapest first
     "attribute": attribute_mismatches,
     "complex": complex_mismatches,
     "spatial_2d": spatial_2d_mismatches,
     "numeracy": numeracy_mismatches,
     "spatial_3d": spatial_3d_mismatches,
+    "parse": parse_mismatches,
 }
 
 
@@ -239,8 +268,9 @@ def test_every_image_score_and_category_mean_equals_the_reference_transcription(
 # -- mutations: each change to a rule must be caught by the differential run --------------------------------------
 
 SOURCE = Path(metrics.__file__).read_text()
-# (the IoU comparisons' own edges, iou < 0.1 → <= and 0 < iou → <=, are equivalent mutants: 0.1/0.1 = 1 and
-# 0/0.5 = 0 give the same scores, so they are not listed)
+# (equivalent mutants are not listed: the IoU comparisons' own edges, iou < 0.1 → <= and 0 < iou → <=, since
+# 0.1/0.1 = 1 and 0/0.5 = 0 give the same scores; and the order the complex walk tries preposition widths in, since
+# no two of its prepositions start with the same word but 'on', whose are all three words long)
 MUTATIONS = {
     "distance threshold 150 → 151": ("DISTANCE_THRESHOLD = 150.0", "DISTANCE_THRESHOLD = 151.0"),
     "IoU threshold 0.1 → 0.12": ("IOU_THRESHOLD = 0.1", "IOU_THRESHOLD = 0.12"),
@@ -281,6 +311,12 @@ MUTATIONS = {
         'return "spatial" if key in keys_spatial else',
         'return "all" if key in keys_spatial else',
     ),
+    "complex: a PROPN before does not count": (
+        'tokens[j].pos in ("NOUN", "PROPN")), None)',
+        'tokens[j].pos == "NOUN"), None)',
+    ),
+    "complex: no proper-noun fallback": ("        elif i + width < n:", "        elif False:"),
+    "complex: a PROPN run's first word": ('and tokens[j + 1].pos != "PROPN"', 'and tokens[j - 1].pos != "PROPN"'),
     "3-in-1 case-sensitive": ('key = prompt.split(".")[0].lower()', 'key = prompt.split(".")[0]'),
 }
 
@@ -335,3 +371,10 @@ def test_a_numeracy_prompt_the_reference_cannot_score_is_refused():
     assert broken == metrics.NumeracyRequest(("dog",), ())
     with pytest.raises(ValueError, match="do not match its objects"):
         metrics.numeracy_score([], broken, rule="reference")
+
+
+def test_the_parse_rules_equal_the_reference_transcription():
+    assert parse_mismatches(metrics, np.random.default_rng(7)) == 0
+    doc = [("The", "DET", " "), ("cat", "NOUN", " "), ("sat", "VERB", " "), ("on", "ADP", " "), ("top", "NOUN", " "),
+           ("of", "ADP", " "), ("the", "DET", " "), ("mat", "NOUN", "")]  # fmt: skip
+    assert metrics.complex_objects([metrics.Token(*t) for t in doc]) == ("cat", "mat")

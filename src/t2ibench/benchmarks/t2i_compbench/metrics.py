@@ -100,6 +100,66 @@ def phrase_questions(phrases: Sequence[str], *, np_num: int = NP_NUM) -> list[st
     return [f"{kept[i]}?" if i < len(kept) else None for i in range(np_num)]
 
 
+# -- what the rules read off a prompt's parse (tokens with their part of speech, noun chunks) ------------------------
+
+
+@dataclass(frozen=True)
+class Token:
+    """One token of a prompt's parse: its text, coarse part of speech (spaCy's ``pos_``: NOUN, PROPN, ADJ, ...) and
+    the whitespace that follows it ('' or ' ')."""
+
+    text: str
+    pos: str
+    space: str = " "
+
+
+def span_text(tokens: Sequence[Token], start: int, stop: int) -> str:
+    """The text of tokens[start:stop] as spaCy's ``Span.text`` gives it (inner whitespace kept, none trailing)."""
+    span = tokens[start:stop]
+    return "".join(t.text + t.space for t in span[:-1]) + (span[-1].text if span else "")
+
+
+def first_last_nouns(tokens: Sequence[Token]) -> tuple[str, str]:
+    """The 2-D and 3-D rules' two objects: the prompt's first and last NOUN tokens (ValueError: it has none)."""
+    nouns = [t.text for t in tokens if t.pos == "NOUN"]
+    if not nouns:
+        raise ValueError("the prompt's parse has no NOUN")
+    return nouns[0], nouns[-1]
+
+
+COMPLEX_PREPOSITIONS = ("on top of", "on bottom of", "on the left", "on the right", "next to", "on side of", "near")
+
+
+def complex_objects(tokens: Sequence[Token]) -> tuple[str | None, str | None]:
+    """The complex category's two spatial objects (2D_spatial_eval.py with --complex): around each preposition the
+    nearest NOUN/PROPN before it and the first NOUN after it (or, with none after it, the last of a PROPN run); the
+    pair only when exactly two objects were found, else (None, None)."""
+    objects: list[str] = []
+    n = len(tokens)
+    for i in range(n):
+        width = next((w for w in (3, 2, 1) if span_text(tokens, i, i + w) in COMPLEX_PREPOSITIONS), None)
+        if width is None:
+            continue
+        before = next((tokens[j].text for j in range(i - 1, -1, -1) if tokens[j].pos in ("NOUN", "PROPN")), None)
+        if before is not None:
+            objects.append(before)
+        after = next((tokens[j].text for j in range(i + width, n) if tokens[j].pos == "NOUN"), None)
+        if after is not None:
+            objects.append(after)
+        elif i + width < n:  # the walk reached the end without a NOUN: a proper noun ending its run instead
+            proper = (tokens[j].text for j in range(i + width, n - 1)
+                      if tokens[j].pos == "PROPN" and tokens[j + 1].pos != "PROPN")  # fmt: skip
+            found = next(proper, None)
+            if found is not None:
+                objects.append(found)
+    return (objects[0], objects[1]) if len(objects) == 2 else (None, None)
+
+
+def without_adjectives(tokens: Sequence[Token]) -> str:
+    """The complex category's CLIP text: the prompt's tokens but its adjectives, joined by single spaces."""
+    return " ".join(t.text for t in tokens if t.pos != "ADJ")
+
+
 # -- 2-D and 3-D spatial: determine_position -----------------------------------------------------------------------
 
 
