@@ -448,3 +448,75 @@ class VQAJudgeConfig:
     def tiny(self) -> bool:
         """True for a built-in random-weight model (``tiny-random``): what it judges means nothing (smoke)."""
         return str(self.model).startswith("tiny-random")
+
+
+# -- open-vocabulary detectors and depth models ----------------------------------------------------------------------
+
+DEFAULT_OPEN_DETECTOR_MODEL = "google/owlv2-base-patch16-ensemble"
+DEFAULT_DEPTH_MODEL = "Intel/dpt-hybrid-midas"  # T2I-CompBench's depth expert: DPT-Hybrid (MiDaS 3.0)
+
+
+def _check_model(spec: Any) -> None:
+    """A spec's model and revision name something (one line naming the field otherwise)."""
+    if not spec.model.strip() or not visible_text(spec.model):
+        raise FieldError("model", "must name a hub id or a local directory")
+    if spec.revision is not None and (not spec.revision.strip() or not visible_text(spec.revision)):
+        raise FieldError("revision", f"must be a hub revision (branch, tag or commit) or null; got {spec.revision!r}")
+
+
+@dataclass(frozen=True)
+class OpenDetectorConfig:
+    """An open-vocabulary detector: an ``OPEN_DETECTORS`` registry entry, its model and revision, the text each
+    object is queried with ('{}' is the object's name), the lowest score kept and the per-label NMS IoU."""
+
+    backend: str = "owlv2"
+    """The detector's ``OPEN_DETECTORS`` registry name."""
+    model: str = DEFAULT_OPEN_DETECTOR_MODEL
+    """Hub id or local folder of the detector."""
+    revision: str | None = None
+    """Hub revision (branch, tag or commit) of the detector."""
+    query: str = "a photo of a {}"
+    """The text each object is queried with; '{}' is the object's name."""
+    threshold: Annotated[float, Range(0.0, 1.0)] = 0.1
+    """The lowest score a detection keeps."""
+    nms: Annotated[float, Range(0.0, 1.0)] = 0.5
+    """Per-label non-maximum suppression: a box overlapping a better one of its label by more IoU is dropped."""
+
+    def __post_init__(self) -> None:
+        _check_model(self)
+        check_ranges(self)
+        if self.query.count("{}") != 1 or "{" in self.query.replace("{}", ""):
+            raise FieldError("query", f"must hold '{{}}' once (the object's name); got {self.query!r}")
+
+    def hub_sources(self) -> tuple[ModelSource, ...]:
+        """The fields that name a hub id or a local folder: the detector's model."""
+        return model_sources(self.revision, model=self.model)
+
+    @property
+    def tiny(self) -> bool:
+        """True for a built-in random-weight model (``tiny-random``): what it detects means nothing (smoke)."""
+        return str(self.model).startswith("tiny-random")
+
+
+@dataclass(frozen=True)
+class DepthConfig:
+    """A monocular depth model: a ``DEPTH_MODELS`` registry entry, its model and revision."""
+
+    backend: str = "dpt"
+    """The depth model's ``DEPTH_MODELS`` registry name."""
+    model: str = DEFAULT_DEPTH_MODEL
+    """Hub id or local folder of the depth model."""
+    revision: str | None = None
+    """Hub revision (branch, tag or commit) of the depth model."""
+
+    def __post_init__(self) -> None:
+        _check_model(self)
+
+    def hub_sources(self) -> tuple[ModelSource, ...]:
+        """The fields that name a hub id or a local folder: the depth model."""
+        return model_sources(self.revision, model=self.model)
+
+    @property
+    def tiny(self) -> bool:
+        """True for a built-in random-weight model (``tiny-random``): its depths mean nothing (smoke)."""
+        return str(self.model).startswith("tiny-random")

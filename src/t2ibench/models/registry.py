@@ -9,8 +9,12 @@ typos. A registry is typed by the spec it reads and the object it builds (``Regi
 * ``DETECTORS``: ``build(name, spec, device=...)`` → a ``Detector`` (``spec``: a ``DetectorConfig``).
 * ``COLOUR_CLASSIFIERS``: ``build(name, spec, device=...)`` → a ``ColourClassifier`` (``spec``: ``ColourConfig``).
 * ``EMBEDDERS``: ``build(name, spec, device=..., show_progress=...)`` → an ``Embedder`` (``EmbedderConfig``).
-* ``VQA_JUDGES``: ``build(name, spec, device=...)`` → a ``VQAJudge`` (``VQAJudgeConfig``): GenEval 2's
-  vision-language judge, answering questions about images with next-token probabilities.
+* ``VQA_JUDGES``: ``build(name, spec, device=...)`` → a ``VQAJudge`` (``VQAJudgeConfig``): a vision-language
+  judge answering questions about images with next-token probabilities (GenEval 2's Qwen3-VL, T2I-CompBench++'s
+  BLIP VQA).
+* ``OPEN_DETECTORS``: ``build(name, spec, device=...)`` → an ``OpenVocabDetector`` (``OpenDetectorConfig``): boxes of
+  objects named by text.
+* ``DEPTH_MODELS``: ``build(name, spec, device=...)`` → a ``DepthModel`` (``DepthConfig``): relative depth maps.
 
 At module level this imports only ``t2ibench.specs`` and ``t2ibench.errors``: ``t2ibench.config`` imports it to check
 backend names without loading any adapter. Builders import their adapter module when called (the adapters never
@@ -27,13 +31,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, TypeVar
 
 from t2ibench.errors import InputError, unknown_choice
-from t2ibench.specs import ColourConfig, DetectorConfig, EmbedderConfig, GeneratorConfig, VQAJudgeConfig
+from t2ibench.specs import (
+    ColourConfig,
+    DepthConfig,
+    DetectorConfig,
+    EmbedderConfig,
+    GeneratorConfig,
+    OpenDetectorConfig,
+    VQAJudgeConfig,
+)
 
 if TYPE_CHECKING:  # the protocols of what the registries build (their modules load when a builder runs)
     from t2ibench.models.colour import ColourClassifier
+    from t2ibench.models.depth import DepthModel
     from t2ibench.models.detection import Detector
     from t2ibench.models.embedding import Embedder
     from t2ibench.models.generation import Generator
+    from t2ibench.models.owl import OpenVocabDetector
     from t2ibench.models.vqa import VQAJudge
 
 SpecT = TypeVar("SpecT")
@@ -104,6 +118,8 @@ DETECTORS: Registry[DetectorConfig, Detector] = Registry("detector backend")
 COLOUR_CLASSIFIERS: Registry[ColourConfig, ColourClassifier] = Registry("colour classifier backend")
 EMBEDDERS: Registry[EmbedderConfig, Embedder] = Registry("embedder backend", keep=2)  # image embedder and CLIP
 VQA_JUDGES: Registry[VQAJudgeConfig, VQAJudge] = Registry("VQA judge backend")
+OPEN_DETECTORS: Registry[OpenDetectorConfig, OpenVocabDetector] = Registry("open-vocabulary detector backend")
+DEPTH_MODELS: Registry[DepthConfig, DepthModel] = Registry("depth model backend")
 
 
 @GENERATORS.register("diffusers", "a diffusers pipeline by hub id or folder (SD 1.x/2.x, SD-XL, IF), or tiny-random")
@@ -201,6 +217,27 @@ def _qwen3_vl(spec: VQAJudgeConfig, *, device: str) -> VQAJudge:
     from t2ibench.models.vqa import Qwen3VLJudge
 
     return Qwen3VLJudge(spec, device=device)
+
+
+@VQA_JUDGES.register("blip-vqa", "BLIP VQA's yes-probability through transformers (T2I-CompBench++'s attribute judge)")
+def _blip_vqa(spec: VQAJudgeConfig, *, device: str) -> VQAJudge:
+    from t2ibench.models.blip import BlipVQAJudge
+
+    return BlipVQAJudge(spec, device=device)
+
+
+@OPEN_DETECTORS.register("owlv2", "OWLv2 through transformers, queried with each object's name")
+def _owlv2(spec: OpenDetectorConfig, *, device: str) -> OpenVocabDetector:
+    from t2ibench.models.owl import Owlv2Detector
+
+    return Owlv2Detector(spec, device=device)
+
+
+@DEPTH_MODELS.register("dpt", "DPT (MiDaS) relative depth through transformers")
+def _dpt(spec: DepthConfig, *, device: str) -> DepthModel:
+    from t2ibench.models.depth import DPTDepth
+
+    return DPTDepth(spec, device=device)
 
 
 def device_name(setting: str) -> str:

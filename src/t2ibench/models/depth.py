@@ -1,0 +1,114 @@
+"""Monocular depth (registry ``DEPTH_MODELS``): a relative depth map per image, larger = nearer.
+
+``DPTDepth`` (registry name ``dpt``) loads ``DPTForDepthEstimation`` through transformers — ``Intel/dpt-hybrid-midas``
+by default (the weights of T2I-CompBench's ``dpt_hybrid-midas-501f0c75.pt``), any hub id or local folder — and makes
+the map as T2I-CompBench's 3-D script does (UniDet_eval/3D_spatial_eval.py and its depth dataset, at 1b70949): the
+image resized to 480 × 480 (PIL bilinear), scaled to [0, 1] and normalised with mean 0.5 and standard deviation 0.5;
+the prediction min-max normalised, upsampled to the image's size (bilinear, corners aligned), and stored as an 8-bit
+greyscale image (255 × depth, PIL's float → 'L' conversion); ``depth_map`` returns that image as a float32 array in
+[0, 1], at the image's size (the benchmark resizes it to its detection frame, as the reference reloads it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+from t2ibench.embed_cache import weights_checksum
+from t2ibench.errors import InputError
+from t2ibench.models._torch import loads_models, quiet_loading, resolve_device
+from t2ibench.models.hub import Resolved, load_from
+from t2ibench.specs import DepthConfig
+
+INPUT_SIZE = 480
+
+
+class DepthModel(Protocol):
+    """What ``DEPTH_MODELS`` builds."""
+
+    def describe(self) -> dict[str, Any]:
+        """Identity for the store: backend, model, revision, weights' checksum."""
+
+    def depth_image(self, image: Any) -> Any:
+        """The 8-bit greyscale PIL depth image (larger = nearer) of the PIL ``image``, at its size."""
+
+
+class DPTDepth:
+    """DPT through transformers (module docstring), built from its ``DepthConfig`` whole."""
+
+    def __init__(self, spec: DepthConfig, *, device: str = "auto") -> None:
+        self.spec = spec
+        self.device_spec = device
+        self._loaded: tuple[Any, Any] | None = None
+        self._source: Resolved | None = None
+        self._weights: str | None = None
+
+    def _resolved(self) -> Resolved:
+        if self._source is None:
+            from t2ibench.models.tiny import parse_tiny
+
+            seed = parse_tiny(self.spec.model)
+            if seed is None:
+                self._source = load_from(self.spec.hub_sources()[0], "depth model")
+            else:
+                from t2ibench.models.tiny_compbench import ensure_tiny_dpt
+
+                with quiet_loading():
+                    self._source = Resolved(str(ensure_tiny_dpt(seed)))
+        return self._source
+
+    @loads_models
+    def _load(self) -> tuple[Any, Any]:
+        if self._loaded is None:
+            from transformers import DPTForDepthEstimation
+
+            resolved = self._resolved()
+            kwargs: dict[str, Any] = {"revision": self.spec.revision, "local_files_only": resolved.local_files_only}
+            try:
+                with quiet_loading():
+                    model = DPTForDepthEstimation.from_pretrained(resolved.source, **kwargs)
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                detail = " ".join(str(exc).split())[:300]
+                raise InputError(
+                    f"depth model {self.spec.model!r}: cannot load it ({detail}). Offline? Pass a local directory."
+                ) from None
+            device = resolve_device(self.device_spec)
+            model.to(device).eval()
+            self._loaded = (model, device)
+        return self._loaded
+
+    def describe(self) -> dict[str, Any]:
+        """Backend, model, revision, weights' checksum and the input size."""
+        import transformers
+
+        if self._weights is None:
+            source = self._resolved().source
+            self._weights = weights_checksum(Path(source)) if Path(source).is_dir() else ""
+        return {
+            "backend": "dpt",
+            "model": self.spec.model,
+            "revision": self.spec.revision,
+            "weights": self._weights,
+            "input_size": INPUT_SIZE,
+            "transformers": transformers.__version__,
+        }
+
+    def depth_image(self, image: Any) -> Any:
+        """The 8-bit greyscale PIL depth image of the PIL ``image`` (module docstring)."""
+        import numpy as np
+        import torch
+        from PIL import Image
+
+        model, device = self._load()
+        rgb = image.convert("RGB")
+        small = rgb.resize((INPUT_SIZE, INPUT_SIZE), Image.Resampling.BILINEAR)
+        tensor = torch.from_numpy(np.asarray(small, dtype=np.uint8).copy()).permute(2, 0, 1).float().div(255)
+        tensor = tensor.sub(0.5).div(0.5).unsqueeze(0).to(device)
+        with torch.inference_mode():
+            depth = model(pixel_values=tensor).predicted_depth[0].float()
+        span = depth.max() - depth.min()
+        depth = (depth - depth.min()) / span if float(span) > 0 else torch.zeros_like(depth)
+        depth = torch.nn.functional.interpolate(
+            depth[None, None], size=(rgb.height, rgb.width), mode="bilinear", align_corners=True
+        )
+        return Image.fromarray(255 * depth[0, 0].cpu().numpy()).convert("L")
