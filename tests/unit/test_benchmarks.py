@@ -14,7 +14,7 @@ from t2ibench.errors import InputError
 from t2ibench.models import registry
 
 REPO = Path(__file__).resolve().parents[2]
-KINDS = {r.kind for r in (registry.GENERATORS, registry.DETECTORS, registry.COLOUR_CLASSIFIERS, registry.VQA_JUDGES)}
+KINDS = {r.kind for r in vars(registry).values() if isinstance(r, registry.Registry)}  # every model registry
 
 
 @pytest.mark.parametrize("name", benchmarks.names())

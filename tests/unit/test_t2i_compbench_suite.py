@@ -33,7 +33,8 @@ def test_the_shipped_files_are_the_pinned_ones_and_the_local_copy_byte_for_byte(
 def test_the_suite_reads_300_prompts_per_category_as_the_reference_does():
     suite = s.load_suite()
     assert [len(suite.category(c)) for c in CATEGORIES] == [300] * 8
-    assert suite.category("spatial")[0] == s.Prompt("spatial", 0, "a giraffe next to a lamp")
+    assert suite.category("spatial")[0] == s.Prompt("spatial", 0, "a giraffe next to a lamp", 900)
+    assert [p.index for p in suite.prompts] == list(range(2400))
     assert all("\r" not in p.text and p.text == p.text.strip() for p in suite.prompts)  # CRLF files, read as text
     assert suite.category("color")[-1].text  # the last line has no final newline and still counts
     complex_ = [p.text for p in suite.category("complex")]
@@ -78,7 +79,7 @@ def test_a_prompt_the_reference_could_not_name_an_image_after_is_refused(text: b
 def test_selection_keeps_the_benchmarks_order_and_refuses_unknown_categories():
     suite = s.load_suite()
     chosen = s.select(suite, ["numeracy", "color"], 2)
-    assert [(p.category, p.index) for p in chosen] == [("numeracy", 0), ("numeracy", 1), ("color", 0), ("color", 1)]
+    assert [(p.category, p.line) for p in chosen] == [("numeracy", 0), ("numeracy", 1), ("color", 0), ("color", 1)]
     assert len(s.select(suite)) == 2400
     with pytest.raises(InputError, match="unknown T2I-CompBench\\+\\+ category 'colour'; did you mean 'color'"):
         s.select(suite, ["colour"])

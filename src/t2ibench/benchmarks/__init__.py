@@ -339,6 +339,7 @@ def report_section(name: str) -> Any:
 REGISTRY: Mapping[str, str] = {
     "geneval": "t2ibench.benchmarks.geneval.benchmark:GenEvalBenchmark",
     "geneval2": "t2ibench.benchmarks.geneval2.benchmark:Geneval2Benchmark",
+    "t2i_compbench": "t2ibench.benchmarks.t2i_compbench.benchmark:T2ICompBenchBenchmark",
 }
 SPINE = "geneval"
 """The registered benchmark every model of a refresh runs: its generation is the model version, its images are what

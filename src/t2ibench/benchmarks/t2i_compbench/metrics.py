@@ -463,3 +463,46 @@ def clip_similarity(image: NDArray[np.floating], text: NDArray[np.floating]) -> 
 def tally(values: Mapping[str, Sequence[float]]) -> dict[str, float]:
     """Category → its mean (``category_mean``) for every category with scores."""
     return {category: category_mean(category, v) for category, v in values.items() if v}
+
+
+@dataclass(frozen=True)
+class CategoryScore:
+    """One category's score (``category_mean`` of its images, the reference's number) with a percentile bootstrap
+    interval over its prompts (all of a prompt's images drawn together) and how many images and prompts it has."""
+
+    category: str
+    score: float
+    ci_low: float
+    ci_high: float
+    images: int
+    prompts: int
+
+
+def category_scores(
+    rows: Sequence[tuple[str, int, float]], *, resamples: int = 1000, level: float = 0.95, seed: int = 0
+) -> list[CategoryScore]:
+    """Each category's score and interval from (category, prompt index, image score) rows in the reference's image
+    order, categories in the benchmark's order. The interval: ``resamples`` draws of the category's prompts (sorted
+    by index) with replacement (``metrics.bootstrap.cluster_draws``, seeded), each the mean of the drawn prompts'
+    images; the percentile interval at ``level``. Cost O(resamples · prompts) per category."""
+    from t2ibench.metrics.bootstrap import check_level, cluster_draws
+
+    lvl = check_level(level)
+    out = []
+    for category in [c for c in CATEGORIES if any(r[0] == c for r in rows)]:
+        scores = [float(s) for c, _, s in rows if c == category]
+        prompts = sorted({p for c, p, _ in rows if c == category})
+        position = {p: j for j, p in enumerate(prompts)}
+        sums = np.zeros(len(prompts))
+        counts = np.zeros(len(prompts))
+        for c, p, s in rows:
+            if c == category:
+                sums[position[p]] += s
+                counts[position[p]] += 1
+        draws = cluster_draws(len(prompts), resamples, seed)
+        replicates = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+        tail = 100.0 * (1.0 - lvl) / 2.0
+        low, high = np.percentile(replicates, [tail, 100.0 - tail])
+        out.append(CategoryScore(category, category_mean(category, scores), float(low), float(high), len(scores),
+                                 len(prompts)))  # fmt: skip
+    return out

@@ -50,11 +50,13 @@ SHA256 = {
 
 @dataclass(frozen=True)
 class Prompt:
-    """One prompt of the suite: its category, its 0-based line in that category's file, and its text."""
+    """One prompt of the suite: its category, its 0-based line in that category's file, its text, and its index in
+    the whole suite (categories in the benchmark's order, 300 each: how results and stored rows key it)."""
 
     category: str
-    index: int
+    line: int
     text: str
+    index: int
 
 
 @dataclass(frozen=True)
@@ -124,12 +126,12 @@ def load_suite(root: Path | None = None) -> Suite:
     objects = tuple(
         (line.split(" - ")[0].strip().lower(), line.split(" - ")[1].strip().lower()) for line in objects_text
     )
-    prompts = []
+    prompts: list[Prompt] = []
     for category in CATEGORIES:
         lines = texts[f"{category}_val.txt"]
         if len(lines) != PROMPTS_PER_CATEGORY:
             raise InputError(f"{category}_val.txt: {len(lines)} prompts, not {PROMPTS_PER_CATEGORY}")
-        prompts += [Prompt(category, i, text) for i, text in enumerate(lines)]
+        prompts += [Prompt(category, i, text, len(prompts) + i) for i, text in enumerate(lines)]
     suite = Suite(
         prompts=tuple(prompts),
         objects=objects,
@@ -141,9 +143,9 @@ def load_suite(root: Path | None = None) -> Suite:
         try:
             request = suite.numeracy_request(prompt)
         except ValueError as error:
-            raise InputError(f"numeracy_val.txt:{prompt.index + 1}: {prompt.text!r}: {error}") from None
+            raise InputError(f"numeracy_val.txt:{prompt.line + 1}: {prompt.text!r}: {error}") from None
         if not request.objects or len(request.counts) != len(request.objects):
-            raise InputError(f"numeracy_val.txt:{prompt.index + 1}: {prompt.text!r}: the reference cannot score it")
+            raise InputError(f"numeracy_val.txt:{prompt.line + 1}: {prompt.text!r}: the reference cannot score it")
     return suite
 
 
@@ -159,3 +161,13 @@ def select(suite: Suite, categories: Sequence[str] | None = None, per_category: 
     if per_category is not None and per_category < 1:
         raise InputError(f"per_category {per_category}: must be at least 1")
     return [p for name in chosen for p in suite.category(name)[:per_category]]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The suite and the prompts a run judges (``select``'s), what ``t2ibench evaluate t2i_compbench`` reads."""
+
+    suite: Suite
+    prompts: tuple[Prompt, ...]
+    categories: tuple[str, ...]
+    per_category: int | None

@@ -16,6 +16,7 @@ rule t2ibench follows: ``metrics.numeracy_tokens``; non-spatial needs no parse).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ class PhraseTable:
     parser: Mapping[str, str]
     suite_sha256: str
     parses: Mapping[str, Parse]
+    sha256: str = ""  # the table file's bytes
 
     def parse(self, text: str) -> Parse:
         """The parse of prompt ``text`` (InputError when the table lacks it)."""
@@ -55,8 +57,8 @@ class PhraseTable:
         return self.parses[text]
 
     def describe(self) -> dict[str, str]:
-        """The parser's identity for the protocol."""
-        return dict(self.parser)
+        """The parser's identity and the table's digest, for the protocol."""
+        return {**self.parser, "table_sha256": self.sha256}
 
 
 def table_json(parser: Mapping[str, str], suite_sha256: str, parses: Mapping[str, Parse]) -> str:
@@ -87,7 +89,8 @@ def read_table(path: Path | None = None, *, suite_sha256: str | None = None) -> 
     shipped = resources.files(__package__) / "data" / TABLE
     where = str(path) if path is not None else f"the packaged {TABLE}"
     try:
-        raw = json.loads((path.read_bytes() if path is not None else shipped.read_bytes()).decode("utf-8"))
+        data = path.read_bytes() if path is not None else shipped.read_bytes()
+        raw = json.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise InputError(
             f"{where}: no phrase table — T2I-CompBench++'s {', '.join(NEEDS_PARSE)} categories read spaCy "
@@ -104,7 +107,8 @@ def read_table(path: Path | None = None, *, suite_sha256: str | None = None) -> 
     if suite_sha256 is not None and raw.get("suite_sha256") != suite_sha256:
         raise InputError(f"{where}: made from another suite ({str(raw.get('suite_sha256'))[:16]}…); re-derive it")
     parses = {str(text): _parse(str(text), value, where) for text, value in raw["parses"].items()}
-    return PhraseTable({str(k): str(v) for k, v in parser.items()}, str(raw.get("suite_sha256")), parses)
+    digest = hashlib.sha256(data).hexdigest()
+    return PhraseTable({str(k): str(v) for k, v in parser.items()}, str(raw.get("suite_sha256")), parses, digest)
 
 
 def missing(table: PhraseTable, texts: Sequence[str]) -> list[str]:
