@@ -20,13 +20,10 @@ question's answer does not depend on its batch beyond float32 rounding.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from t2ibench.embed_cache import weights_checksum
-from t2ibench.errors import InputError
 from t2ibench.models._torch import loads_models, quiet_loading, resolve_device
-from t2ibench.models.hub import Resolved, load_from
+from t2ibench.models.pretrained import Pretrained
 from t2ibench.models.vqa import JudgeAnswer, JudgeRequest, open_image
 from t2ibench.specs import VQAJudgeConfig
 
@@ -37,34 +34,17 @@ MEAN = (0.48145466, 0.4578275, 0.40821073)
 STD = (0.26862954, 0.26130258, 0.27577711)
 
 
-class BlipVQAJudge:
+class BlipVQAJudge(Pretrained):
     """BLIP VQA answering questions with next-token probabilities (module docstring), built from its
     ``VQAJudgeConfig`` whole."""
 
+    what = "VQA judge"
+
     def __init__(self, spec: VQAJudgeConfig, *, device: str = "auto") -> None:
-        self.spec = spec
-        self.device_spec = device
+        from t2ibench.models.tiny_compbench import ensure_tiny_blip_vqa
+
+        super().__init__(spec, ensure_tiny_blip_vqa, device=device)
         self._loaded: tuple[Any, Any, Any] | None = None  # (model, tokenizer, device)
-        self._source: Resolved | None = None
-        self._weights: str | None = None
-
-    def _refuse(self, what: str) -> InputError:
-        return InputError(f"VQA judge {self.spec.model!r}: {what}")
-
-    def _resolved(self) -> Resolved:
-        """The hub id or folder ``from_pretrained`` reads (for 'tiny-random[:SEED]' its built checkpoint)."""
-        if self._source is None:
-            from t2ibench.models.tiny import parse_tiny
-
-            seed = parse_tiny(self.spec.model)
-            if seed is None:
-                self._source = load_from(self.spec.hub_sources()[0], "VQA judge")
-            else:
-                from t2ibench.models.tiny_compbench import ensure_tiny_blip_vqa
-
-                with quiet_loading():
-                    self._source = Resolved(str(ensure_tiny_blip_vqa(seed)))
-        return self._source
 
     @loads_models
     def _load(self) -> tuple[Any, Any, Any]:
@@ -72,19 +52,17 @@ class BlipVQAJudge:
             import torch
             from transformers import AutoTokenizer, BlipForQuestionAnswering
 
-            resolved = self._resolved()
-            kwargs: dict[str, Any] = {"revision": self.spec.revision, "local_files_only": resolved.local_files_only}
+            source, kwargs = self.resolved().source, self.pretrained_kwargs()
             dtype = None if self.spec.dtype == "auto" else getattr(torch, self.spec.dtype)
             try:
                 with quiet_loading():
-                    tokenizer = AutoTokenizer.from_pretrained(resolved.source, **kwargs)
-                    model = BlipForQuestionAnswering.from_pretrained(resolved.source, dtype=dtype, **kwargs)
+                    tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
+                    model = BlipForQuestionAnswering.from_pretrained(source, dtype=dtype, **kwargs)
             except (OSError, ValueError, KeyError, TypeError) as exc:
-                detail = " ".join(str(exc).split())[:300]
-                raise self._refuse(f"cannot load it ({detail}). Offline? Pass a local directory.") from None
+                raise self.load_error(exc) from None
             vocab_size = int(getattr(model.config.text_config, "vocab_size", 0))
             if vocab_size <= ENC_TOKEN:
-                raise self._refuse(f"its vocabulary ({vocab_size}) lacks BLIP's [ENC] token")
+                raise self.refuse(f"its vocabulary ({vocab_size}) lacks BLIP's [ENC] token")
             device = resolve_device(self.device_spec)
             model.to(device).eval()
             self._loaded = (model, tokenizer, device)
@@ -94,14 +72,11 @@ class BlipVQAJudge:
         """Identity for the store: backend, model, revision, weights' checksum, dtype, the reference's constants."""
         import transformers
 
-        if self._weights is None:
-            source = self._resolved().source
-            self._weights = weights_checksum(Path(source)) if Path(source).is_dir() else ""
         return {
             "backend": "blip-vqa",
             "model": self.spec.model,
             "revision": self.spec.revision,
-            "weights": self._weights,
+            "weights": self.weights(),
             "dtype": self.spec.dtype,
             "transformers": transformers.__version__,
             "image_size": IMAGE_SIZE,

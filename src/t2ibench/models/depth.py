@@ -11,13 +11,10 @@ greyscale image (255 × depth, PIL's float → 'L' conversion); ``depth_map`` re
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Protocol
 
-from t2ibench.embed_cache import weights_checksum
-from t2ibench.errors import InputError
 from t2ibench.models._torch import loads_models, quiet_loading, resolve_device
-from t2ibench.models.hub import Resolved, load_from
+from t2ibench.models.pretrained import Pretrained
 from t2ibench.specs import DepthConfig
 
 INPUT_SIZE = 480
@@ -33,45 +30,28 @@ class DepthModel(Protocol):
         """The 8-bit greyscale PIL depth image (larger = nearer) of the PIL ``image``, at its size."""
 
 
-class DPTDepth:
+class DPTDepth(Pretrained):
     """DPT through transformers (module docstring), built from its ``DepthConfig`` whole."""
 
+    what = "depth model"
+
     def __init__(self, spec: DepthConfig, *, device: str = "auto") -> None:
-        self.spec = spec
-        self.device_spec = device
+        from t2ibench.models.tiny_compbench import ensure_tiny_dpt
+
+        super().__init__(spec, ensure_tiny_dpt, device=device)
         self._loaded: tuple[Any, Any] | None = None
-        self._source: Resolved | None = None
-        self._weights: str | None = None
-
-    def _resolved(self) -> Resolved:
-        if self._source is None:
-            from t2ibench.models.tiny import parse_tiny
-
-            seed = parse_tiny(self.spec.model)
-            if seed is None:
-                self._source = load_from(self.spec.hub_sources()[0], "depth model")
-            else:
-                from t2ibench.models.tiny_compbench import ensure_tiny_dpt
-
-                with quiet_loading():
-                    self._source = Resolved(str(ensure_tiny_dpt(seed)))
-        return self._source
 
     @loads_models
     def _load(self) -> tuple[Any, Any]:
         if self._loaded is None:
             from transformers import DPTForDepthEstimation
 
-            resolved = self._resolved()
-            kwargs: dict[str, Any] = {"revision": self.spec.revision, "local_files_only": resolved.local_files_only}
+            source, kwargs = self.resolved().source, self.pretrained_kwargs()
             try:
                 with quiet_loading():
-                    model = DPTForDepthEstimation.from_pretrained(resolved.source, **kwargs)
+                    model = DPTForDepthEstimation.from_pretrained(source, **kwargs)
             except (OSError, ValueError, KeyError, TypeError) as exc:
-                detail = " ".join(str(exc).split())[:300]
-                raise InputError(
-                    f"depth model {self.spec.model!r}: cannot load it ({detail}). Offline? Pass a local directory."
-                ) from None
+                raise self.load_error(exc) from None
             device = resolve_device(self.device_spec)
             model.to(device).eval()
             self._loaded = (model, device)
@@ -81,14 +61,11 @@ class DPTDepth:
         """Backend, model, revision, weights' checksum and the input size."""
         import transformers
 
-        if self._weights is None:
-            source = self._resolved().source
-            self._weights = weights_checksum(Path(source)) if Path(source).is_dir() else ""
         return {
             "backend": "dpt",
             "model": self.spec.model,
             "revision": self.spec.revision,
-            "weights": self._weights,
+            "weights": self.weights(),
             "input_size": INPUT_SIZE,
             "transformers": transformers.__version__,
         }

@@ -15,14 +15,11 @@ Each detection's label is the object name the query was made from.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, Protocol
 
 from t2ibench.benchmarks.t2i_compbench.metrics import Detection
-from t2ibench.embed_cache import weights_checksum
-from t2ibench.errors import InputError
 from t2ibench.models._torch import loads_models, quiet_loading, resolve_device
-from t2ibench.models.hub import Resolved, load_from
+from t2ibench.models.pretrained import Pretrained
 from t2ibench.specs import OpenDetectorConfig
 
 
@@ -36,46 +33,29 @@ class OpenVocabDetector(Protocol):
         """The detections of ``names`` in the PIL ``image``, best first, boxes in its pixels."""
 
 
-class Owlv2Detector:
+class Owlv2Detector(Pretrained):
     """OWLv2 through transformers (module docstring), built from its ``OpenDetectorConfig`` whole."""
 
+    what = "detector"
+
     def __init__(self, spec: OpenDetectorConfig, *, device: str = "auto") -> None:
-        self.spec = spec
-        self.device_spec = device
+        from t2ibench.models.tiny_compbench import ensure_tiny_owlv2
+
+        super().__init__(spec, ensure_tiny_owlv2, device=device)
         self._loaded: tuple[Any, Any, Any] | None = None
-        self._source: Resolved | None = None
-        self._weights: str | None = None
-
-    def _resolved(self) -> Resolved:
-        if self._source is None:
-            from t2ibench.models.tiny import parse_tiny
-
-            seed = parse_tiny(self.spec.model)
-            if seed is None:
-                self._source = load_from(self.spec.hub_sources()[0], "detector")
-            else:
-                from t2ibench.models.tiny_compbench import ensure_tiny_owlv2
-
-                with quiet_loading():
-                    self._source = Resolved(str(ensure_tiny_owlv2(seed)))
-        return self._source
 
     @loads_models
     def _load(self) -> tuple[Any, Any, Any]:
         if self._loaded is None:
             from transformers import Owlv2ForObjectDetection, Owlv2Processor
 
-            resolved = self._resolved()
-            kwargs: dict[str, Any] = {"revision": self.spec.revision, "local_files_only": resolved.local_files_only}
+            source, kwargs = self.resolved().source, self.pretrained_kwargs()
             try:
                 with quiet_loading():
-                    processor = Owlv2Processor.from_pretrained(resolved.source, **kwargs)
-                    model = Owlv2ForObjectDetection.from_pretrained(resolved.source, **kwargs)
+                    processor = Owlv2Processor.from_pretrained(source, **kwargs)
+                    model = Owlv2ForObjectDetection.from_pretrained(source, **kwargs)
             except (OSError, ValueError, KeyError, TypeError) as exc:
-                detail = " ".join(str(exc).split())[:300]
-                raise InputError(
-                    f"detector {self.spec.model!r}: cannot load it ({detail}). Offline? Pass a local directory."
-                ) from None
+                raise self.load_error(exc) from None
             device = resolve_device(self.device_spec)
             model.to(device).eval()
             self._loaded = (processor, model, device)
@@ -85,14 +65,11 @@ class Owlv2Detector:
         """Backend, model, revision, weights' checksum, query template, score threshold and NMS IoU."""
         import transformers
 
-        if self._weights is None:
-            source = self._resolved().source
-            self._weights = weights_checksum(Path(source)) if Path(source).is_dir() else ""
         return {
             "backend": "owlv2",
             "model": self.spec.model,
             "revision": self.spec.revision,
-            "weights": self._weights,
+            "weights": self.weights(),
             "query": self.spec.query,
             "threshold": self.spec.threshold,
             "nms": self.spec.nms,

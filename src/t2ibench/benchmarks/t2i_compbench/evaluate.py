@@ -99,6 +99,15 @@ def _readable(path: Path) -> str | None:
     return None
 
 
+def _unchosen(where: str, text: str, known: set[str], problems: list[str], notes: list[str]) -> None:
+    """An image of a prompt not chosen: noted when the suite has it (another category, or past per_category), a
+    problem when it does not."""
+    if text in known:
+        notes.append(f"{where}: prompt {text!r} is not among the chosen ones")
+    else:
+        problems.append(f"{where}: prompt {text!r} is not in the suite")
+
+
 def _scan_generated(
     base: Path, by_text: Mapping[str, Prompt], known: set[str], problems: list[str], notes: list[str]
 ) -> list[tuple[Prompt, int, Path]]:
@@ -114,8 +123,7 @@ def _scan_generated(
             problems.append(f"{shown(meta)}: no prompt record ({exc})")
             continue
         if text not in by_text:
-            (notes if text in known else problems).append(f"{shown(meta)}: prompt {text!r} " + (
-                "is not among the chosen ones" if text in known else "is not in the suite"))  # fmt: skip
+            _unchosen(f"{shown(meta)}", text, known, problems, notes)
             continue
         for path in sorted((folder / "samples").glob("*")):
             if path.suffix.lower() in IMAGE_SUFFIXES and path.stem.isdigit():
@@ -150,10 +158,7 @@ def scan_images(
                 problems.append(f"{shown(path)}: not named <prompt>_<number>{path.suffix}")
                 continue
             if text not in by_text:
-                (notes if text in known else problems).append(
-                    f"{shown(path)}: prompt {text!r} "
-                    + ("is not among the chosen ones" if text in known else "is not in the suite")
-                )
+                _unchosen(shown(path), text, known, problems, notes)
                 continue
             found.append((by_text[text], int(tail), path))
     elif base.suffix.lower() == ".json":
@@ -168,10 +173,7 @@ def scan_images(
                 problems.append(f"{base}: the images of prompt {text!r} must be a path or a list of paths")
                 continue
             if text not in by_text:
-                (notes if text in known else problems).append(
-                    f"{base}: prompt {text!r} "
-                    + ("is not among the chosen ones" if text in known else "is not in the suite")
-                )
+                _unchosen(str(base), text, known, problems, notes)
                 continue
             found += [
                 (by_text[text], k, Path(v) if Path(v).is_absolute() else base.parent / v) for k, v in enumerate(paths)
