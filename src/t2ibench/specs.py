@@ -478,7 +478,7 @@ class OpenDetectorConfig:
     query: str = "a photo of a {}"
     """The text each object is queried with; '{}' is the object's name."""
     threshold: Annotated[float, Range(0.0, 1.0)] = 0.1
-    """The lowest score a detection keeps."""
+    """Detections scoring above this are kept."""
     nms: Annotated[float, Range(0.0, 1.0)] = 0.5
     """Per-label non-maximum suppression: a box overlapping a better one of its label by more IoU is dropped."""
 

@@ -161,3 +161,18 @@ def test_a_folders_departures_are_reported_and_stop_the_run(tmp_path: Path, caps
     assert "not named <prompt>_<number>.png" in err
     assert "six airplanes_000002.png" in err
     assert "missing prompts (2)" in err
+
+
+def test_an_image_a_rule_cannot_score_stops_the_run_naming_it(folder: tuple[Path, Path], tmp_path: Path, capsys):
+    images, table = folder
+    raw = json.loads(table.read_text())
+    spatial = "a giraffe next to a lamp"
+    raw["parses"][spatial]["tokens"] = [[t, "DET", s] for t, _, s in raw["parses"][spatial]["tokens"]]  # no NOUN
+    broken = tmp_path / "phrases.json"
+    broken.write_text(json.dumps(raw))
+    args = ["evaluate", "t2i_compbench", str(images), "--categories", "spatial", "--per-category", "1",
+            "--phrases", str(broken), "--out", str(tmp_path / "r.jsonl"), *TINY]  # fmt: skip
+    assert main(args) != 0
+    err = capsys.readouterr().err
+    assert f"{spatial}_000006.png: spatial: the parse of '{spatial}' has no NOUN" in err
+    assert not (tmp_path / "r.jsonl").exists()  # nothing written as if scored

@@ -11,6 +11,7 @@ them. Only the arithmetic between the models and the scores is transcribed.
 # ruff: noqa: SIM105, SIM108, RUF015  (the scripts' own control flow is kept on purpose)
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -41,8 +42,22 @@ def blip_vqa_run(answers_by_index: list[list[str]], questions_by_index: list[lis
     return [x["answer"] for x in r], reward_after / len(r)
 
 
+def pre_question(question, max_ques_words=50):
+    """BLIPvqa_eval/data/utils.py's ``pre_question``, which the VQA dataset applies to every question."""
+    question = re.sub(
+        r"([.!\"()*#:;~])",
+        "",
+        question.lower(),
+    )
+    question = question.rstrip(" ")
+    question_words = question.split(" ")
+    if len(question_words) > max_ques_words:
+        question = " ".join(question_words[:max_ques_words])
+    return question
+
+
 def blip_questions(noun_phrases_per_image: list[list[str]], np_index: int) -> list[str]:
-    """``Create_annotation_for_BLIP`` for pass ``np_index``: each image's question."""
+    """``Create_annotation_for_BLIP`` for pass ``np_index``: each image's question (as the dataset passes it on)."""
     out = []
     for chunks in noun_phrases_per_image:
         noun_phrases = []
@@ -50,7 +65,7 @@ def blip_questions(noun_phrases_per_image: list[list[str]], np_index: int) -> li
             if chunk not in ["top", "the side", "the left", "the right"]:
                 noun_phrases.append(chunk)
         if len(noun_phrases) > np_index:
-            out.append(f"{noun_phrases[np_index]}?")
+            out.append(pre_question(f"{noun_phrases[np_index]}?"))
         else:
             out.append("")
     return out
@@ -146,7 +161,9 @@ def determine_position(locality, box1, box2, iou_threshold=0.1, distance_thresho
 
 
 def _mean(region: np.ndarray) -> float:
-    """torch's ``Tensor.mean`` of a slice (NaN when empty), in float64."""
+    """The script's ``Tensor.mean`` of a slice (NaN when empty). Not transcribed: the script takes a float32 mean on
+    the GPU, whose reduction order cannot be reproduced here; both sides take it in float64 (a documented deviation:
+    only exact ties can differ)."""
     return float(region.mean(dtype=np.float64)) if region.size else float("nan")
 
 
@@ -350,7 +367,11 @@ def three_in_one_run(attribute_score, spatial_score, action_score, spatial, acti
         else:
             total_score[block] = (attribute_score[block] + spatial_score[block] + action_score[block]) / 3
     total_score = total_score.tolist()
-    return total_score, sum(total_score) / len(total_score)
+    # `sum(total_score)`: the reference ran Python 3.9, whose sum() adds in order (3.12's is compensated)
+    total = 0
+    for x in total_score:
+        total += x
+    return total_score, total / len(total_score)
 
 
 # -- the parse-reading parts (2D_spatial_eval.py --complex, CLIP_similarity.py --complex) over a scripted parse -----

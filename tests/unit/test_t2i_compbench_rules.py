@@ -24,6 +24,14 @@ PLURAL = ["dogs", "cats", "catfish", "hot dogs", "fish", "sheep", "people", "boy
           "boats"]  # fmt: skip
 
 
+def loop_mean(values: list[float]) -> float:
+    """The scripts' mean: a float loop (their `avg_score += ...`; Python 3.9's sum() added the same way)."""
+    total = 0.0
+    for v in values:
+        total += v
+    return total / len(values)
+
+
 def _boxes(rng: np.random.Generator, n: int, size: int = 480) -> list[list[float]]:
     """Boxes in a size × size frame: integers (ties and shared edges likely) or floats, some on the frame's edge."""
     out = []
@@ -81,27 +89,36 @@ FLOAT32_EDGES = (
 
 
 def attribute_mismatches(m: types.ModuleType, rng: np.random.Generator, images: int = 400) -> int:
-    """BLIP-VQA: phrases per image 0..10 (beyond np_num), probabilities anywhere including on 4-decimal edges."""
-    phrases = [[f"p{j}" for j in range(int(rng.integers(0, 11)))] + (["top"] if rng.random() < 0.2 else [])
-               for _ in range(images)]  # fmt: skip
+    """BLIP-VQA: phrases per image 0..10 (beyond np_num, some with the characters pre_question removes), a scripted
+    BLIP whose yes-probability depends on the image and the exact question it is asked, including values on
+    4-decimal edges and products whose fourth decimal only float32 arithmetic gets right."""
+    marks = ["", "", ".", ":", " (x)", "!", "  "]  # pre_question removes .!"()*#:; and trailing spaces
+    phrases = [[f"P{j}{rng.choice(marks)}" for j in range(int(rng.integers(0, 11)))] +
+               (["top"] if rng.random() < 0.2 else []) for _ in range(images)]  # fmt: skip
     edges = [0.00005, 0.99995, 0.12345, 0.5, 1.0, 0.0, 0.33335]
-    probs = [[float(rng.choice(edges)) if rng.random() < 0.3 else float(rng.random()) for _ in range(8)]
-             for _ in range(images)]  # fmt: skip
+    scripted: dict[tuple[int, str], float] = {}
+
+    def blip(k: int, question: str) -> tuple[np.float32, np.float32]:
+        """The scripted softmax probabilities of 'yes' and 'no' for image k asked ``question``."""
+        if (k, question) not in scripted:
+            scripted[k, question] = float(rng.choice(edges)) if rng.random() < 0.3 else float(rng.random())
+        p = scripted[k, question]
+        return np.float32(p), np.float32(1 - p)
+
     for factors in FLOAT32_EDGES:  # products whose fourth decimal the float32 arithmetic decides
-        phrases.append([f"p{j}" for j in range(len(factors))])
-        probs.append([float(f) for f in factors] + [float(rng.random()) for _ in range(8 - len(factors))])
+        k = len(phrases)
+        phrases.append([f"e{j}" for j in range(len(factors))])
+        scripted.update({(k, f"e{j}?"): float(f) for j, f in enumerate(factors)})
     images = len(phrases)
     np_index = metrics.NP_NUM
     questions = [ref.blip_questions(phrases, i) for i in range(np_index)]
-    answers = [[ref.vqa_prob_answer(np.float32(probs[k][i]), np.float32(1 - probs[k][i])) for k in range(images)]
-               for i in range(np_index)]  # fmt: skip
+    answers = [[ref.vqa_prob_answer(*blip(k, questions[i][k])) for k in range(images)] for i in range(np_index)]
     expected, expected_mean = ref.blip_vqa_run(answers, questions, np_index)
     got = []
     for k in range(images):
-        asked = m.phrase_questions(phrases[k])
-        got.append(m.attribute_score([None if q is None else m.vqa_answer(
-            np.float32(probs[k][i]) / (np.float32(probs[k][i]) + np.float32(1 - probs[k][i])))
-            for i, q in enumerate(asked)]))  # fmt: skip
+        replies = [None if q is None else blip(k, q) for q in m.phrase_questions(phrases[k])]
+        got.append(m.attribute_score([None if r is None else m.vqa_answer(r[0] / np.float32(r[0] + r[1]))
+                                      for r in replies]))  # fmt: skip
     bad = sum(g != float(e) for g, e in zip(got, expected, strict=True))
     return bad + (m.category_mean("color", got) != expected_mean)
 
@@ -134,7 +151,7 @@ def spatial_2d_mismatches(m: types.ModuleType, rng: np.random.Generator, images:
                 bad += g != e
                 got.append(g)
                 expected.append(e)
-    return bad + (m.category_mean("spatial", got) != sum(expected) / len(expected))
+    return bad + (m.category_mean("spatial", got) != loop_mean(expected))
 
 
 def spatial_3d_mismatches(m: types.ModuleType, rng: np.random.Generator, images: int = 1500) -> int:
@@ -197,7 +214,7 @@ def numeracy_mismatches(m: types.ModuleType, rng: np.random.Generator, images: i
         bad += g != e
         got.append(g)
         expected.append(e)
-    return bad + (m.category_mean("numeracy", got) != sum(expected) / len(expected))
+    return bad + (m.category_mean("numeracy", got) != loop_mean(expected))
 
 
 def complex_mismatches(m: types.ModuleType, rng: np.random.Generator, prompts: int = 60) -> int:
@@ -302,6 +319,7 @@ MUTATIONS = {
         "final = np.float32(final * reward[i])",
         "final = np.float64(final) * np.float64(reward[i])",
     ),
+    "BLIP without pre_question": ('return [vqa_question(f"{kept[i]}?")', 'return [(f"{kept[i]}?")'),
     "BLIP stop list ignored": ("kept = [p for p in phrases if p not in PHRASE_STOPLIST]", "kept = list(phrases)"),
     "numeracy no rename in place": ('if rule == "reference" and wanted not in found:', "if False:"),
     "numeracy duplicate overlap 0.9 → 0.8": ("DEDUP_OVERLAP = 0.9", "DEDUP_OVERLAP = 0.8"),

@@ -4,9 +4,13 @@
 weights of the reference's ``model_base_vqa_capfilt_large.pth``), any hub id or local folder — and answers a
 ``JudgeRequest`` as the reference's ``vqa_prob`` inference does (BLIPvqa_eval/models/blip_vqa.py at 1b70949):
 
-* the image resized to 480 × 480 (PIL bicubic), scaled to [0, 1] and normalised with CLIP's mean and standard
-  deviation (the reference's test transform); the ViT's 384-pixel position embeddings are interpolated to 480
-  (bicubic, as the reference interpolates them when it loads the checkpoint; transformers does it per forward pass);
+* the image opened as the reference's dataset opens it (``convert("RGB")``, no EXIF rotation), resized to 480 × 480
+  (PIL bicubic), scaled to [0, 1] and normalised with CLIP's mean and standard deviation (the reference's test
+  transform); the ViT's position embeddings are interpolated to 480 per forward pass (bicubic). The reference's
+  checkpoint was fine-tuned at 480 (30 × 30 positions) and loads as it is; transformers' conversion of it is at 384,
+  so its positions come back to 480 through two resamplings, and its vision LayerNorm eps is its config's (the
+  reference's: 1e-6) — both recorded in ``describe()``: the probabilities are close to the reference's, not
+  bit-equal (docs/t2i_compbench.md);
 * the question tokenised by the model's BERT-uncased tokenizer (padded to the longest of its batch, at most 35
   tokens), its first token replaced by BLIP's [ENC] (id 30523), run through the text encoder over the image;
 * the decoder run one step from BLIP's [DEC] (id 30522) over the question's states (its padding masked); the answer
@@ -20,11 +24,13 @@ question's answer does not depend on its batch beyond float32 rounding.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from t2ibench.errors import InputError
 from t2ibench.models._torch import loads_models, quiet_loading, resolve_device
 from t2ibench.models.pretrained import Pretrained
-from t2ibench.models.vqa import JudgeAnswer, JudgeRequest, open_image
+from t2ibench.models.vqa import JudgeAnswer, JudgeRequest
 from t2ibench.specs import VQAJudgeConfig
 
 IMAGE_SIZE = 480  # the reference's configs/vqa.yaml
@@ -32,6 +38,25 @@ MAX_QUESTION_TOKENS = 35
 ENC_TOKEN, DEC_TOKEN = 30523, 30522  # BLIP's init_tokenizer: [DEC] the bos token, [ENC] the additional special one
 MEAN = (0.48145466, 0.4578275, 0.40821073)
 STD = (0.26862954, 0.26130258, 0.27577711)
+
+
+def plain_rgb(image: Any) -> Any:
+    """The image as the reference's dataset opens it: ``Image.open(path).convert("RGB")`` (no EXIF rotation, alpha
+    dropped), refused in one line when unreadable or of a degenerate size."""
+    from PIL import Image
+
+    from t2ibench.images import size_problem
+
+    if not isinstance(image, (str, Path)):
+        return image.convert("RGB")
+    try:
+        with Image.open(image) as raw:
+            problem = size_problem(*raw.size)
+            if problem is None:
+                return raw.convert("RGB")
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
+        raise InputError(f"{image}: unreadable image ({type(exc).__name__})") from None
+    raise InputError(f"{image}: {problem}")
 
 
 class BlipVQAJudge(Pretrained):
@@ -72,6 +97,8 @@ class BlipVQAJudge(Pretrained):
         """Identity for the store: backend, model, revision, weights' checksum, dtype, the reference's constants."""
         import transformers
 
+        model, _, _ = self._load()
+        vision = model.config.vision_config
         return {
             "backend": "blip-vqa",
             "model": self.spec.model,
@@ -83,6 +110,9 @@ class BlipVQAJudge(Pretrained):
             "max_question_tokens": MAX_QUESTION_TOKENS,
             "first_token": ENC_TOKEN,
             "decoder_start": DEC_TOKEN,
+            # the loaded vision tower's own settings: the reference's ViT is 480-pixel with LayerNorm eps 1e-6
+            "vision_image_size": int(vision.image_size),
+            "vision_layer_norm_eps": float(vision.layer_norm_eps),
         }
 
     def encode(self, text: str) -> list[int]:
@@ -101,7 +131,7 @@ class BlipVQAJudge(Pretrained):
         import torch
         from PIL import Image
 
-        rgb = open_image(image).resize((IMAGE_SIZE, IMAGE_SIZE), Image.Resampling.BICUBIC)
+        rgb = plain_rgb(image).resize((IMAGE_SIZE, IMAGE_SIZE), Image.Resampling.BICUBIC)
         tensor = torch.from_numpy(np.asarray(rgb, dtype=np.uint8).copy()).permute(2, 0, 1).float().div(255)
         mean = torch.tensor(MEAN).view(3, 1, 1)
         std = torch.tensor(STD).view(3, 1, 1)

@@ -52,6 +52,11 @@ class DPTDepth(Pretrained):
                     model = DPTForDepthEstimation.from_pretrained(source, **kwargs)
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 raise self.load_error(exc) from None
+            if getattr(model.config, "is_hybrid", False):
+                # a hybrid DPT refuses inputs of another size than its config's (384 for DPT-Hybrid) unless told the
+                # size; its position embeddings are then resized bilinearly per forward pass, as the reference's
+                # DPT resizes them for its 480-pixel input
+                model.dpt.embeddings.image_size = (INPUT_SIZE, INPUT_SIZE)
             device = resolve_device(self.device_spec)
             model.to(device).eval()
             self._loaded = (model, device)

@@ -186,7 +186,8 @@ def _lite_colour(spec: ColourConfig, *, device: str) -> ColourClassifier:
 def _open_clip(spec: EmbedderConfig, *, device: str, show_progress: bool) -> Embedder:
     from t2ibench.models.embedding import OpenCLIPEmbedder
 
-    return OpenCLIPEmbedder(spec, device=device, show_progress=show_progress)
+    precision = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}[spec.dtype]  # open_clip's names
+    return OpenCLIPEmbedder(spec, device=device, precision=precision, show_progress=show_progress)
 
 
 @EMBEDDERS.register("dinov2", "DINOv2 image embeddings through transformers (CLS or mean pooling)")

@@ -4,7 +4,7 @@ the real checkpoints and loaded through the same ``from_pretrained`` calls (``mo
 * BLIP VQA (``BlipForQuestionAnswering``): a BERT-uncased-shaped WordPiece tokenizer made here (the prompts' words,
   'yes' at 2748 and 'no' at 2053 as in bert-base-uncased, BLIP's [DEC] at 30522 and [ENC] at 30523);
 * OWLv2 (``Owlv2ForObjectDetection``) with a real CLIP BPE tokenizer (``models.tiny.clip_bpe_files``);
-* DPT (``DPTForDepthEstimation``, a ViT backbone rather than the hybrid's BiT: the same class and head).
+* DPT (``DPTForDepthEstimation``, hybrid like DPT-Hybrid: a small BiT backbone under the ViT).
 
 Their outputs mean nothing; everything made with them is labelled smoke.
 """
@@ -90,14 +90,19 @@ def build_tiny_owlv2(folder: Path, seed: int = 0) -> Path:
 
 
 def build_tiny_dpt(folder: Path, seed: int = 0) -> Path:
-    """Build the tiny DPT depth model (ViT backbone) into ``folder``."""
+    """Build the tiny DPT depth model into ``folder``: a hybrid one (a BiT backbone under the ViT) like
+    DPT-Hybrid, made for 64-pixel inputs, so the 480-pixel input the adapter feeds exercises its resizing."""
     import torch
     from transformers import DPTConfig, DPTForDepthEstimation
 
     torch.manual_seed(seed)
-    config = DPTConfig(hidden_size=32, num_hidden_layers=4, num_attention_heads=2, intermediate_size=37, image_size=32,
-                       patch_size=16, backbone_out_indices=[0, 1, 2, 3], neck_hidden_sizes=[8, 16, 32, 32],
-                       fusion_hidden_size=16, is_hybrid=False)  # fmt: skip
+    backbone = {"model_type": "bit", "global_padding": "same", "layer_type": "bottleneck", "depths": [1, 1, 1],
+                "hidden_sizes": [64, 128, 256], "embedding_size": 16, "num_groups": 4,
+                "out_features": ["stage1", "stage2", "stage3"], "embedding_dynamic_padding": True}  # fmt: skip
+    config = DPTConfig(is_hybrid=True, hidden_size=32, num_hidden_layers=4, num_attention_heads=2, intermediate_size=37,
+                       image_size=64, patch_size=16, backbone_out_indices=[0, 1, 2, 3],
+                       neck_hidden_sizes=[64, 128, 32, 32], fusion_hidden_size=16,
+                       backbone_featmap_shape=[1, 256, 4, 4], backbone_config=backbone)  # fmt: skip
     DPTForDepthEstimation(config).eval().save_pretrained(folder)
     return folder
 

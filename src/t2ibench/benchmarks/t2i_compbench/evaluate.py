@@ -272,7 +272,7 @@ def frame(image: Any) -> Any:
     short, long = min(w, h), max(w, h)
     new_short, new_long = short_side, int(short_side * long / short)
     if new_long > max_side:
-        new_short, new_long = int(max_side * new_short / new_long), max_side
+        new_short, new_long = max(1, int(max_side * new_short / new_long)), max_side  # ≥ 1 pixel (PIL refuses 0)
     size = (new_short, new_long) if w <= h else (new_long, new_short)
     return image.resize(size, Image.Resampling.BILINEAR)
 
@@ -341,7 +341,10 @@ def _attribute(item: CompImage, judges: Judges) -> tuple[float, dict[str, Any]]:
             answers.append(None)
             continue
         p_yes, p_no = (np.float32(p) for p in next(replies).token_probabilities)
-        answers.append(rules.vqa_answer(float(np.float32(p_yes / np.float32(p_yes + p_no)))))
+        total = np.float32(p_yes + p_no)
+        if not (np.isfinite(total) and total > 0):
+            raise InputError(f"{item.path}: BLIP gave no probability to 'yes' or 'no' for {q!r} (p = {p_yes}, {p_no})")
+        answers.append(rules.vqa_answer(float(np.float32(p_yes / total))))
     score = rules.attribute_score(answers, np_num=judges.config.np_num)
     return score, {"questions": [q for q in questions if q], "answers": [a for a in answers if a is not None]}
 
@@ -447,7 +450,12 @@ def judge_images(
                 results.append(previous)
                 bar.update()
                 continue
-            score, details = judge_one(item, suite, judges)
+            try:
+                score, details = judge_one(item, suite, judges)
+            except ValueError as error:  # a rule that cannot score this image (e.g. a parse with no noun)
+                raise InputError(f"{item.path}: {category}: {error}") from None
+            if not np.isfinite(score):
+                raise InputError(f"{item.path}: {category}: the score is not a number ({score}); nothing stored")
             result = CompResult(category, item.prompt.index, item.prompt.text, item.sample, filename, float(score),
                                 json.loads(json.dumps(details)), protocols[category])  # fmt: skip
             if on_result is not None:

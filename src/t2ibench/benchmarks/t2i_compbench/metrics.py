@@ -93,11 +93,19 @@ def attribute_score(answers: Sequence[str | None], *, np_num: int = NP_NUM) -> f
     return float(f"{final.item():.4f}")
 
 
+def vqa_question(text: str, max_words: int = 50) -> str:
+    """A question as BLIP's VQA dataset passes it to the model (``pre_question``): lower case, the characters
+    ``.!"()*#:;~`` removed, trailing spaces dropped, at most ``max_words`` space-separated words."""
+    question = re.sub(r"([.!\"()*#:;~])", "", text.lower()).rstrip(" ")
+    words = question.split(" ")
+    return " ".join(words[:max_words]) if len(words) > max_words else question
+
+
 def phrase_questions(phrases: Sequence[str], *, np_num: int = NP_NUM) -> list[str | None]:
-    """The questions asked of one image: '<phrase>?' for each of the first ``np_num`` noun chunks not in the stop
-    list (None where the prompt has fewer: that factor is 1)."""
+    """The questions asked of one image: '<phrase>?' (as ``vqa_question`` passes it on) for each of the first
+    ``np_num`` noun chunks not in the stop list (None where the prompt has fewer: that factor is 1)."""
     kept = [p for p in phrases if p not in PHRASE_STOPLIST]
-    return [f"{kept[i]}?" if i < len(kept) else None for i in range(np_num)]
+    return [vqa_question(f"{kept[i]}?") if i < len(kept) else None for i in range(np_num)]
 
 
 # -- what the rules read off a prompt's parse (tokens with their part of speech, noun chunks) ------------------------
@@ -120,10 +128,11 @@ def span_text(tokens: Sequence[Token], start: int, stop: int) -> str:
 
 
 def first_last_nouns(tokens: Sequence[Token]) -> tuple[str, str]:
-    """The 2-D and 3-D rules' two objects: the prompt's first and last NOUN tokens (ValueError: it has none)."""
+    """The 2-D and 3-D rules' two objects: the prompt's first and last NOUN tokens (ValueError: it has none, where
+    the reference's script stops with an IndexError)."""
     nouns = [t.text for t in tokens if t.pos == "NOUN"]
     if not nouns:
-        raise ValueError("the prompt's parse has no NOUN")
+        raise ValueError(f"the parse of {span_text(tokens, 0, len(tokens))!r} has no NOUN")
     return nouns[0], nouns[-1]
 
 

@@ -1,6 +1,7 @@
-"""T2I-CompBench++'s options: its prompt selection (``benchmarks.t2i_compbench``) and what judges it
-(``evaluators.t2i_compbench``: BLIP VQA, the open-vocabulary detector, the depth model, CLIP, the rule) — one typed
-class each, validated once, used by the refresh and ``t2ibench evaluate t2i_compbench``."""
+"""T2I-CompBench++'s options: its prompt selection and what judges it (BLIP VQA, the open-vocabulary detector, the
+depth model, CLIP, the rule) — one typed class each, validated once, what ``t2ibench evaluate t2i_compbench`` builds
+from its options (and, once it runs in a refresh, a config's ``benchmarks.t2i_compbench`` and
+``evaluators.t2i_compbench`` sections)."""
 
 from __future__ import annotations
 
@@ -93,7 +94,6 @@ class T2ICompBenchConfig:
         return any(spec.tiny for spec in self.models().values())
 
 
-# this benchmark's config sections (t2ibench.benchmarks.benchmark_options): benchmarks.t2i_compbench,
-# evaluators.t2i_compbench
-SELECTION = T2ICompBenchPrompts
-EVALUATOR = T2ICompBenchConfig
+# No SELECTION/EVALUATOR yet (t2ibench.benchmarks.benchmark_options): T2I-CompBench++ does not run in a refresh yet,
+# so a config has no benchmarks.t2i_compbench / evaluators.t2i_compbench section (an unknown key there is refused);
+# `t2ibench evaluate t2i_compbench` builds these classes from its options.
