@@ -51,11 +51,14 @@ def test_threads_never_share_an_object():
     assert len(built) == 3
 
 
-@pytest.mark.parametrize(("dtype", "precision"), [("float32", "fp32"), ("float16", "fp16"), ("bfloat16", "bf16")])
+@pytest.mark.parametrize(
+    ("dtype", "precision"), [("auto", "fp32"), ("float32", "fp32"), ("float16", "fp16"), ("bfloat16", "bf16")]
+)
 def test_an_open_clip_embedders_dtype_is_the_precision_it_runs_in(dtype: str, precision: str):
     """EmbedderConfig.dtype reaches open_clip (it was silently ignored: every open_clip embedder ran in fp32)."""
     from t2ibench.models.registry import EMBEDDERS
-    from t2ibench.specs import EmbedderConfig
+    from t2ibench.specs import DTYPES, EmbedderConfig
 
+    assert set(DTYPES) <= {"auto", "float32", "float16", "bfloat16"}  # every dtype a spec accepts is mapped
     spec = EmbedderConfig(backend="open_clip", model="ViT-B-32", pretrained="openai", dtype=dtype)
     assert EMBEDDERS.build("open_clip", spec, device="cpu", show_progress=False).precision == precision

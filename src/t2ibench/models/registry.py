@@ -186,7 +186,8 @@ def _lite_colour(spec: ColourConfig, *, device: str) -> ColourClassifier:
 def _open_clip(spec: EmbedderConfig, *, device: str, show_progress: bool) -> Embedder:
     from t2ibench.models.embedding import OpenCLIPEmbedder
 
-    precision = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}[spec.dtype]  # open_clip's names
+    # open_clip's names; 'auto' is the weights' own precision as open_clip loads them: fp32
+    precision = {"auto": "fp32", "float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}[spec.dtype]
     return OpenCLIPEmbedder(spec, device=device, precision=precision, show_progress=show_progress)
 
 
