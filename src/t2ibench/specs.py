@@ -362,11 +362,17 @@ class EmbedderConfig:
     """An image/text embedder: ``open_clip`` (arch + pretrained), ``dinov2`` (model, pooling) or the MobileNet ones."""
 
     backend: str = "dinov2"
+    """The embedder's ``EMBEDDERS`` registry name."""
     model: str = "facebook/dinov2-base"
+    """Hub id or folder (dinov2), or open_clip architecture (e.g. ViT-B-32)."""
     pretrained: str | None = None
+    """open_clip weights: a tag (e.g. openai) or a checkpoint file of the architecture."""
     pooling: Literal["cls", "mean"] = "cls"
+    """How dinov2 pools its tokens into one vector."""
     normalize: bool = False
+    """L2-normalise the vectors."""
     dtype: str = "float32"
+    """The precision the model runs in."""
 
     def __post_init__(self) -> None:
         if self.dtype not in DTYPES:
