@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from t2ibench.benchmarks.t2i_compbench.suite import ENV as T2I_COMPBENCH_ENV
+
 REPO = Path(__file__).resolve().parents[1]
 # GenEval's released files (prompts, MTurk annotations): the documented local-path override, for offline machines
 # and CI; defaults to ../shared/geneval beside the checkout. The product fetches them (`t2ibench data fetch`).
@@ -16,8 +18,8 @@ GENEVAL_DATA = Path(os.environ.get("T2IBENCH_GENEVAL_DATA") or REPO.parent / "sh
 # default ../shared/geneval2; the product fetches it (`t2ibench data fetch geneval2`, the geneval2_data stage).
 GENEVAL2_DATA = Path(os.environ.get("T2IBENCH_GENEVAL2_DATA") or REPO.parent / "shared" / "geneval2")
 # T2I-CompBench++'s prompt files (MIT, shipped in the package): a local copy the tests compare the shipped ones with,
-# $T2IBENCH_T2I_COMPBENCH_DATA, default ../shared/t2i_compbench
-T2I_COMPBENCH_DATA = Path(os.environ.get("T2IBENCH_T2I_COMPBENCH_DATA") or REPO.parent / "shared" / "t2i_compbench")
+# $T2IBENCH_T2I_COMPBENCH_DATA (its name: the suite module's ENV), default ../shared/t2i_compbench
+T2I_COMPBENCH_DATA = Path(os.environ.get(T2I_COMPBENCH_ENV) or REPO.parent / "shared" / "t2i_compbench")
 
 
 # The longest files first: with `pytest -n 2 --dist loadfile` (make test) files are handed to the workers in this

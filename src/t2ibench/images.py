@@ -109,3 +109,18 @@ def load_rgb(path: str | Path, *, root: str | Path | None = None) -> tuple[Any, 
         return to_rgb(image)
     except InputError as exc:
         raise InputError(f"{p}: {exc}") from None
+
+
+def image_problem(path: str | Path) -> str | None:
+    """Why the image file ``path`` cannot be judged (unreadable, degenerate, or holding several frames: only
+    single-frame images are judged), or None."""
+    from t2ibench.paths import frame_count
+
+    try:
+        load_rgb(path)
+    except InputError as exc:
+        return str(exc)
+    frames = frame_count(path)
+    if frames > 1:
+        return f"{path}: holds {frames} frames (an animated or multi-page image); only single-frame images are judged"
+    return None

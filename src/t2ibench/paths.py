@@ -97,6 +97,17 @@ def name_under(path: str | Path, base: str | Path) -> str:
     return str(rel)
 
 
+def result_name(path: str | Path, base: str | Path | None) -> str:
+    """The name a result records for image ``path``: relative to ``base`` when it lies under it (so a resume under
+    another spelling of the same source finds its rows), else resolved; as given when ``base`` is None."""
+    if base is None:
+        return str(path)
+    try:
+        return name_under(path, base)
+    except InputError:
+        return str(resolved(path))
+
+
 def kind_of(path: str | Path) -> str | None:
     """None for a regular file (symlinks followed); else what it is ('missing', 'a folder', 'a FIFO (named pipe)' …)."""
     try:

@@ -248,3 +248,32 @@ def test_the_store_side_files_are_the_stores_own_names():
     from t2ibench.store.schema import LOCK_SUFFIX, WAL_SUFFIXES
 
     assert set(STORE_SIDE_FILES) == {*WAL_SUFFIXES, LOCK_SUFFIX}
+
+
+def test_result_name_is_relative_under_its_base_else_resolved(tmp_path):
+    from t2ibench.paths import result_name
+
+    (tmp_path / "a").mkdir()
+    image = tmp_path / "a" / "x.png"
+    assert result_name(image, tmp_path) == "a/x.png"
+    assert result_name(image, None) == str(image)
+    assert result_name(tmp_path / "a" / ".." / "a" / "x.png", tmp_path / "elsewhere") == str(image.resolve())
+
+
+def test_an_image_problem_names_an_unreadable_or_multi_frame_file(tmp_path):
+    import numpy as np
+    from PIL import Image
+
+    from t2ibench.images import image_problem
+
+    still, animated, empty = tmp_path / "still.png", tmp_path / "anim.gif", tmp_path / "empty.png"
+    Image.fromarray(np.zeros((8, 8, 3), dtype=np.uint8)).save(still)
+    frames = [Image.fromarray(np.full((8, 8, 3), v, dtype=np.uint8)) for v in (0, 255)]
+    frames[0].save(animated, save_all=True, append_images=frames[1:])
+    empty.write_bytes(b"")
+    assert image_problem(still) is None
+    assert (
+        image_problem(animated)
+        == f"{animated}: holds 2 frames (an animated or multi-page image); only single-frame images are judged"
+    )
+    assert str(empty) in (image_problem(empty) or "")

@@ -433,9 +433,10 @@ class Store:
                 self.upsert(con, "models", [{**key, **version.model_row}])
                 self.upsert(con, "prompts", [{"suite": version.suite, **r} for r in version.prompts])
                 self.replace(con, "images", {**key, "suite": version.suite}, version.images)
-                for table, scope in SPINE_SQL.version_tables.items():  # the spine benchmark's rows
-                    extra = {column: {"suite": version.suite}[column] for column in scope}
-                    self.replace(con, table, {**judged, **extra}, version.spine[table])
+                scopes = {"suite": version.suite}  # what a spine table's rows may be scoped by beyond the version
+                for table, columns in SPINE_SQL.version_tables.items():  # the spine benchmark's rows
+                    scope = {**judged, **{column: scopes[column] for column in columns}}
+                    self.replace(con, table, scope, version.spine[table])
                 self.replace(con, "metrics", judged, version.metrics)
                 self.replace(con, "modes", judged, version.modes)
                 # the VQA-judged benchmarks evaluated with this version, each under its own evaluation hash

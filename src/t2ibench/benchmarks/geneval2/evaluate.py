@@ -40,8 +40,9 @@ from t2ibench.benchmarks.geneval2.options import Geneval2Config
 from t2ibench.benchmarks.geneval2.suite import Geneval2Prompt, Geneval2Suite, parse_line
 from t2ibench.errors import InputError, note
 from t2ibench.hashing import file_sha256
+from t2ibench.images import image_problem
 from t2ibench.io import loads_strict, read_text_file, write_text_atomic
-from t2ibench.paths import file_key, name_under, regular_file, resolved, shown
+from t2ibench.paths import file_key, regular_file, result_name, shown
 from t2ibench.progress import progress
 
 if TYPE_CHECKING:
@@ -79,14 +80,8 @@ class Geneval2Scan:
         return not (self.missing_prompts or self.problems)
 
     def name(self, item: Geneval2Image) -> str:
-        """The ``filename`` a result of ``item`` records: relative to ``names_from`` (the folder, or the map's folder)
-        when it lies under it, so a resume under another spelling of the same source finds its rows; else resolved."""
-        if self.names_from is None:
-            return str(item.path)
-        try:
-            return name_under(item.path, self.names_from)
-        except InputError:
-            return str(resolved(item.path))
+        """The ``filename`` a result of ``item`` records (``paths.result_name`` under ``names_from``)."""
+        return result_name(item.path, self.names_from)
 
     def report(self, *, limit: int = 20) -> str:
         """Human-readable account: expected vs found prompts, images, then every problem."""
@@ -104,16 +99,6 @@ class Geneval2Scan:
         listing("problems", list(self.problems))
         listing("notes", list(self.notes))
         return "\n".join(lines)
-
-
-def _image_problem(path: Path) -> str | None:
-    from t2ibench.images import load_rgb
-
-    try:
-        load_rgb(path)
-    except InputError as exc:
-        return str(exc)
-    return None
 
 
 def scan_images(
@@ -180,7 +165,7 @@ def _scan_map(base: Path, suite: Geneval2Suite, *, images_per_prompt: int | None
             problems.append(f"{base}: the image of prompt {prompt!r} must be a path string; got {value!r}")
             continue
         path = Path(value) if Path(value).is_absolute() else base.parent / value
-        problem = _image_problem(path) if verify_images else None
+        problem = image_problem(path) if verify_images else None
         if problem is None:
             key = file_key(path)
             if key is not None and key in seen:

@@ -123,7 +123,7 @@ class T2ICompBenchBenchmark(Benchmark[Selection, T2ICompBenchConfig, CompScan, C
 
     def render(self, tables: list[CategoryScore], *, label: str) -> str:
         """The category table as Markdown."""
-        return render_tables(tables, label=label, rule="see results.jsonl's protocol")
+        return render_tables(tables, label=label)
 
     def tables_json(self, tables: list[CategoryScore]) -> dict[str, Any]:
         """Category → score, interval and counts."""

@@ -31,8 +31,9 @@ from t2ibench.benchmarks.t2i_compbench.options import DETECTION_FRAME, T2ICompBe
 from t2ibench.benchmarks.t2i_compbench.suite import Prompt, Suite
 from t2ibench.benchmarks.t2i_compbench.suite_phrases import NEEDS_PARSE, PhraseTable, read_table
 from t2ibench.errors import InputError, note
+from t2ibench.images import image_problem
 from t2ibench.io import loads_strict, read_text_file, write_text_atomic
-from t2ibench.paths import file_key, name_under, regular_file, resolved, shown
+from t2ibench.paths import file_key, regular_file, result_name, shown
 from t2ibench.progress import progress
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
@@ -67,13 +68,8 @@ class CompScan:
         return not (self.missing_prompts or self.problems)
 
     def name(self, item: CompImage) -> str:
-        """The ``filename`` a result of ``item`` records (relative to the folder or map when under it)."""
-        if self.names_from is None:
-            return str(item.path)
-        try:
-            return name_under(item.path, self.names_from)
-        except InputError:
-            return str(resolved(item.path))
+        """The ``filename`` a result of ``item`` records (``paths.result_name`` under ``names_from``)."""
+        return result_name(item.path, self.names_from)
 
     def report(self, *, limit: int = 20) -> str:
         """Human-readable account: expected vs found prompts, images, then every problem."""
@@ -86,17 +82,7 @@ class CompScan:
             if values:
                 more = f" (+{len(values) - limit} more)" if len(values) > limit else ""
                 lines.append(f"  {title} ({len(values)}): {', '.join(values[:limit])}{more}")
-        return "\n".join(lines)
-
-
-def _readable(path: Path) -> str | None:
-    from t2ibench.images import load_rgb
-
-    try:
-        load_rgb(path)
-    except InputError as exc:
-        return str(exc)
-    return None
+        return "\n".join(shown(line) for line in lines)  # a name with a newline cannot forge a report line
 
 
 def _unchosen(where: str, text: str, known: set[str], problems: list[str], notes: list[str]) -> None:
@@ -183,7 +169,7 @@ def scan_images(
     items: list[CompImage] = []
     seen: dict[tuple[int, int], str] = {}
     for prompt, number, path in found:
-        problem = _readable(path)
+        problem = image_problem(path)
         key = file_key(path) if problem is None else None
         if key is not None and key in seen:
             problem = f"{shown(path)}: the same file as {seen[key]}"

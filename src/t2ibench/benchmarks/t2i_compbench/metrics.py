@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -467,11 +467,6 @@ def clip_similarity(image: NDArray[np.floating], text: NDArray[np.floating]) -> 
     i = np.asarray(image, dtype=np.float64)
     t = np.asarray(text, dtype=np.float64)
     return float(i @ t / (np.linalg.norm(i) * np.linalg.norm(t)))
-
-
-def tally(values: Mapping[str, Sequence[float]]) -> dict[str, float]:
-    """Category → its mean (``category_mean``) for every category with scores."""
-    return {category: category_mean(category, v) for category, v in values.items() if v}
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,12 @@ TITLES = {
 """Each category's column title (T2I-CompBench++'s table headers)."""
 
 
-def render_tables(scores: Sequence[CategoryScore], *, label: str, rule: str) -> str:
-    """The category scores of one model as a Markdown table (4 decimals, intervals in brackets), with how they were
-    measured beneath."""
+def render_tables(scores: Sequence[CategoryScore], *, label: str) -> str:
+    """The category scores of one model as a Markdown table (4 decimals, intervals in brackets), with each category's
+    images and prompts beneath (the label carries the caveats: another rule, a subset, smoke models)."""
     head = "| Model | " + " | ".join(TITLES[s.category] for s in scores) + " |"
     rule_row = "|---|" + "---:|" * len(scores)
     values = "| " + label + " | " + " | ".join(f"{s.score:.4f}" for s in scores) + " |"
     bands = "| (interval) | " + " | ".join(f"[{s.ci_low:.4f}, {s.ci_high:.4f}]" for s in scores) + " |"
     counts = ", ".join(f"{TITLES[s.category]} {s.images} images / {s.prompts} prompts" for s in scores)
-    return "\n".join([head, rule_row, values, bands, "", f"Rule: {rule}. {counts}."])
+    return "\n".join([head, rule_row, values, bands, "", f"{counts}."])

@@ -2,10 +2,11 @@
 numeracy object list, shipped in the package (``data/``, MIT, the repository's licence beside them) and verified
 against the SHA-256 pinned here on every load.
 
-Why shipped rather than fetched (GenEval 2's suite is fetched): the files are MIT-licensed and 70 KB, the refresh and
+Why shipped rather than fetched (GenEval 2's suite is fetched): the files are MIT-licensed and 136 KB, the refresh and
 ``t2ibench evaluate`` then need no network or data stage on an offline cluster, and the numeracy object list
 (``new_objects.txt``, which the reference's numeracy script reads) exists nowhere else. They are the files of
-Karine-Huang/T2I-CompBench at ``COMMIT``, byte for byte; tests compare them with a local copy named by
+Karine-Huang/T2I-CompBench at ``COMMIT`` (folder ``examples/dataset``; the licence is its ``License.txt``), byte for
+byte; tests compare them with a local copy named by
 ``$T2IBENCH_T2I_COMPBENCH_DATA`` where one is given.
 
 Prompts are read as the reference's generation script reads them (text mode, ``splitlines``, the text before a tab):
@@ -26,7 +27,6 @@ from t2ibench.errors import InputError, unknown_choice
 
 REPOSITORY = "Karine-Huang/T2I-CompBench"
 COMMIT = "1b7094991a57f3c22abdd4f6e8ba6c1a15517073"
-FOLDER = "examples/dataset"  # the files' folder in the repository (the licence: License.txt at its root)
 PROMPTS_PER_CATEGORY = 300
 ENV = "T2IBENCH_T2I_COMPBENCH_DATA"  # a local copy of the files (tests compare the shipped ones with it)
 

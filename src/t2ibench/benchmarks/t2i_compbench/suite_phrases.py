@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -109,8 +109,3 @@ def read_table(path: Path | None = None, *, suite_sha256: str | None = None) -> 
     parses = {str(text): _parse(str(text), value, where) for text, value in raw["parses"].items()}
     digest = hashlib.sha256(data).hexdigest()
     return PhraseTable({str(k): str(v) for k, v in parser.items()}, str(raw.get("suite_sha256")), parses, digest)
-
-
-def missing(table: PhraseTable, texts: Sequence[str]) -> list[str]:
-    """The prompts among ``texts`` the table has no parse of."""
-    return [t for t in texts if t not in table.parses]
