@@ -12,6 +12,7 @@ from typing import Any
 import duckdb
 import pytest
 
+from t2ibench.benchmarks import SpineRows
 from t2ibench.store import BenchmarkRows, Store, VersionRows
 
 PROTOCOL = {
@@ -20,6 +21,7 @@ PROTOCOL = {
     "suite_sha256": "s" * 64,
     "prompt_set": "p1",
 }
+PRE_15 = "cbaede4adbb09dc7"  # a version's content hash before schema 15 (see the content-hash test)
 SOURCE = {
     "writer": "t2ibench evaluate",
     "images": "/x/imgs",
@@ -304,7 +306,11 @@ def test_the_geneval2_pages_show_every_image_as_a_linked_thumbnail(store, tmp_pa
         )
     out = tmp_path / "report"
     (page,) = section.write_pages(
-        queries.benchmark_scores(store, "geneval2"), queries.benchmark_answers(store, "geneval2"), out
+        {
+            "scores": queries.benchmark_scores(store, "geneval2"),
+            "answers": queries.benchmark_answers(store, "geneval2"),
+        },
+        out,
     ).values()
     text = Path(page).read_text()
     assert '<a href="views/' in text
@@ -360,3 +366,53 @@ def test_changed_view_definitions_are_recreated_on_the_next_write(store):
     from t2ibench.store.schema import VIEWS_SHA256
 
     assert store.rows("SELECT value FROM store_meta WHERE key = 'views_sha256'") == [{"value": VIEWS_SHA256}]
+
+
+def judged_image(prompt: int, score: float) -> dict[str, Any]:
+    """A ``benchmark_images`` row (a benchmark judged per image, not per question)."""
+    details = {"boxes": [[1.0, 2.0, 3.0, 4.0]], "label": "dog"}
+    return {"benchmark": "geneval2", "prompt_index": prompt, "sample": "00000", "image": f"img{prompt}.png",
+            "prompt": f"prompt {prompt}", "category": "spatial", "score": score,
+            "details": json.dumps(details)}  # fmt: skip
+
+
+def test_judged_images_are_stored_with_their_evaluation_and_replaced_whole(store):
+    from t2ibench.store import queries
+
+    images = [judged_image(0, 0.25), judged_image(1, 1.0)]
+    rows = BenchmarkRows("geneval2", "g", PROTOCOL, [], [score("soft_tifa_gm", 10.0)], images)
+    store.write_version("r1", version("m", "h", "e", "c1", rows))
+    stored = queries.benchmark_images(store, "geneval2")
+    assert [(r["prompt_index"], r["score"], r["category"]) for r in stored] == [
+        (0, 0.25, "spatial"),
+        (1, 1.0, "spatial"),
+    ]
+    assert json.loads(stored[0]["details"]) == {"boxes": [[1.0, 2.0, 3.0, 4.0]], "label": "dog"}
+    # a changed evaluation replaces its judged images whole: no stale image survives
+    fewer = BenchmarkRows("geneval2", "g", PROTOCOL, [], [], images[:1])
+    store.write_version("r2", version("m", "h", "e", "c2", fewer))
+    assert [r["prompt_index"] for r in queries.benchmark_images(store, "geneval2")] == [0]
+
+
+def test_a_versions_content_hash_includes_judged_images_only_when_there_are_some():
+    """Versions stored before benchmark_images keep their content hash (not rewritten by the upgrade); judged images
+    that change change it."""
+    from t2ibench.pipeline.rows import version_rows
+
+    def content(*images: dict[str, Any]) -> str:
+        from t2ibench.config import ModelConfig
+        from t2ibench.pipeline.results import Generated
+
+        rows = BenchmarkRows("geneval2", "g", PROTOCOL, [answer(0, 0, 0.9)], [score("soft_tifa_gm", 1.0)], images)
+        made = version_rows(
+            model=ModelConfig(name="m"), model_hash="h", evaluator_hash="e", suite="geneval", smoke=False, prompts=[],
+            generated=Generated(model="m", folder="/x", images=(), manifest={}),
+            spine=SpineRows({"verdicts": [], "detections": [], "geneval_scores": []}, 0, "r", []),
+            scores=(), protocol={}, lite=[], benchmarks=[rows],
+        )  # fmt: skip
+        return made.content_hash
+
+    before = content()
+    assert before == PRE_15  # what the same rows hashed to before schema 15 (computed by that code, pinned)
+    assert content(judged_image(0, 0.5)) != before
+    assert content(judged_image(0, 0.5)) != content(judged_image(0, 0.75))

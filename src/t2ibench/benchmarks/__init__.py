@@ -327,7 +327,8 @@ def benchmark_options(name: str) -> Any | None:
 
 def report_section(name: str) -> Any:
     """The ``report`` module of a benchmark stored in ``benchmark_scores`` (``html_section``, ``markdown_section``,
-    ``write_pages``, and ``coverage_labels(suite_sha256, prompts)``, given the leaderboard's ``<name>_suite`` — None
+    ``write_pages`` — given its stored ``scores``, ``answers`` and ``images`` rows —, and
+    ``coverage_labels(suite_sha256, prompts)``, given the leaderboard's ``<name>_suite`` — None
     unless its StoredColumns.summary has a 'suite' column — and ``<name>_prompts``): docs/benchmarks.md."""
     module = role_module(name, "report")
     if module is None:

@@ -75,8 +75,9 @@ def version_rows(
             model_row,
             [[int(i), dict(r)] for i, r in prompts],
             [[i.prompt_index, i.sample, i.path, i.sha256, i.seed] for i in generated.images],
-            [
+            [  # a benchmark's judged images join only when it has any (a version stored before keeps its hash)
                 [b.benchmark, b.evaluator_hash, to_plain(b.settings), list(b.answers), list(b.scores)]
+                + ([list(b.images)] if b.images else [])
                 for b in benchmarks
             ],
         ]

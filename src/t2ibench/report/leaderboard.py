@@ -47,7 +47,11 @@ def collect(store: Store) -> dict[str, Any]:
         "protocol": queries.protocol(store),
         "run": queries.latest_run(store),
         "benchmarks": {
-            name: {"scores": queries.benchmark_scores(store, name), "answers": queries.benchmark_answers(store, name)}
+            name: {
+                "scores": queries.benchmark_scores(store, name),
+                "answers": queries.benchmark_answers(store, name),
+                "images": queries.benchmark_images(store, name),
+            }
             for name in stored_columns()
         },
         **spine_report().collect(store),  # the spine benchmark's own rows
@@ -565,8 +569,7 @@ def render_reports(
     pages = write_model_pages(data, out, groups=groups, banners=banners, footer=provenance)
     benchmark_pages = {
         name: report_section(name).write_pages(
-            stored["scores"],
-            stored["answers"],
+            stored,
             out,
             banners=banners,
             footer=provenance,

@@ -55,14 +55,15 @@ class VersionRows:
     metrics: Sequence[Mapping[str, Any]]
     modes: Sequence[Mapping[str, Any]]
     evaluator_settings: Mapping[str, Any] = field(default_factory=dict)  # an ``evaluators`` row (settings, lite)
-    benchmarks: Sequence[BenchmarkRows] = ()  # the VQA-judged benchmarks evaluated with this version (GenEval 2)
+    benchmarks: Sequence[BenchmarkRows] = ()  # the other benchmarks evaluated with this version (GenEval 2, ...)
     selftest: Mapping[str, Any] | None = None  # an ``evaluator_selftests`` row: the run's spine evaluator measured
 
 
 @dataclass(frozen=True)
 class BenchmarkRows:
-    """One VQA-judged benchmark's evaluation of a model version, under its own ``evaluator_hash``: its protocol
-    (``benchmark_protocols``), every answer (``vqa_answers``) and every cell of its tables (``benchmark_scores``),
+    """One benchmark's evaluation of a model version, under its own ``evaluator_hash``: its protocol
+    (``benchmark_protocols``), every answer of a VQA-judged one (``vqa_answers``), every judged image of one whose
+    judgement is not a list of questions (``benchmark_images``) and every cell of its tables (``benchmark_scores``),
     without the version columns."""
 
     benchmark: str
@@ -70,6 +71,7 @@ class BenchmarkRows:
     settings: Mapping[str, Any]
     answers: Sequence[Mapping[str, Any]]
     scores: Sequence[Mapping[str, Any]]
+    images: Sequence[Mapping[str, Any]] = ()
 
 
 # store files this process has checked whole before writing into them, by identity (device, inode, size, mtime):
@@ -411,6 +413,7 @@ class Store:
         protocol = {"settings": dict(rows.settings), "source": None if source is None else dict(source)}
         self.replace(con, "benchmark_protocols", scope, [protocol])
         self.replace(con, "vqa_answers", scope, rows.answers)
+        self.replace(con, "benchmark_images", scope, rows.images)
         self.replace(con, "benchmark_scores", scope, rows.scores)
 
     def write_version(self, run_id: str, version: VersionRows) -> bool:

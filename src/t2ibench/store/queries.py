@@ -193,7 +193,7 @@ def class_failures(store: Store) -> list[ClassFailureRow]:
     )
 
 
-# -- benchmarks stored in benchmark_scores and vqa_answers (GenEval 2, ...) ------------------------------------------
+# -- benchmarks stored in benchmark_scores, vqa_answers, benchmark_images (GenEval 2, ...) -----------------------------
 BenchmarkScoreRow: TypeAlias = Row  # a <benchmark>_scores view row: model, hashes, table_name, key, estimate, ci, ...
 BenchmarkAnswerRow: TypeAlias = Row  # model, hashes, prompt_index, sample, kind, question_index, skill, question, ...
 
@@ -217,6 +217,18 @@ def benchmark_answers(store: Store, name: str) -> list[BenchmarkAnswerRow]:
         "answer, probability, top_answer, correct, prompt, atom_count, image FROM vqa_answers "
         "WHERE benchmark = ? "
         "ORDER BY model, model_hash, evaluator_hash, prompt_index, sample, kind = 'vqascore', question_index",
+        [_stored_benchmark(name)],
+    )
+
+
+BenchmarkImageRow: TypeAlias = Row  # model, hashes, prompt_index, sample, image, prompt, category, score, details
+
+
+def benchmark_images(store: Store, name: str) -> list[BenchmarkImageRow]:
+    """Every stored judged image of benchmark ``name`` (``benchmark_images``) by version, prompt and sample."""
+    return store.rows(
+        "SELECT model, model_hash, evaluator_hash, prompt_index, sample, image, prompt, category, score, details "
+        "FROM benchmark_images WHERE benchmark = ? ORDER BY model, model_hash, evaluator_hash, prompt_index, sample",
         [_stored_benchmark(name)],
     )
 

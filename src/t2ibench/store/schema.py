@@ -12,7 +12,9 @@ from typing import Any
 from t2ibench.benchmarks import StoredColumns, spine_sql, stored_columns
 from t2ibench.errors import InputError
 
-SCHEMA_VERSION = 14  # 14: output_folders (every version folder a refresh of the store's config planned, relative
+SCHEMA_VERSION = 15  # 15: benchmark_images (every image a benchmark judged, with its score and what its
+# models said, for benchmarks whose judgement is not a list of VQA questions: T2I-CompBench++); 14: output_folders
+# (every version folder a refresh of the store's config planned, relative
 # to its data folder: what `t2ibench gc` may attribute to this store), benchmark_protocols.source (an evaluation
 # stored from outside a refresh: who stored it, from which images, how many of the suite's prompts); 13:
 # evaluator_selftests (the GenEval evaluator's self-test: agreement, false passes and false passes on absent
@@ -137,6 +139,14 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     "output_folders": ("folder VARCHAR, model VARCHAR, run_id VARCHAR", ("folder",)),
     # which self-test measured the GenEval evaluator a run judged each of its models with
     "run_selftests": ("run_id VARCHAR, model VARCHAR, selftest_hash VARCHAR", ("run_id", "model")),
+    # every image a benchmark judged whose judgement is not a list of questions (T2I-CompBench++): its prompt and
+    # category, its score as the benchmark's rule computed it and what its models said (``details`` JSON: the
+    # phrases asked and their probabilities, the boxes, the depths, the similarity), keyed by prompt index and sample
+    "benchmark_images": (
+        "model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR, benchmark VARCHAR, prompt_index INTEGER, "
+        "sample VARCHAR, image VARCHAR, prompt VARCHAR, category VARCHAR, score DOUBLE, details JSON",
+        ("model", "model_hash", "evaluator_hash", "benchmark", "prompt_index", "sample"),
+    ),
     # every cell of a benchmark's tables as its metrics module computed it:
     # table_name 'overall' (key: the method), 'skill', 'atom_count'; estimate in percent points with its interval
     "benchmark_scores": (

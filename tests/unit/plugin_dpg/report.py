@@ -22,6 +22,6 @@ def markdown_section(scores: Sequence[Mapping[str, Any]]) -> str:
     return "## DPG" if scores else ""
 
 
-def write_pages(scores: Any, answers: Any, out: Path, **_: Any) -> dict[str, str]:
+def write_pages(stored: Any, out: Path, **_: Any) -> dict[str, str]:
     """No drill-down pages."""
     return {}

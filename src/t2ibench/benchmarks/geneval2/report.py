@@ -276,8 +276,7 @@ def _gallery(
 
 
 def write_pages(
-    scores: Sequence[Mapping[str, Any]],
-    answers: Sequence[Mapping[str, Any]],
+    stored: Mapping[str, Sequence[Mapping[str, Any]]],
     out: Path,
     *,
     banners: Sequence[str] = (),
@@ -286,10 +285,12 @@ def write_pages(
 ) -> dict[str, str]:
     """One page per stored evaluation: its three tables, its protocol and origin, its images (thumbnails linked to
     a larger view) and every image's questions with the judge's probability, top answer and verdict; ``root``: the
-    workspace a refresh's image names are relative to. Returns {page name: path}."""
+    workspace a refresh's image names are relative to; ``stored``: its ``scores`` and ``answers`` rows (the store's
+    queries). Returns {page name: path}."""
     from t2ibench.io import write_text_atomic
     from t2ibench.report.site import Cell, esc, page, table
 
+    scores, answers = stored["scores"], stored["answers"]
     by_version: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
     for a in answers:
         by_version.setdefault((a["model"], a["model_hash"], a["evaluator_hash"]), []).append(a)
