@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from t2ibench.benchmarks.geneval2.metrics import Geneval2Tables, TableCell
+from t2ibench.report import benchmark_pages
 from t2ibench.report.markdown import markdown_table
 
 METHOD_TITLES = {
@@ -69,51 +70,18 @@ def render_tables(tables: Geneval2Tables, *, label: str = "model") -> str:
 OVERALL = ("soft_tifa_gm", "soft_tifa_am", "tifa", "vqascore")  # the headline first: Soft-TIFA GM, prompt level
 
 
+DETAILS = ("judge_model", "judge_dtype", "answer_rule", "suite_sha256")  # its scores view's protocol columns shown
+
+
 def versions(scores: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The stored GenEval 2 evaluations (model, images' and protocol's hashes) with their cells by (table, key),
-    grouped by protocol (a letter per distinct protocol_key) and, within one, by Soft-TIFA GM (highest first)."""
-    found: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for row in scores:
-        key = (row["model"], row["model_hash"], row["evaluator_hash"])
-        version = found.setdefault(
-            key,
-            {
-                "model": row["model"],
-                "model_hash": row["model_hash"],
-                "evaluator_hash": row["evaluator_hash"],
-                "protocol_key": row["protocol_key"],
-                "judge_model": row["judge_model"],
-                "judge_dtype": row["judge_dtype"],
-                "answer_rule": row["answer_rule"],
-                "suite_sha256": row["suite_sha256"],
-                "source": row.get("source", "refresh"),
-                "provenance": _json(row.get("provenance")),
-                "cells": {},
-            },
-        )
-        version["cells"][(row["table_name"], row["key"])] = row
-    letters: dict[str, str] = {}
-    for v in found.values():
-        letters.setdefault(str(v["protocol_key"]), chr(ord("A") + len(letters)))
-        v["protocol"] = letters[str(v["protocol_key"])]
+    """The stored GenEval 2 evaluations (``benchmark_pages.versions``), within one protocol by Soft-TIFA GM (highest
+    first)."""
 
     def gm(v: dict[str, Any]) -> float:
         cell = v["cells"].get(("overall", "soft_tifa_gm"))
         return -float(cell["estimate"]) if cell is not None else float("inf")
 
-    return sorted(found.values(), key=lambda v: (v["protocol"], gm(v), v["model"]))
-
-
-def _json(value: Any) -> dict[str, Any]:
-    """A stored JSON object as a dict ({} for none or anything else)."""
-    import json
-
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return {}
-    return dict(value) if isinstance(value, dict) else {}
+    return benchmark_pages.versions(scores, DETAILS, gm)
 
 
 def prompts_judged(version: Mapping[str, Any]) -> int | None:
@@ -135,36 +103,18 @@ def coverage_labels(suite_sha256: str | None, prompts: int | None) -> list[str]:
 
 
 def origin(version: Mapping[str, Any]) -> str:
-    """Where an evaluation's images came from and how much of the suite it covers: 'refresh' for a refresh's own,
-    else who stored it, from which images (their identity), and the prompts judged."""
-    labels = coverage_labels(version.get("suite_sha256"), prompts_judged(version))
-    if version.get("source") != "stored":
-        return "; ".join(["refresh", *labels])
-    record = version.get("provenance") or {}
-    images = record.get("images")
-    who = "stored by `t2ibench evaluate` " + (f"from {images}" if images else "(origin not recorded)")
-    parts = [who, f"images {str(version['model_hash'])[:12]}"]
-    if record.get("prompts_judged") is not None and record.get("suite_prompts") is not None:
-        parts.append(f"{record['prompts_judged']} of {record['suite_prompts']} prompts of its suite")
-    return "; ".join(parts + [label for label in labels if "prompts" not in label])
+    """Where an evaluation's images came from and how much of the suite it covers (``benchmark_pages.origin``)."""
+    return benchmark_pages.origin(version, coverage_labels(version.get("suite_sha256"), prompts_judged(version)))
 
 
 def page_name(version: Mapping[str, Any]) -> str:
     """The drill-down page of one evaluation: geneval2/<model>-<images>-<protocol>.html (hashes shortened)."""
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in str(version["model"]))
-    return f"geneval2/{safe}-{str(version['model_hash'])[:10]}-{str(version['evaluator_hash'])[:10]}.html"
+    return benchmark_pages.page_name("geneval2", version)
 
 
 def protocol_flag(found: Sequence[Mapping[str, Any]]) -> str:
     """A sentence when the evaluations were measured under more than one protocol ('' when one)."""
-    groups = {v["protocol"] for v in found}
-    if len(groups) < 2:
-        return ""
-    return (
-        f"These GenEval 2 evaluations were measured under {len(groups)} protocols (column 'protocol': judge, its "
-        "weights and dtype, answer rule, suite file); rows are ordered only within one protocol and are not "
-        "comparable across them."
-    )
+    return benchmark_pages.protocol_flag(found, "GenEval 2", "judge, its weights and dtype, answer rule, suite file")
 
 
 def html_section(scores: Sequence[Mapping[str, Any]]) -> str:
@@ -229,52 +179,6 @@ def _cell(row: Mapping[str, Any]) -> TableCell:
     return TableCell(row["estimate"], row["ci_low"], row["ci_high"], int(row["prompts"]), row["questions"])
 
 
-def image_file(version: Mapping[str, Any], name: str, root: Path | None) -> Path:
-    """Where an answer's image is: its stored name, relative to the folder a stored evaluation named its images
-    from (``provenance.names_from``) or, for a refresh's, to the workspace ``root`` (None: as stored)."""
-    path = Path(name)
-    if path.is_absolute():
-        return path
-    base = (version.get("provenance") or {}).get("names_from") if version.get("source") == "stored" else root
-    return Path(base) / path if base else path
-
-
-def _gallery(
-    version: Mapping[str, Any], answers: Sequence[Mapping[str, Any]], out: Path, root: Path | None
-) -> tuple[str, dict[tuple[int, str], str]]:
-    """The evaluation's images as thumbnails linked to a larger view (drawn under ``out``/geneval2/thumbs|views);
-    returns the section's HTML and (prompt, sample) → the view's href (relative to the page)."""
-    from t2ibench.errors import InputError
-    from t2ibench.report import thumbs
-    from t2ibench.report.pages import THUMB, VIEW, href
-    from t2ibench.report.site import esc
-
-    stem = Path(page_name(version)).stem
-    figures, views = [], {}
-    for a in {(a["prompt_index"], a["sample"]): a for a in answers}.values():
-        key = (int(a["prompt_index"]), str(a["sample"]))
-        name = f"p{key[0]:05d}_s{key[1]}.jpg"
-        file = image_file(version, str(a["image"]), root)
-        caption = f"prompt {key[0]}, sample {key[1]}"
-        try:
-            if not file.is_file():
-                raise InputError(f"{file}: not there")
-            thumbs.render(file, [], out / "geneval2" / "thumbs" / stem / name, size=THUMB, labels=False)
-            thumbs.render(file, [], out / "geneval2" / "views" / stem / name, size=VIEW, labels=False)
-        except InputError:
-            missing = f'<span class="label">image file missing: {esc(str(file))}</span>'
-            figures.append(f"<figure>{missing}<figcaption>{esc(caption)}</figcaption></figure>")
-            continue
-        thumb, view = href("thumbs", stem, name), href("views", stem, name)
-        views[key] = view
-        img = (
-            f'<img src="{esc(thumb)}" alt="{esc(str(a["prompt"]))}" title="{esc(str(a["prompt"]))}" loading="lazy" '
-            f'width="{THUMB}" height="{THUMB}" style="object-fit: contain">'
-        )
-        figures.append(f'<figure><a href="{esc(view)}">{img}</a><figcaption>{esc(caption)}</figcaption></figure>')
-    return '<h2>Images</h2><div class="gallery">' + "".join(figures) + "</div>", views
-
-
 def write_pages(
     stored: Mapping[str, Sequence[Mapping[str, Any]]],
     out: Path,
@@ -287,8 +191,7 @@ def write_pages(
     a larger view) and every image's questions with the judge's probability, top answer and verdict; ``root``: the
     workspace a refresh's image names are relative to; ``stored``: its ``scores`` and ``answers`` rows (the store's
     queries). Returns {page name: path}."""
-    from t2ibench.io import write_text_atomic
-    from t2ibench.report.site import Cell, esc, page, table
+    from t2ibench.report.site import Cell, esc, table
 
     scores, answers = stored["scores"], stored["answers"]
     by_version: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
@@ -321,7 +224,7 @@ def write_pages(
                 for key, c in cells
             ]
             parts.append(f"<h2>{esc(title)}</h2>" + table(f"g2-{name}", ["", "score", "prompts", "questions"], rows))
-        gallery, views = _gallery(v, mine, out, root)
+        gallery, views = benchmark_pages.gallery("geneval2", v, mine, out, root)
         parts.append(gallery)
         rows, attrs = [], []
         for a in mine:
@@ -355,9 +258,6 @@ def write_pages(
             )
         )
         name = page_name(v)
-        path = out / name
-        path.parent.mkdir(parents=True, exist_ok=True)
         title = f"GenEval 2: {v['model']}"
-        write_text_atomic(path, page(title, "".join(parts), root="../", banners=banners, footer=footer))
-        written[name] = str(path)
+        written[name] = benchmark_pages.write_page(out, name, title, "".join(parts), banners=banners, footer=footer)
     return written

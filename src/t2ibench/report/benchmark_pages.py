@@ -1,0 +1,143 @@
+"""What every stored benchmark's report section shares (GenEval 2, T2I-CompBench++, ...): its stored evaluations
+grouped by protocol with a letter each, where each came from, its drill-down page's name, where its images are, and
+their gallery of thumbnails linked to a larger view. Renders stored rows; computes no score."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+
+def stored_json(value: Any) -> dict[str, Any]:
+    """A stored JSON object as a dict ({} for none or anything else)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def versions(
+    scores: Sequence[Mapping[str, Any]],
+    details: Sequence[str],
+    rank: Callable[[dict[str, Any]], float],
+) -> list[dict[str, Any]]:
+    """A benchmark's stored evaluations (model, images' and protocol's hashes) from its ``<name>_scores`` rows: each
+    with its protocol's ``details`` columns, where it came from (``source``, ``provenance``) and its cells by
+    (table, key); a letter per distinct protocol_key (``protocol``), ordered by protocol, then ``rank`` (lowest
+    first), then model."""
+    found: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in scores:
+        key = (row["model"], row["model_hash"], row["evaluator_hash"])
+        version = found.setdefault(
+            key,
+            {
+                "model": row["model"],
+                "model_hash": row["model_hash"],
+                "evaluator_hash": row["evaluator_hash"],
+                "protocol_key": row["protocol_key"],
+                **{column: row[column] for column in details},
+                "source": row.get("source", "refresh"),
+                "provenance": stored_json(row.get("provenance")),
+                "cells": {},
+            },
+        )
+        version["cells"][(row["table_name"], row["key"])] = row
+    letters: dict[str, str] = {}
+    for v in found.values():
+        letters.setdefault(str(v["protocol_key"]), chr(ord("A") + len(letters)))
+        v["protocol"] = letters[str(v["protocol_key"])]
+    return sorted(found.values(), key=lambda v: (v["protocol"], rank(v), v["model"]))
+
+
+def protocol_flag(found: Sequence[Mapping[str, Any]], label: str, what: str) -> str:
+    """A sentence when ``label``'s evaluations were measured under more than one protocol ('' when one); ``what``
+    says what makes its protocol."""
+    groups = {v["protocol"] for v in found}
+    if len(groups) < 2:
+        return ""
+    return (
+        f"These {label} evaluations were measured under {len(groups)} protocols (column 'protocol': {what}); rows "
+        "are ordered only within one protocol and are not comparable across them."
+    )
+
+
+def origin(version: Mapping[str, Any], labels: Sequence[str]) -> str:
+    """Where an evaluation's images came from, with its coverage ``labels`` ('8 of 800 prompts'): 'refresh' for a
+    refresh's own, else who stored it, from which images (their identity), and the prompts judged."""
+    if version.get("source") != "stored":
+        return "; ".join(["refresh", *labels])
+    record = version.get("provenance") or {}
+    images = record.get("images")
+    who = "stored by `t2ibench evaluate` " + (f"from {images}" if images else "(origin not recorded)")
+    parts = [who, f"images {str(version['model_hash'])[:12]}"]
+    if record.get("prompts_judged") is not None and record.get("suite_prompts") is not None:
+        parts.append(f"{record['prompts_judged']} of {record['suite_prompts']} prompts of its suite")
+    return "; ".join(parts + [label for label in labels if "prompts" not in label])
+
+
+def page_name(benchmark: str, version: Mapping[str, Any]) -> str:
+    """The drill-down page of one evaluation: <benchmark>/<model>-<images>-<protocol>.html (hashes shortened)."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in str(version["model"]))
+    return f"{benchmark}/{safe}-{str(version['model_hash'])[:10]}-{str(version['evaluator_hash'])[:10]}.html"
+
+
+def image_file(version: Mapping[str, Any], name: str, root: Path | None) -> Path:
+    """Where a judged image is: its stored name, relative to the folder a stored evaluation named its images from
+    (``provenance.names_from``) or, for a refresh's, to the workspace ``root`` (None: as stored)."""
+    path = Path(name)
+    if path.is_absolute():
+        return path
+    base = (version.get("provenance") or {}).get("names_from") if version.get("source") == "stored" else root
+    return Path(base) / path if base else path
+
+
+def gallery(
+    benchmark: str, version: Mapping[str, Any], images: Sequence[Mapping[str, Any]], out: Path, root: Path | None
+) -> tuple[str, dict[tuple[int, str], str]]:
+    """An evaluation's images (rows with prompt_index, sample, image, prompt; one per image) as thumbnails linked to
+    a larger view, drawn under ``out``/<benchmark>/thumbs|views; returns the section's HTML and (prompt, sample) →
+    the view's href (relative to the page). A missing image file is said, not skipped."""
+    from t2ibench.errors import InputError
+    from t2ibench.report import thumbs
+    from t2ibench.report.pages import THUMB, VIEW, href
+    from t2ibench.report.site import esc
+
+    stem = Path(page_name(benchmark, version)).stem
+    figures, views = [], {}
+    for a in {(a["prompt_index"], a["sample"]): a for a in images}.values():
+        key = (int(a["prompt_index"]), str(a["sample"]))
+        name = f"p{key[0]:05d}_s{key[1]}.jpg"
+        file = image_file(version, str(a["image"]), root)
+        caption = f"prompt {key[0]}, sample {key[1]}"
+        try:
+            if not file.is_file():
+                raise InputError(f"{file}: not there")
+            thumbs.render(file, [], out / benchmark / "thumbs" / stem / name, size=THUMB, labels=False)
+            thumbs.render(file, [], out / benchmark / "views" / stem / name, size=VIEW, labels=False)
+        except InputError:
+            missing = f'<span class="label">image file missing: {esc(str(file))}</span>'
+            figures.append(f"<figure>{missing}<figcaption>{esc(caption)}</figcaption></figure>")
+            continue
+        thumb, view = href("thumbs", stem, name), href("views", stem, name)
+        views[key] = view
+        img = (
+            f'<img src="{esc(thumb)}" alt="{esc(str(a["prompt"]))}" title="{esc(str(a["prompt"]))}" loading="lazy" '
+            f'width="{THUMB}" height="{THUMB}" style="object-fit: contain">'
+        )
+        figures.append(f'<figure><a href="{esc(view)}">{img}</a><figcaption>{esc(caption)}</figcaption></figure>')
+    return '<h2>Images</h2><div class="gallery">' + "".join(figures) + "</div>", views
+
+
+def write_page(out: Path, name: str, title: str, body: str, *, banners: Sequence[str], footer: str) -> str:
+    """Write one drill-down page ``out``/``name`` (one folder below the report) atomically; returns its path."""
+    from t2ibench.io import write_text_atomic
+    from t2ibench.report.site import page
+
+    path = out / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, page(title, body, root="../", banners=banners, footer=footer))
+    return str(path)
