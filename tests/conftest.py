@@ -39,6 +39,7 @@ LONGEST_FIRST = (
     "integration/test_concurrency.py",
     "unit/test_sql_security.py",
     "integration/test_geneval2.py",
+    "integration/test_smoke_benchmarks.py",
     "unit/test_entropy.py",
     "unit/test_digits_example.py",
     "unit/test_geneval_reference.py",

@@ -50,6 +50,8 @@ BASE: dict[str, Any] = {
         # the suite: tests/geneval2_lines.py's, written into the workspace (not at the release's place, which holds
         # only the release)
         "geneval2": {"per_atom_count": 1, "data": "suite.jsonl"},
+        # the two categories that read no phrase table, one prompt each
+        "t2i_compbench": {"categories": ["numeracy", "non_spatial"], "per_category": 1},
     },
     "models": [
         {
@@ -64,6 +66,12 @@ BASE: dict[str, Any] = {
             "colour": {"arch": "tiny-random", "pretrained": None},
         },
         "geneval2": {"judge": {"model": "tiny-random:0", "dtype": "float32"}},
+        "t2i_compbench": {
+            "vqa": {"backend": "blip-vqa", "model": "tiny-random"},
+            "detector": {"backend": "owlv2", "model": "tiny-random", "threshold": 0.0},
+            "depth": {"backend": "dpt", "model": "tiny-random"},
+            "clip": {"backend": "open_clip", "model": "tiny-random"},
+        },
         "image_embedder": {"backend": "dinov2", "model": "tiny-random"},
         "clip": {"backend": "open_clip", "model": "tiny-random", "normalize": True},
         "diversity": {
@@ -121,6 +129,21 @@ CANDIDATES: dict[str, list[Any]] = {
     "evaluators.geneval2.judge.dtype": ["auto"],
     "evaluators.geneval2.judge.attn_implementation": ["eager"],
     "evaluators.geneval2.answer_rule": ["unique"],
+    "benchmarks.t2i_compbench.categories": [["numeracy"]],
+    "evaluators.t2i_compbench.vqa.model": ["tiny-random:1"],
+    "evaluators.t2i_compbench.vqa.revision": ["main"],
+    "evaluators.t2i_compbench.vqa.dtype": ["float32"],
+    "evaluators.t2i_compbench.vqa.attn_implementation": ["eager"],
+    "evaluators.t2i_compbench.detector.model": ["tiny-random:1"],
+    "evaluators.t2i_compbench.detector.revision": ["main"],
+    "evaluators.t2i_compbench.detector.query": ["a picture of a {}"],
+    "evaluators.t2i_compbench.depth.model": ["tiny-random:1"],
+    "evaluators.t2i_compbench.depth.revision": ["main"],
+    "evaluators.t2i_compbench.clip.model": ["tiny-random:1"],
+    "evaluators.t2i_compbench.clip.pretrained": ["x"],
+    "evaluators.t2i_compbench.clip.dtype": ["auto"],
+    "evaluators.t2i_compbench.rule": ["corrected"],
+    "evaluators.t2i_compbench.phrases": ["phrases.json"],  # a stand-in table the baseline writes (not read here)
     "evaluators.selftest.variants": [["sloppy:0.5"]],
     "runtime.address": ["tcp://127.0.0.1:8786"],
     "runtime.device": ["auto"],
@@ -151,6 +174,11 @@ NOT_ALONE = {
     "runtime.address": "a running Dask scheduler needs task_runner: dask",
     "runtime.devices": "one worker per device needs task_runner: dask",
     "evaluators.geneval2.judge.backend": "qwen3-vl is the only VQA judge backend",
+    "evaluators.t2i_compbench.vqa.backend": "the attribute rule reads BLIP's yes-probability: blip-vqa only",
+    "evaluators.t2i_compbench.detector.backend": "owlv2 is the only open-vocabulary detector backend",
+    "evaluators.t2i_compbench.depth.backend": "dpt is the only depth model backend",
+    "evaluators.t2i_compbench.clip.backend": "CLIPScore needs an image-text embedder: open_clip only",
+    "evaluators.t2i_compbench.clip.pooling": "read by the dinov2 backend only",
 }
 
 # Valid but not runnable here (no such weights or backend on this machine): their calls' keys are compared with
@@ -161,6 +189,10 @@ KEYS_ONLY = {
     "evaluators.clip.pretrained": "no such weights",
     "evaluators.clip.backend": "the prompt-structure embedder reads GenEval-templated prompts of the real detector",
     "evaluators.geneval2.judge.revision": "a local tiny checkpoint has no hub revisions",
+    "evaluators.t2i_compbench.vqa.revision": "a local tiny checkpoint has no hub revisions",
+    "evaluators.t2i_compbench.detector.revision": "a local tiny checkpoint has no hub revisions",
+    "evaluators.t2i_compbench.depth.revision": "a local tiny checkpoint has no hub revisions",
+    "evaluators.t2i_compbench.clip.pretrained": "no such weights",
 }
 
 
@@ -423,6 +455,11 @@ def baseline(tmp_path_factory, model_cache):
     text = "".join(json.dumps(line) + "\n" for line in LINES)
     (root / "suite.jsonl").write_text(text)
     (root / "suite-copy.jsonl").write_text(text)
+    from t2ibench.benchmarks.t2i_compbench.suite import pinned_sha256
+    from t2ibench.benchmarks.t2i_compbench.suite_phrases import table_json
+
+    (root / "phrases.json").write_text(table_json({"library": "test", "version": "0", "model": "none"}, pinned_sha256(),
+                                                  {}))  # fmt: skip
     memo: dict[str, Any] = {}
     outcome = run(parse_config(BASE), root, memo, None)
     assert set(outcome.status.values()) == {"ran"}, outcome.status

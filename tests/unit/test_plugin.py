@@ -85,5 +85,5 @@ def test_a_registered_package_reaches_every_hub_without_an_edit(tmp_path):
                                   "dpg_judge"]  # fmt: skip
     assert "dpg" in got["releases"]
     assert "dpg" in got["summary"]
-    assert got["report"] == ["dpg", "geneval2"]
+    assert got["report"] == ["dpg", "geneval2", "t2i_compbench"]
     assert (got["generate"], got["evaluate"], got["fetch"]) == ("p.csv", "q.csv", "dpg")

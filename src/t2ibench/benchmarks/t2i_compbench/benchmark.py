@@ -5,7 +5,7 @@ module does the work, ``report`` renders)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from t2ibench.benchmarks.t2i_compbench.metrics import CategoryScore, category_sc
 from t2ibench.benchmarks.t2i_compbench.options import T2ICompBenchConfig, T2ICompBenchPrompts
 from t2ibench.benchmarks.t2i_compbench.report import render_tables
 from t2ibench.benchmarks.t2i_compbench.suite import Selection, load_suite, select
+from t2ibench.errors import InputError
 
 MODELS = ("vqa", "detector", "depth", "clip")  # the evaluator's model specs, each with its own options
 NOT_OPTIONS = {"clip": ("normalize", "pooling")}  # fields the rule does not read (it normalises; open_clip pools)
@@ -99,6 +100,66 @@ class T2ICompBenchBenchmark(Benchmark[Selection, T2ICompBenchConfig, CompScan, C
     def model_sections(self, evaluator: T2ICompBenchConfig) -> list[tuple[Any, dict[str, str]]]:
         """Each model's spec with the options that set its fields."""
         return [(getattr(evaluator, kind), _flags(kind, type(getattr(evaluator, kind)))) for kind in MODELS]
+
+    def refresh_steps(self) -> Mapping[str, Any]:
+        """Judging, its table and its rows (``steps.STEPS``)."""
+        from t2ibench.benchmarks.t2i_compbench.steps import STEPS
+
+        return STEPS
+
+    def select_for_refresh(self, config: Any, workspace: Any) -> Any:
+        """``plan.select``: ``benchmarks.t2i_compbench``'s prompts of the shipped suite (its phrase table checked
+        when a chosen category reads it)."""
+        from t2ibench.benchmarks.t2i_compbench.plan import select as select_prompts
+
+        return select_prompts(config, workspace)
+
+    def plan_for_model(self, scope: Any, selected: Any) -> Any:
+        """``plan.plan_model``: generation of T2I-CompBench++'s prompts, judging, table, rows."""
+        from t2ibench.benchmarks.t2i_compbench.plan import plan_model
+
+        return plan_model(scope, selected)
+
+    def store(
+        self,
+        path: Path,
+        *,
+        model: str,
+        scan: CompScan,
+        suite: Selection,
+        records: Sequence[CompResult],
+        tables: list[CategoryScore],
+    ) -> str:
+        """The judged images (``benchmark_images``) and table (``benchmark_scores``) under the version of the images
+        judged (the suite and every image's SHA-256) and the protocol, as a refresh's rows are made
+        (``rows.evaluation_rows``); a re-evaluation of the same version replaces its rows."""
+        from t2ibench.benchmarks.t2i_compbench.rows import evaluation_rows, one_protocol, prompt_record, score_rows
+        from t2ibench.hashing import content_hash, file_sha256
+        from t2ibench.store import Store
+
+        if not model.strip():
+            raise InputError("--model must name the model the images are of")
+        protocol = one_protocol(records, [(p.index, prompt_record(p)) for p in suite.prompts])
+        images = [[i.prompt.index, i.sample, file_sha256(i.path)] for i in scan.items]
+        version = {"model": model, "model_hash": content_hash({"suite": suite.suite.sha256, "images": images}),
+                   "evaluator_hash": content_hash(protocol)}  # fmt: skip
+        rows = evaluation_rows(records, score_rows(records, level=0.95), protocol, version["evaluator_hash"])
+        judged = {r.prompt_index for r in records}
+        source = {
+            "writer": "t2ibench evaluate",
+            "images": str(scan.source),
+            "names_from": str(Path(scan.names_from).resolve()) if scan.names_from is not None else None,
+            "images_identity": version["model_hash"],
+            "prompts_judged": len(judged),
+            "suite": "shipped",
+            "suite_prompts": len(suite.suite.prompts),
+            "suite_released": True,
+        }
+        Store(path).write_evaluation(version, rows, source)
+        return (
+            f"{path}: {len(rows.images)} judged images and {len(rows.scores)} table cells of {model} "
+            f"(images {version['model_hash'][:12]}, protocol {version['evaluator_hash'][:12]})"
+        )
 
     def scan(self, source: Path, suite: Selection, *, images_per_prompt: int | None) -> CompScan:
         """``scan_images`` of the reference's folder or a JSON map against the chosen prompts."""

@@ -482,31 +482,74 @@ class CategoryScore:
     prompts: int
 
 
+def _replicates(
+    rows: Sequence[tuple[str, int, float]], category: str, resamples: int, seed: int
+) -> tuple[list[float], int, NDArray[np.float64]]:
+    """A category's image scores, prompt count and bootstrap replicates of its mean: ``resamples`` draws of its
+    prompts (sorted by index) with replacement (``metrics.bootstrap.cluster_draws``, seeded), each the mean of the
+    drawn prompts' images."""
+    from t2ibench.metrics.bootstrap import cluster_draws
+
+    scores = [float(s) for c, _, s in rows if c == category]
+    prompts = sorted({p for c, p, _ in rows if c == category})
+    position = {p: j for j, p in enumerate(prompts)}
+    sums = np.zeros(len(prompts))
+    counts = np.zeros(len(prompts))
+    for c, p, s in rows:
+        if c == category:
+            sums[position[p]] += s
+            counts[position[p]] += 1
+    draws = cluster_draws(len(prompts), resamples, seed)
+    replicates: NDArray[np.float64] = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+    return scores, len(prompts), replicates
+
+
+def _percentiles(replicates: NDArray[np.float64], level: float) -> tuple[float, float]:
+    tail = 100.0 * (1.0 - level) / 2.0
+    low, high = np.percentile(replicates, [tail, 100.0 - tail])
+    return float(low), float(high)
+
+
 def category_scores(
     rows: Sequence[tuple[str, int, float]], *, resamples: int = 1000, level: float = 0.95, seed: int = 0
 ) -> list[CategoryScore]:
     """Each category's score and interval from (category, prompt index, image score) rows in the reference's image
-    order, categories in the benchmark's order. The interval: ``resamples`` draws of the category's prompts (sorted
-    by index) with replacement (``metrics.bootstrap.cluster_draws``, seeded), each the mean of the drawn prompts'
-    images; the percentile interval at ``level``. Cost O(resamples · prompts) per category."""
-    from t2ibench.metrics.bootstrap import check_level, cluster_draws
+    order, categories in the benchmark's order. The interval: the percentile interval at ``level`` of ``resamples``
+    draws of the category's prompts (``_replicates``, each category drawn with ``seed``). Cost O(resamples ·
+    prompts) per category."""
+    from t2ibench.metrics.bootstrap import check_level
 
     lvl = check_level(level)
     out = []
     for category in [c for c in CATEGORIES if any(r[0] == c for r in rows)]:
-        scores = [float(s) for c, _, s in rows if c == category]
-        prompts = sorted({p for c, p, _ in rows if c == category})
-        position = {p: j for j, p in enumerate(prompts)}
-        sums = np.zeros(len(prompts))
-        counts = np.zeros(len(prompts))
-        for c, p, s in rows:
-            if c == category:
-                sums[position[p]] += s
-                counts[position[p]] += 1
-        draws = cluster_draws(len(prompts), resamples, seed)
-        replicates = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
-        tail = 100.0 * (1.0 - lvl) / 2.0
-        low, high = np.percentile(replicates, [tail, 100.0 - tail])
-        out.append(CategoryScore(category, category_mean(category, scores), float(low), float(high), len(scores),
-                                 len(prompts)))  # fmt: skip
+        scores, prompts, replicates = _replicates(rows, category, resamples, seed)
+        low, high = _percentiles(replicates, lvl)
+        out.append(CategoryScore(category, category_mean(category, scores), low, high, len(scores), prompts))
     return out
+
+
+MEAN = "mean"
+"""The key of the unweighted mean over the judged categories (t2ibench's summary: the paper reports none)."""
+
+
+def mean_score(
+    rows: Sequence[tuple[str, int, float]], *, resamples: int = 1000, level: float = 0.95, seed: int = 0
+) -> CategoryScore:
+    """The unweighted mean of the judged categories' scores (``category_scores``' numbers), with a stratified
+    percentile bootstrap interval: each category's prompts drawn apart (category k of ``CATEGORIES`` with seed
+    ``seed + 1 + k``, so no two categories share draws) and the replicates averaged. Its ``images`` and ``prompts``
+    are the totals. Not a number the paper reports (it publishes per-category scores only)."""
+    from t2ibench.metrics.bootstrap import check_level
+
+    lvl = check_level(level)
+    judged = [c for c in CATEGORIES if any(r[0] == c for r in rows)]
+    if not judged:
+        raise ValueError("no image scores")
+    estimates, replicates, images, prompts = [], [], 0, 0
+    for category in judged:
+        scores, n, draws = _replicates(rows, category, resamples, seed + 1 + CATEGORIES.index(category))
+        estimates.append(category_mean(category, scores))
+        replicates.append(draws)
+        images, prompts = images + len(scores), prompts + n
+    low, high = _percentiles(np.mean(np.stack(replicates), axis=0), lvl)
+    return CategoryScore(MEAN, float(np.mean(estimates)), low, high, images, prompts)

@@ -1,7 +1,7 @@
 """T2I-CompBench++'s options: its prompt selection and what judges it (BLIP VQA, the open-vocabulary detector, the
 depth model, CLIP, the rule) — one typed class each, validated once, what ``t2ibench evaluate t2i_compbench`` builds
-from its options (and, once it runs in a refresh, a config's ``benchmarks.t2i_compbench`` and
-``evaluators.t2i_compbench`` sections)."""
+from its options and a refresh from a config's ``benchmarks.t2i_compbench`` and ``evaluators.t2i_compbench``
+sections."""
 
 from __future__ import annotations
 
@@ -94,6 +94,7 @@ class T2ICompBenchConfig:
         return any(spec.tiny for spec in self.models().values())
 
 
-# No SELECTION/EVALUATOR yet (t2ibench.benchmarks.benchmark_options): T2I-CompBench++ does not run in a refresh yet,
-# so a config has no benchmarks.t2i_compbench / evaluators.t2i_compbench section (an unknown key there is refused);
-# `t2ibench evaluate t2i_compbench` builds these classes from its options.
+# this benchmark's config sections (t2ibench.benchmarks.benchmark_options): benchmarks.t2i_compbench (which prompts a
+# refresh generates and judges), evaluators.t2i_compbench (what judges them)
+SELECTION = T2ICompBenchPrompts
+EVALUATOR = T2ICompBenchConfig

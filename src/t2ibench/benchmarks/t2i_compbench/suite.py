@@ -112,6 +112,15 @@ def read_lines(data: bytes, name: str) -> list[str]:
     return lines
 
 
+def pinned_sha256() -> str:
+    """The suite's identity as ``load_suite`` computes it (every file verified against ``SHA256`` as it is read),
+    from the pinned digests alone: what a stored number's ``suite_sha256`` is compared with."""
+    digest = hashlib.sha256()
+    for name, sha in SHA256.items():
+        digest.update(name.encode() + b"\0" + bytes.fromhex(sha))
+    return digest.hexdigest()
+
+
 def load_suite(root: Path | None = None) -> Suite:
     """The whole suite, from the shipped files (or the folder ``root`` holding the same files), every file verified
     and every numeracy prompt parsed (one the reference cannot score is refused, naming its line)."""

@@ -1,0 +1,92 @@
+"""T2I-CompBench++'s slice of a refresh plan: its prompts chosen once (``select``) and, per model, the generation of
+those prompts into an images folder of its own, the judging call, the table and the rows for the store write
+(``plan_model``). Its own evaluation hash is derived from the settings of its judging and table calls, by the one
+mechanism every call's identity comes from (``t2ibench.pipeline.identity``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from t2ibench.benchmarks.t2i_compbench.options import T2ICompBenchConfig, T2ICompBenchPrompts
+from t2ibench.benchmarks.t2i_compbench.steps import select_t2i_compbench, step_t2i_compbench
+from t2ibench.benchmarks.t2i_compbench.suite_phrases import NEEDS_PARSE, read_table
+from t2ibench.config import Config
+from t2ibench.errors import InputError
+from t2ibench.pipeline.identity import settings, version_hash
+from t2ibench.pipeline.plan import BenchmarkPart, Call, ModelScope, Ref, building
+from t2ibench.pipeline.results import LocalFiles, PromptSet
+from t2ibench.pipeline.stamps import stamp_of
+from t2ibench.pipeline.steps import step_generate
+from t2ibench.workspace import Workspace
+
+NAME = "t2i_compbench"
+
+
+def select(config: Config, ws: Workspace) -> PromptSet:
+    """T2I-CompBench++'s prompts for a refresh of ``config`` (``benchmarks.t2i_compbench``); a selection whose
+    categories read the phrase table is refused here, before any work, when the table is missing or not this
+    suite's (``evaluators.t2i_compbench.phrases``, or the shipped one)."""
+    selection: T2ICompBenchPrompts | None = config.benchmarks.selection(NAME)
+    if selection is None:
+        raise ValueError("benchmarks.t2i_compbench is not configured")  # refresh_benchmarks never asks then
+    prompts = select_t2i_compbench(selection)
+    evaluator: T2ICompBenchConfig = config.evaluators.of(NAME)
+    table = ws.path(evaluator.phrases) if evaluator.phrases is not None else None
+    if table is not None and not table.is_file():
+        raise InputError(f"evaluators.t2i_compbench.phrases {evaluator.phrases}: no such file ({table})")
+    if {r["category"] for _, r in prompts} & set(NEEDS_PARSE):
+        from t2ibench.benchmarks.t2i_compbench.suite import load_suite
+
+        read_table(table, suite_sha256=load_suite().sha256)
+    return prompts
+
+
+def local_inputs(evaluator: T2ICompBenchConfig, ws: Workspace) -> tuple[LocalFiles, LocalFiles]:
+    """The stamps of the models given as local folders and of the phrase table given as a file (workspace-relative
+    paths resolved), if any."""
+    models = stamp_of([spec.model for spec in evaluator.models().values()])
+    phrases = stamp_of([ws.path(evaluator.phrases)]) if evaluator.phrases is not None else stamp_of([])
+    return models, phrases
+
+
+def plan_model(scope: ModelScope, prompts: PromptSet) -> BenchmarkPart:
+    """One model's T2I-CompBench++ calls: generate its prompts, judge them, its table and rows."""
+    name, ws, device, ev = scope.model.name, scope.ws, scope.device, scope.config.evaluators
+    per_prompt = scope.model.generator.images_per_prompt
+    generate_id = f"{name}/generate-{NAME}"
+    with building(generate_id):
+        generation = {**scope.generation, "prompts": prompts}
+    images = ws.images_dir(name, version_hash({"generate": settings(step_generate, generation)}))
+    files = tuple(images / f"{i:05d}" / "samples" / f"{k:05d}.png" for i, _ in prompts for k in range(per_prompt))
+    outputs = (images / "manifest.json", images / "samples.jsonl", *files)
+    params: dict[str, Any] = {**generation, "out": images, "device": device}
+    generated = scope.add(Call(generate_id, "generate", params, name, "generate", outputs))
+
+    judge_id = f"{name}/{NAME}"
+    with building(judge_id):
+        evaluator: T2ICompBenchConfig = ev.of(NAME)
+        judge_settings = {NAME: evaluator, "prompts": prompts}
+        weights, phrases = local_inputs(evaluator, ws)
+    judge_hash = version_hash({NAME: settings(step_t2i_compbench, judge_settings)})
+    out: Path = ws.results_file(name, scope.model_hash, judge_hash, NAME)
+    params = {**judge_settings, "generated": Ref(generated), "weights": weights, "phrases": phrases}
+    params |= {"out": out, "names_from": ws.root, "device": device}
+    judge = Call(judge_id, NAME, params, name, NAME, (out,))
+    judged = scope.add(judge)
+    with building(f"{name}/{NAME}-scores"):
+        params = {"judged": Ref(judged), "prompts": prompts, "ci_level": ev.ci_level}
+    table = Call(f"{name}/{NAME}-scores", f"{NAME}-scores", params, name, NAME)
+    scores = scope.add(table)
+
+    # its own evaluation version: the settings of its judging and table calls, by step
+    evaluator_hash = version_hash({c.step: c.settings() for c in (judge, table)})
+    params = {
+        "model": name,
+        "images": Ref(generated),
+        "judged": Ref(judged),
+        "scores": Ref(scores),
+        "evaluator_hash": evaluator_hash,
+    }
+    rows = scope.add(Call(f"{name}/{NAME}-rows", f"{NAME}-rows", params, name, NAME))
+    return BenchmarkPart(rows, evaluator_hash, (images, out.parent), (images,), len(prompts))
