@@ -384,6 +384,25 @@ def evaluate_images(
     return Evaluation(scan, tuple(records), tables)
 
 
+def evaluation_source(
+    *, images: Path, names_from: Path | None, identity: str, judged: int, suite: str, suite_prompts: int, released: bool
+) -> dict[str, Any]:
+    """The ``benchmark_protocols.source`` record of an evaluation stored by ``t2ibench evaluate --store``: who stored
+    it, the images judged (their folder or map, the folder their names are relative to, their identity), the
+    prompts judged, the suite, its prompt count and whether it is the released one — where the images came from,
+    never part of the protocol."""
+    return {
+        "writer": "t2ibench evaluate",
+        "images": str(images),
+        "names_from": str(Path(names_from).resolve()) if names_from is not None else None,
+        "images_identity": identity,
+        "prompts_judged": judged,
+        "suite": suite,
+        "suite_prompts": suite_prompts,
+        "suite_released": released,
+    }
+
+
 def benchmark_score_rows(tables: Any, benchmark: str) -> list[dict[str, Any]]:
     """``benchmark_scores`` rows of a benchmark's tables (each cell of ``tables.rows()``, with the interval's
     method)."""

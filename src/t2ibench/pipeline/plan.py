@@ -281,6 +281,39 @@ class ModelScope:
     device: str
     add: Callable[[Call], str]
 
+    def generate(self, benchmark: str, prompts: PromptSet) -> tuple[str, Path]:
+        """Plan the generation of a benchmark's ``prompts`` by this model into an images folder of their own (keyed
+        like the model version's: the same generation settings, these prompts); returns (the call's id, the
+        folder)."""
+        name = self.model.name
+        per_prompt = self.model.generator.images_per_prompt
+        generate_id = f"{name}/generate-{benchmark}"
+        with building(generate_id):
+            generation = {**self.generation, "prompts": prompts}
+        images = self.ws.images_dir(name, version_hash({"generate": settings(steps.step_generate, generation)}))
+        files = tuple(images / f"{i:05d}" / "samples" / f"{k:05d}.png" for i, _ in prompts for k in range(per_prompt))
+        outputs = (images / "manifest.json", images / "samples.jsonl", *files)
+        params: dict[str, Any] = {**generation, "out": images, "device": self.device}
+        return self.add(Call(generate_id, "generate", params, name, "generate", outputs)), images
+
+    def finish(
+        self, benchmark: str, evaluation: Sequence[Call], refs: Mapping[str, str], *, images: Path, results: Path,
+        prompts: int,
+    ) -> BenchmarkPart:  # fmt: skip
+        """Plan a benchmark's rows call (step '<benchmark>-rows', given its ``refs`` — images, judged, scores — by
+        call id) and return its part, which writes its ``images`` and ``results`` folders: its own evaluation hash is
+        the settings of its ``evaluation`` calls (judging and tables), by step — a change of them re-judges and
+        re-versions that benchmark only."""
+        name = self.model.name
+        evaluator_hash = version_hash({c.step: c.settings() for c in evaluation})
+        params: dict[str, Any] = {
+            "model": name,
+            **{k: Ref(v) for k, v in refs.items()},
+            "evaluator_hash": evaluator_hash,
+        }
+        rows = self.add(Call(f"{name}/{benchmark}-rows", f"{benchmark}-rows", params, name, benchmark))
+        return BenchmarkPart(rows, evaluator_hash, (images, results), (images,), prompts)
+
 
 @dataclass(frozen=True)
 class BenchmarkPart:

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from t2ibench.hashing import content_hash, to_plain
+from t2ibench.errors import InputError
+from t2ibench.hashing import content_hash, file_digest, to_plain
 from t2ibench.pipeline.identity import Content
 
 
@@ -105,10 +107,18 @@ class Generated(Content):
         """True when the images came from a random-weight smoke model."""
         return bool(self.manifest.get("generator", {}).get("smoke"))
 
+    def check_judged(self, judged: set[tuple[int, int]], what: str) -> None:
+        """InputError '<model>: N images have no <what> (e.g. (prompt, sample))' unless every image has a record
+        among the (prompt index, sample) keys ``judged``."""
+        missing = [(i.prompt_index, i.sample) for i in self.images if (i.prompt_index, i.sample) not in judged]
+        if missing:
+            raise InputError(f"{self.model}: {len(missing)} images have no {what} (e.g. {missing[0]})")
+
 
 @dataclass(frozen=True)
 class Judged(Content):
-    """GenEval's verdicts of a model's images: the results file, its hash and the Table-2 summary."""
+    """A benchmark's judgement of a model's images: its results file (one record per image), the file's hash and a
+    summary (GenEval's: the Table-2 counts)."""
 
     model: str
     results: str
@@ -119,6 +129,12 @@ class Judged(Content):
     def digest(self) -> str:
         """The model's name and the results file's bytes."""
         return content_hash([self.model, self.sha256])
+
+    def checked(self) -> str:
+        """The results file's path, refused (InputError) when it is missing or changed since it was judged."""
+        if not Path(self.results).is_file() or file_digest(self.results) != self.sha256:
+            raise InputError(f"{self.results}: the results file is missing or changed since it was judged")
+        return self.results
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,28 @@ def origin(version: Mapping[str, Any], labels: Sequence[str]) -> str:
     return "; ".join(parts + [label for label in labels if "prompts" not in label])
 
 
+def evaluation_cells(version: Mapping[str, Any], page: str, keys: Sequence[tuple[str, str]]) -> list[Any]:
+    """An evaluation's first cells in its benchmark's section: the model linked to its drill-down ``page``, its
+    protocol letter, then each (table, key) cell's estimate with its interval (empty where it has none)."""
+    from t2ibench.report.site import Cell, esc
+
+    cells = [Cell(f'<a href="{esc(page)}">{esc(version["model"])}</a>', str(version["model"]), "text"),
+             Cell.text(version["protocol"])]  # fmt: skip
+    for key in keys:
+        c = version["cells"].get(key)
+        cells.append(Cell.number(None) if c is None else Cell.number(c["estimate"], low=c["ci_low"], high=c["ci_high"]))
+    return cells
+
+
+def score_text(row: Mapping[str, Any] | None) -> str:
+    """'83.41 [81.02, 85.60]': a stored cell's estimate and interval, two decimals ('—' for none)."""
+    if row is None:
+        return "—"
+    if row["ci_low"] is None or row["ci_high"] is None:
+        return f"{row['estimate']:.2f}"
+    return f"{row['estimate']:.2f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
+
+
 def page_name(benchmark: str, version: Mapping[str, Any]) -> str:
     """The drill-down page of one evaluation: <benchmark>/<model>-<images>-<protocol>.html (hashes shortened)."""
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in str(version["model"]))

@@ -4,13 +4,10 @@ and sample) and its Table 2 rows, as the spine's ``SpineRows`` the refresh's sto
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from t2ibench.benchmarks import SpineRows
 from t2ibench.benchmarks.geneval.evaluate import ResultRow, read_results
-from t2ibench.errors import InputError
-from t2ibench.hashing import file_digest
 
 
 def result_rows(results: Sequence[ResultRow], suite: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -43,14 +40,9 @@ def result_rows(results: Sequence[ResultRow], suite: str) -> tuple[list[dict[str
 def spine_rows(judged: Any, scores: Any, generated: Any, *, suite: str, model: str) -> SpineRows:
     """The version's rows from its results file (``judged``: path and SHA-256, refused when missing or changed since
     judging), its Table 2 (``scores.rows``) and its images (``generated``: each must have a verdict)."""
-    path = judged.results
-    if not Path(path).is_file() or file_digest(path) != judged.sha256:
-        raise InputError(f"{path}: the results file is missing or changed since it was judged")
+    path = judged.checked()
     results = read_results(path)
-    judged_keys = {(int(r.prompt_index or 0), int(r.sample)) for r in results}
-    missing = [(i.prompt_index, i.sample) for i in generated.images if (i.prompt_index, i.sample) not in judged_keys]
-    if missing:
-        raise InputError(f"{model}: {len(missing)} images have no GenEval verdict (e.g. {missing[0]})")
+    generated.check_judged({(int(r.prompt_index or 0), int(r.sample)) for r in results}, "GenEval verdict")
     verdicts, detections = result_rows(results, suite)
     table2 = [dict(r) for r in scores.rows]
     return SpineRows(

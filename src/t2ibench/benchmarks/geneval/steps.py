@@ -102,9 +102,7 @@ def step_scores(judged: Judged, ci_level: float) -> TaskScores:
     from t2ibench.benchmarks.geneval.evaluate import read_results
     from t2ibench.benchmarks.geneval.metrics import table2_rows
 
-    if not Path(judged.results).is_file() or file_digest(judged.results) != judged.sha256:
-        raise InputError(f"{judged.results}: the results file is missing or changed since it was judged")
-    results = read_results(judged.results)
+    results = read_results(judged.checked())
     rows = table2_rows(((r.tag, r.correct, r.prompt) for r in results), level=ci_level)
     return TaskScores(model=judged.model, rows=tuple(rows), level=ci_level)
 

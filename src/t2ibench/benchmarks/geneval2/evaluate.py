@@ -560,6 +560,7 @@ def store_results(
     """Write one model's GenEval 2 answers and tables into the store, in one transaction: its version is the images
     judged (``images_identity``) and the protocol (``benchmark_protocols`` gets its record); a re-evaluation of the same
     version replaces its rows, so no stale answer survives."""
+    from t2ibench.benchmarks import evaluation_source
     from t2ibench.benchmarks.geneval2.rows import evaluation_rows
     from t2ibench.hashing import content_hash
     from t2ibench.store import Store
@@ -571,16 +572,9 @@ def store_results(
     settings["prompt_set"] = prompt_set_digest([(p.index, p.record()) for p in suite.prompts if p.index in judged])
     version = {"model": model, "model_hash": images_identity(scan, suite), "evaluator_hash": content_hash(settings)}
     rows = evaluation_rows(results, tables, settings, version["evaluator_hash"])
-    source = {
-        "writer": "t2ibench evaluate",
-        "images": str(scan.source),
-        "names_from": str(Path(scan.names_from).resolve()) if scan.names_from is not None else None,
-        "images_identity": version["model_hash"],
-        "prompts_judged": len(judged),
-        "suite": str(suite.path),
-        "suite_prompts": len(suite.prompts),
-        "suite_released": suite.released,
-    }
+    source = evaluation_source(images=scan.source, names_from=scan.names_from, identity=version["model_hash"],
+                               judged=len(judged), suite=str(suite.path), suite_prompts=len(suite.prompts),
+                               released=suite.released)  # fmt: skip
     Store(store_path).write_evaluation(version, rows, source)
     return StoredEvaluation(
         model, version["model_hash"], version["evaluator_hash"], len(rows.answers), len(rows.scores)

@@ -17,7 +17,6 @@ from t2ibench.pipeline.identity import settings, version_hash
 from t2ibench.pipeline.plan import BenchmarkPart, Call, ModelScope, Ref, building
 from t2ibench.pipeline.results import LocalFiles, PromptSet, SuiteFile
 from t2ibench.pipeline.stamps import stamp_of
-from t2ibench.pipeline.steps import step_generate
 from t2ibench.workspace import Workspace
 
 
@@ -55,15 +54,7 @@ def plan_model(scope: ModelScope, selected: tuple[PromptSet, SuiteFile]) -> Benc
     """One model's GenEval 2 calls: generate its prompts, judge them, their tables and rows."""
     name, ws, device, ev = scope.model.name, scope.ws, scope.device, scope.config.evaluators
     prompts, suite = selected
-    per_prompt = scope.model.generator.images_per_prompt
-    generate_id = f"{name}/generate-geneval2"
-    with building(generate_id):
-        generation = {**scope.generation, "prompts": prompts}
-    images = ws.images_dir(name, version_hash({"generate": settings(step_generate, generation)}))
-    files = tuple(images / f"{i:05d}" / "samples" / f"{k:05d}.png" for i, _ in prompts for k in range(per_prompt))
-    outputs = (images / "manifest.json", images / "samples.jsonl", *files)
-    params: dict[str, Any] = {**generation, "out": images, "device": device}
-    generated = scope.add(Call(generate_id, "generate", params, name, "generate", outputs))
+    generated, images = scope.generate("geneval2", prompts)
 
     judge_id = f"{name}/geneval2"
     with building(judge_id):
@@ -72,7 +63,7 @@ def plan_model(scope: ModelScope, selected: tuple[PromptSet, SuiteFile]) -> Benc
         weights = judge_weights(evaluator)
     judge_hash = version_hash({"geneval2": settings(step_geneval2, judge_settings)})
     out = ws.results_file(name, scope.model_hash, judge_hash, "geneval2")
-    params = {**judge_settings, "generated": Ref(generated), "suite": suite, "weights": weights}
+    params: dict[str, Any] = {**judge_settings, "generated": Ref(generated), "suite": suite, "weights": weights}
     params |= {"out": out, "names_from": ws.root, "device": device}
     judge = Call(judge_id, "geneval2", params, name, "geneval2", (out,))
     judged = scope.add(judge)
@@ -80,15 +71,5 @@ def plan_model(scope: ModelScope, selected: tuple[PromptSet, SuiteFile]) -> Benc
         params = {"judged": Ref(judged), "prompts": prompts, "ci_level": ev.ci_level}
     tables = Call(f"{name}/geneval2-scores", "geneval2-scores", params, name, "geneval2")
     scores = scope.add(tables)
-
-    # its own evaluation version: the settings of its judging and tables calls, by step
-    evaluator_hash = version_hash({c.step: c.settings() for c in (judge, tables)})
-    params = {
-        "model": name,
-        "images": Ref(generated),
-        "judged": Ref(judged),
-        "scores": Ref(scores),
-        "evaluator_hash": evaluator_hash,
-    }
-    rows = scope.add(Call(f"{name}/geneval2-rows", "geneval2-rows", params, name, "geneval2"))
-    return BenchmarkPart(rows, evaluator_hash, (images, out.parent), (images,), len(prompts))
+    refs = {"images": generated, "judged": judged, "scores": scores}
+    return scope.finish("geneval2", (judge, tables), refs, images=images, results=out.parent, prompts=len(prompts))

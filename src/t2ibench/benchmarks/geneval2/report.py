@@ -124,24 +124,12 @@ def html_section(scores: Sequence[Mapping[str, Any]]) -> str:
     found = versions(scores)
     if not found:
         return ""
-    rows = []
-    for v in found:
-        cells = [
-            Cell(f'<a href="{esc(page_name(v))}">{esc(v["model"])}</a>', str(v["model"]), "text"),
-            Cell.text(v["protocol"]),
-        ]
-        for method in OVERALL:
-            c = v["cells"].get(("overall", method))
-            cells.append(
-                Cell.number(None) if c is None else Cell.number(c["estimate"], low=c["ci_low"], high=c["ci_high"])
-            )
-        cells += [
-            Cell.text(v["judge_model"]),
-            Cell.text(v["answer_rule"]),
-            Cell.number(prompts_judged(v), digits=0),
-            Cell.text(origin(v)),
-        ]
-        rows.append(cells)
+    rows = [
+        [*benchmark_pages.evaluation_cells(v, page_name(v), [("overall", m) for m in OVERALL]),
+         Cell.text(v["judge_model"]), Cell.text(v["answer_rule"]), Cell.number(prompts_judged(v), digits=0),
+         Cell.text(origin(v))]
+        for v in found
+    ]  # fmt: skip
     flag = protocol_flag(found)
     headers = ["model", "protocol", *(METHOD_TITLES[m] for m in OVERALL), "judge", "answer rule", "prompts",
                "measured on"]  # fmt: skip
@@ -164,19 +152,12 @@ def markdown_section(scores: Sequence[Mapping[str, Any]]) -> str:
                "measured on"]  # fmt: skip
     rows = []
     for v in found:
-        values = []
-        for method in OVERALL:
-            c = v["cells"].get(("overall", method))
-            values.append("—" if c is None else score_cell(_cell(c)))
+        values = [benchmark_pages.score_text(v["cells"].get(("overall", method))) for method in OVERALL]
         judged = prompts_judged(v)
         rows.append([v["model"], v["protocol"], *values, v["judge_model"], v["answer_rule"],
                      "—" if judged is None else str(judged), origin(v)])  # fmt: skip
     flag = protocol_flag(found)
     return "\n".join(["## GenEval 2", "", *([flag, ""] if flag else []), markdown_table(headers, rows), ""])
-
-
-def _cell(row: Mapping[str, Any]) -> TableCell:
-    return TableCell(row["estimate"], row["ci_low"], row["ci_high"], int(row["prompts"]), row["questions"])
 
 
 def write_pages(

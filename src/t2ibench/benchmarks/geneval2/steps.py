@@ -117,9 +117,7 @@ def step_geneval2(
 def step_geneval2_scores(judged: Judged, prompts: PromptSet, ci_level: float) -> BenchmarkScores:
     """GenEval 2's tables of a model version from its answers (overall ×100, per skill AM, per atom count GM), with
     bootstrap intervals over prompts at ``ci_level``, and the one protocol its answers were measured under."""
-    if not Path(judged.results).is_file() or file_digest(judged.results) != judged.sha256:
-        raise InputError(f"{judged.results}: the results file is missing or changed since it was judged")
-    results = read_results(judged.results)
+    results = read_results(judged.checked())
     tables = summarise(results, level=ci_level)
     protocol = {**check_one_protocol(results), "prompt_set": prompt_set_digest(list(prompts))}
     rows = tuple(benchmark_score_rows(tables, "geneval2"))
@@ -132,17 +130,8 @@ def step_geneval2_rows(
     """GenEval 2's rows for the store write of a model version (``evaluation_rows``, as ``t2ibench evaluate
     --store`` makes them), under its own evaluation version ``evaluator_hash``: refused when the answers file
     changed since it was judged or an image of ``images`` has no answers."""
-    if not Path(judged.results).is_file() or file_digest(judged.results) != judged.sha256:
-        raise InputError(f"{judged.results}: GenEval 2's results file is missing or changed since it was judged")
-    answered = read_results(judged.results)
-    keys = {(r.prompt_index, r.sample) for r in answered}
-    unjudged = [i for i in images.images if (i.prompt_index, f"{i.sample:05d}") not in keys]
-    if unjudged:
-        first = unjudged[0]
-        raise InputError(
-            f"{model}: {len(unjudged)} GenEval 2 images have no answers (e.g. prompt {first.prompt_index} "
-            f"sample {first.sample})"
-        )
+    answered = read_results(judged.checked())
+    images.check_judged({(r.prompt_index, int(r.sample)) for r in answered}, "GenEval 2 answers")
     return evaluation_rows(answered, scores.rows, scores.protocol, evaluator_hash)
 
 

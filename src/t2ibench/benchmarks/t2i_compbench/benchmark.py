@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from t2ibench.benchmarks import Benchmark
+from t2ibench.benchmarks import Benchmark, evaluation_source
 from t2ibench.benchmarks.t2i_compbench.evaluate import CompResult, CompScan, judge_with, scan_images
 from t2ibench.benchmarks.t2i_compbench.metrics import CategoryScore, category_scores
 from t2ibench.benchmarks.t2i_compbench.options import T2ICompBenchConfig, T2ICompBenchPrompts
@@ -145,16 +145,10 @@ class T2ICompBenchBenchmark(Benchmark[Selection, T2ICompBenchConfig, CompScan, C
                    "evaluator_hash": content_hash(protocol)}  # fmt: skip
         rows = evaluation_rows(records, score_rows(records, level=0.95), protocol, version["evaluator_hash"])
         judged = {r.prompt_index for r in records}
-        source = {
-            "writer": "t2ibench evaluate",
-            "images": str(scan.source),
-            "names_from": str(Path(scan.names_from).resolve()) if scan.names_from is not None else None,
-            "images_identity": version["model_hash"],
-            "prompts_judged": len(judged),
-            "suite": "shipped",
-            "suite_prompts": len(suite.suite.prompts),
-            "suite_released": True,
-        }
+        # the shipped suite is the released one: verified against its pins when read
+        source = evaluation_source(images=scan.source, names_from=scan.names_from, identity=version["model_hash"],
+                                   judged=len(judged), suite="shipped", suite_prompts=len(suite.suite.prompts),
+                                   released=True)  # fmt: skip
         Store(path).write_evaluation(version, rows, source)
         return (
             f"{path}: {len(rows.images)} judged images and {len(rows.scores)} table cells of {model} "

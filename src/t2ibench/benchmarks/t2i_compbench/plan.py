@@ -17,7 +17,6 @@ from t2ibench.pipeline.identity import settings, version_hash
 from t2ibench.pipeline.plan import BenchmarkPart, Call, ModelScope, Ref, building
 from t2ibench.pipeline.results import LocalFiles, PromptSet
 from t2ibench.pipeline.stamps import stamp_of
-from t2ibench.pipeline.steps import step_generate
 from t2ibench.workspace import Workspace
 
 NAME = "t2i_compbench"
@@ -53,15 +52,7 @@ def local_inputs(evaluator: T2ICompBenchConfig, ws: Workspace) -> tuple[LocalFil
 def plan_model(scope: ModelScope, prompts: PromptSet) -> BenchmarkPart:
     """One model's T2I-CompBench++ calls: generate its prompts, judge them, its table and rows."""
     name, ws, device, ev = scope.model.name, scope.ws, scope.device, scope.config.evaluators
-    per_prompt = scope.model.generator.images_per_prompt
-    generate_id = f"{name}/generate-{NAME}"
-    with building(generate_id):
-        generation = {**scope.generation, "prompts": prompts}
-    images = ws.images_dir(name, version_hash({"generate": settings(step_generate, generation)}))
-    files = tuple(images / f"{i:05d}" / "samples" / f"{k:05d}.png" for i, _ in prompts for k in range(per_prompt))
-    outputs = (images / "manifest.json", images / "samples.jsonl", *files)
-    params: dict[str, Any] = {**generation, "out": images, "device": device}
-    generated = scope.add(Call(generate_id, "generate", params, name, "generate", outputs))
+    generated, images = scope.generate(NAME, prompts)
 
     judge_id = f"{name}/{NAME}"
     with building(judge_id):
@@ -70,7 +61,7 @@ def plan_model(scope: ModelScope, prompts: PromptSet) -> BenchmarkPart:
         weights, phrases = local_inputs(evaluator, ws)
     judge_hash = version_hash({NAME: settings(step_t2i_compbench, judge_settings)})
     out: Path = ws.results_file(name, scope.model_hash, judge_hash, NAME)
-    params = {**judge_settings, "generated": Ref(generated), "weights": weights, "phrases": phrases}
+    params: dict[str, Any] = {**judge_settings, "generated": Ref(generated), "weights": weights, "phrases": phrases}
     params |= {"out": out, "names_from": ws.root, "device": device}
     judge = Call(judge_id, NAME, params, name, NAME, (out,))
     judged = scope.add(judge)
@@ -78,15 +69,5 @@ def plan_model(scope: ModelScope, prompts: PromptSet) -> BenchmarkPart:
         params = {"judged": Ref(judged), "prompts": prompts, "ci_level": ev.ci_level}
     table = Call(f"{name}/{NAME}-scores", f"{NAME}-scores", params, name, NAME)
     scores = scope.add(table)
-
-    # its own evaluation version: the settings of its judging and table calls, by step
-    evaluator_hash = version_hash({c.step: c.settings() for c in (judge, table)})
-    params = {
-        "model": name,
-        "images": Ref(generated),
-        "judged": Ref(judged),
-        "scores": Ref(scores),
-        "evaluator_hash": evaluator_hash,
-    }
-    rows = scope.add(Call(f"{name}/{NAME}-rows", f"{NAME}-rows", params, name, NAME))
-    return BenchmarkPart(rows, evaluator_hash, (images, out.parent), (images,), len(prompts))
+    refs = {"images": generated, "judged": judged, "scores": scores}
+    return scope.finish(NAME, (judge, table), refs, images=images, results=out.parent, prompts=len(prompts))

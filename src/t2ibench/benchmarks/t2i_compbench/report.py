@@ -100,19 +100,11 @@ def html_section(scores: Sequence[Mapping[str, Any]]) -> str:
     found = versions(scores)
     if not found:
         return ""
-    rows = []
-    for v in found:
-        cells = [
-            Cell(f'<a href="{esc(page_name(v))}">{esc(v["model"])}</a>', str(v["model"]), "text"),
-            Cell.text(v["protocol"]),
-        ]
-        for key in COLUMNS:
-            c = v["cells"].get((TABLE, key))
-            cells.append(
-                Cell.number(None) if c is None else Cell.number(c["estimate"], low=c["ci_low"], high=c["ci_high"])
-            )
-        cells += [Cell.text(v["rule"]), Cell.number(prompts_judged(v), digits=0), Cell.text(origin(v))]
-        rows.append(cells)
+    rows = [
+        [*benchmark_pages.evaluation_cells(v, page_name(v), [(TABLE, k) for k in COLUMNS]), Cell.text(v["rule"]),
+         Cell.number(prompts_judged(v), digits=0), Cell.text(origin(v))]
+        for v in found
+    ]  # fmt: skip
     flag = protocol_flag(found)
     headers = ["model", "protocol", *(HEADERS[k] for k in COLUMNS), "rule", "prompts", "measured on"]
     return (
@@ -121,14 +113,6 @@ def html_section(scores: Sequence[Mapping[str, Any]]) -> str:
         + f"<p>{esc(INTRO)}</p>"
         + table(f"{NAME}-table", headers, rows, text_columns=(0, 1, len(headers) - 3, len(headers) - 1))
     )
-
-
-def _score(row: Mapping[str, Any] | None) -> str:
-    if row is None:
-        return "—"
-    if row["ci_low"] is None or row["ci_high"] is None:
-        return f"{row['estimate']:.2f}"
-    return f"{row['estimate']:.2f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
 
 
 def markdown_section(scores: Sequence[Mapping[str, Any]]) -> str:
@@ -140,8 +124,8 @@ def markdown_section(scores: Sequence[Mapping[str, Any]]) -> str:
     rows = []
     for v in found:
         judged = prompts_judged(v)
-        rows.append([v["model"], v["protocol"], *(_score(v["cells"].get((TABLE, k))) for k in COLUMNS), v["rule"],
-                     "—" if judged is None else str(judged), origin(v)])  # fmt: skip
+        shown = [benchmark_pages.score_text(v["cells"].get((TABLE, k))) for k in COLUMNS]
+        rows.append([v["model"], v["protocol"], *shown, v["rule"], "—" if judged is None else str(judged), origin(v)])
     flag = protocol_flag(found)
     return "\n".join(["## T2I-CompBench++", "", INTRO, "", *([flag, ""] if flag else []), markdown_table(headers, rows),
                       ""])  # fmt: skip

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from t2ibench.benchmarks.t2i_compbench.evaluate import CompImage, CompResult, CompScan, judge_with, read_results
+from t2ibench.benchmarks.t2i_compbench.evaluate import CompImage, CompScan, judge_with, read_results
 from t2ibench.benchmarks.t2i_compbench.options import T2ICompBenchConfig, T2ICompBenchPrompts
 from t2ibench.benchmarks.t2i_compbench.rows import evaluation_rows, one_protocol, prompt_record, score_rows
 from t2ibench.benchmarks.t2i_compbench.suite import Prompt, Suite, load_suite, select
@@ -86,18 +86,11 @@ def step_t2i_compbench(
     return Judged(model=generated.model, results=str(out), sha256=file_digest(out), summary=summary)
 
 
-def judged_results(judged: Judged) -> list[CompResult]:
-    """The results ``judged`` names, refused when the file is missing or changed since it was judged."""
-    if not Path(judged.results).is_file() or file_digest(judged.results) != judged.sha256:
-        raise InputError(f"{judged.results}: T2I-CompBench++'s results file is missing or changed since it was judged")
-    return read_results(judged.results)
-
-
 def step_t2i_compbench_scores(judged: Judged, prompts: PromptSet, ci_level: float) -> BenchmarkScores:
     """T2I-CompBench++'s table of a model version from its judged images: each category's score and the mean over
     the judged categories (×100), with bootstrap intervals over prompts at ``ci_level``, and the one protocol its
     images were judged under."""
-    results = judged_results(judged)
+    results = read_results(judged.checked())
     protocol = one_protocol(results, list(prompts))
     rows = tuple(score_rows(results, level=ci_level))
     return BenchmarkScores(model=judged.model, benchmark="t2i_compbench", rows=rows, protocol=protocol, level=ci_level)
@@ -109,15 +102,8 @@ def step_t2i_compbench_rows(
     """T2I-CompBench++'s rows for the store write of a model version (``rows.evaluation_rows``, as ``t2ibench
     evaluate --store`` makes them), under its own evaluation version ``evaluator_hash``: refused when the results
     file changed since it was judged or an image of ``images`` has no result."""
-    results = judged_results(judged)
-    keys = {(r.prompt_index, r.sample) for r in results}
-    unjudged = [i for i in images.images if (i.prompt_index, i.sample) not in keys]
-    if unjudged:
-        first = unjudged[0]
-        raise InputError(
-            f"{model}: {len(unjudged)} T2I-CompBench++ images have no result (e.g. prompt {first.prompt_index} "
-            f"sample {first.sample})"
-        )
+    results = read_results(judged.checked())
+    images.check_judged({(r.prompt_index, r.sample) for r in results}, "T2I-CompBench++ result")
     return evaluation_rows(results, scores.rows, scores.protocol, evaluator_hash)
 
 
