@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 from t2ibench.benchmarks import SPINE, benchmark_options, label, names
-from t2ibench.benchmarks.geneval.suite_photos import load_photo_truth
 from t2ibench.benchmarks.geneval.suite_published import BUILTIN, load_published
 from t2ibench.errors import FieldError, InputError, unknown_choice
 from t2ibench.fields import check_ranges, decode, type_hints
@@ -574,6 +573,8 @@ def load_config(path: str | Path) -> Config:
             raise InputError(f"{p}:report.published[{i}]: {exc}") from None
     selftest = config.evaluators.selftest
     if selftest is not None and selftest.photos:
+        from t2ibench.benchmarks.geneval.suite_photos import load_photo_truth  # numpy: only when the config has it
+
         try:  # the photo truth set and its photos' pixels, checked now (≈ 0.5 s), not when the self-test reaches them
             load_photo_truth()
         except InputError as exc:

@@ -25,27 +25,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 HEADER = 4096  # bytes of DuckDB's main header, and of each of the two database headers after it
 DATA_START = 3 * HEADER  # where block 0 begins
 MAGIC = b"DUCK"
-_MULTIPLIER = np.uint64(0xBF58476D1CE4E5B9)
+_MULTIPLIER = 0xBF58476D1CE4E5B9
 _SEED = 5381
 _CHUNK = 64  # blocks checked per read
 
 
 def checksum(words: np.ndarray) -> np.ndarray:
     """DuckDB's checksum of each row of ``words`` (shape (k, n) uint64: k buffers of n little-endian words) → (k,)."""
+    import numpy as np  # here, not at import: `t2ibench sql` opens a store without checking its blocks
+
     with np.errstate(over="ignore"):
-        mixed: np.ndarray = np.bitwise_xor.reduce(words * _MULTIPLIER, axis=1) ^ np.uint64(_SEED)
+        mixed: np.ndarray = np.bitwise_xor.reduce(words * np.uint64(_MULTIPLIER), axis=1) ^ np.uint64(_SEED)
     return mixed
 
 
 def _buffer_checksum(buffer: bytes) -> int:
     """The checksum of one buffer whose length is a multiple of 8 bytes."""
+    import numpy as np
+
     return int(checksum(np.frombuffer(buffer, dtype="<u8").reshape(1, -1))[0])
 
 
@@ -99,6 +104,8 @@ def _free_blocks(fh: BinaryIO, layout: Layout, size: int) -> set[int] | None:
     The list lives in metadata: a metadata block is a block split into 64 sub-blocks (the block's payload over 64,
     rounded down to 8 bytes); each sub-block starts with the pointer to the next one (all ones: none), and the list
     is a count followed by that many block ids (64-bit)."""
+    import numpy as np
+
     if layout.free_list == -1:
         return set()
     sub = ((layout.block_size - 8) // 64) // 8 * 8
@@ -132,6 +139,8 @@ def _free_blocks(fh: BinaryIO, layout: Layout, size: int) -> set[int] | None:
 def _problem(fh: BinaryIO, size: int, *, blocks: bool) -> str | None:
     """The first thing wrong with the file: its headers, a block in use beyond its end (truncated), or (with
     ``blocks``) a block in use whose checksum fails."""
+    import numpy as np
+
     problem, layout = _layout(fh, size)
     if problem is not None or layout is None:
         return problem

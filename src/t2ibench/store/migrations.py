@@ -8,7 +8,6 @@ import functools
 
 import duckdb
 
-from t2ibench.benchmarks.geneval.metrics import table2_rows
 from t2ibench.store.errors import StoreDamagedError, StoreVersionError
 from t2ibench.store.schema import (
     DEPRECATED_COPIES,
@@ -182,6 +181,8 @@ def _backfill_scores(con: duckdb.DuckDBPyConnection) -> None:
         "UNION SELECT model, model_hash, evaluator_hash FROM geneval_scores "  # schema 6 added the intervals
         "WHERE task = 'overall' AND images > 0 AND ci_low IS NULL"
     ).fetchall()
+    if missing:
+        from t2ibench.benchmarks.geneval.metrics import table2_rows  # numpy: loaded only for an old store's backfill
     for model, mh, eh in missing:
         verdicts = con.execute(
             "SELECT task, correct, prompt_index FROM verdicts "

@@ -5,7 +5,7 @@ patterns read off its stored verdicts and detections (docs/schema.md#failure-pat
 from __future__ import annotations
 
 from t2ibench.benchmarks import SpineSQL
-from t2ibench.benchmarks.geneval.metrics import TASKS
+from t2ibench.benchmarks.geneval.metrics_tasks import TASKS
 
 TASK = {t: t for t in TASKS}  # views name tasks through this map: a task missing from TASKS fails at import
 TASK_COLUMNS = ",\n               ".join(f"max(CASE WHEN t.task = '{t}' THEN t.accuracy END) AS {t}" for t in TASKS)

@@ -40,6 +40,7 @@ from typing import Annotated, Any
 
 import numpy as np
 
+from t2ibench.benchmarks.geneval.metrics_tasks import TASKS as TASKS  # re-exported: the metrics' task order
 from t2ibench.errors import InputError
 from t2ibench.fields import Range, check_ranges
 from t2ibench.metrics.checks import check_memory
@@ -47,7 +48,6 @@ from t2ibench.metrics.levels import BOOTSTRAP_RESAMPLES, CI_LEVEL
 
 COLORS = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "brown", "black", "white")
 RELATIONS = ("left of", "right of", "above", "below")
-TASKS = ("single_object", "two_object", "counting", "colors", "position", "color_attr")
 
 Box = tuple[float, float, float, float]
 

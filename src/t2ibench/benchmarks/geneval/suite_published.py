@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from t2ibench.benchmarks.geneval.metrics import TASKS
+from t2ibench.benchmarks.geneval.metrics_tasks import TASKS
 from t2ibench.errors import InputError
 from t2ibench.io import load_yaml, read_text_file
 

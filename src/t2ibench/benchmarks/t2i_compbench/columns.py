@@ -5,7 +5,9 @@ leaderboard's columns (the store builds ``t2i_compbench_scores``, ``t2i_compbenc
 from __future__ import annotations
 
 from t2ibench.benchmarks import StoredColumns
-from t2ibench.benchmarks.t2i_compbench.metrics import CATEGORIES, MEAN
+from t2ibench.benchmarks.t2i_compbench.metrics_categories import CATEGORIES, MEAN
+
+TABLE = "category"  # the stored table: one cell per judged category and the mean (MEAN)
 
 COLUMNS = StoredColumns(
     # what makes a T2I-CompBench++ protocol: the rule, every model as loaded (identity, weights, thresholds), np_num,
@@ -22,7 +24,7 @@ COLUMNS = StoredColumns(
         ("suite_sha256", "suite_sha256"),
         ("prompt_set", "prompt_set"),
     ),
-    table="category",
+    table=TABLE,
     keys=((MEAN, MEAN), *((c, c) for c in CATEGORIES)),
     summary=(("rule", "rule"), ("categories", "categories"), ("protocol", "protocol_key"), ("suite", "suite_sha256")),
     headline=MEAN,

@@ -30,12 +30,13 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from t2ibench.benchmarks.t2i_compbench.metrics_categories import ATTRIBUTE as ATTRIBUTE  # the rules' names, re-exported
+from t2ibench.benchmarks.t2i_compbench.metrics_categories import CATEGORIES as CATEGORIES
+from t2ibench.benchmarks.t2i_compbench.metrics_categories import MEAN as MEAN
+
 Rule = Literal["reference", "corrected"]
 RULES: tuple[Rule, ...] = ("reference", "corrected")
 
-CATEGORIES = ("color", "shape", "texture", "spatial", "3d_spatial", "non_spatial", "numeracy", "complex")
-"""The eight categories of the benchmark's tables, in its order (each a ``<category>_val.txt`` prompt file)."""
-ATTRIBUTE = ("color", "shape", "texture")
 
 NP_NUM = 8
 """How many noun phrases BLIP-VQA asks about per prompt (the reference's ``--np_num`` default)."""
@@ -526,10 +527,6 @@ def category_scores(
         low, high = _percentiles(replicates, lvl)
         out.append(CategoryScore(category, category_mean(category, scores), low, high, len(scores), prompts))
     return out
-
-
-MEAN = "mean"
-"""The key of the unweighted mean over the judged categories (t2ibench's summary: the paper reports none)."""
 
 
 def mean_score(

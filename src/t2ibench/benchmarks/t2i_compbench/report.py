@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from t2ibench.benchmarks.t2i_compbench.columns import TABLE
 from t2ibench.benchmarks.t2i_compbench.metrics import CATEGORIES, MEAN, CategoryScore
-from t2ibench.benchmarks.t2i_compbench.rows import TABLE
 from t2ibench.report import benchmark_pages
 from t2ibench.report.markdown import markdown_table
 

@@ -9,6 +9,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from t2ibench.benchmarks.t2i_compbench.columns import TABLE
 from t2ibench.benchmarks.t2i_compbench.evaluate import CompResult
 from t2ibench.benchmarks.t2i_compbench.metrics import CATEGORIES, CategoryScore, category_scores, mean_score
 from t2ibench.benchmarks.t2i_compbench.suite import Prompt
@@ -17,7 +18,6 @@ from t2ibench.hashing import content_hash, to_plain
 from t2ibench.store import BenchmarkRows
 
 BENCHMARK = "t2i_compbench"
-TABLE = "category"  # the stored table: one cell per judged category and the mean (metrics.MEAN)
 RESAMPLES = 1000
 
 
