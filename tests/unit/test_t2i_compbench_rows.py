@@ -5,6 +5,7 @@ every judged image with what its models said."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -84,3 +85,48 @@ def test_the_table_cells_are_percent_points_with_the_mean_last_and_images_are_ro
     bad = result("non_spatial", 1500, float("nan"), protocol)
     with pytest.raises(ValueError, match="not JSON compliant"):
         image_rows([CompResult(**{**bad.__dict__, "details": {"similarity": float("nan")}})])
+
+
+def test_one_image_number_of_a_prompt_twice_is_a_problem_and_never_two_stored_rows(tmp_path):
+    """`x_1.png` and `x_01.png` (or `x_1.jpg`) are one image number of one prompt: the scan reports the second, and
+    rows that still hold two results of one (prompt, sample) are refused — the store keeps one row per image and
+    would otherwise drop one silently while the table counted both."""
+    from PIL import Image
+
+    from t2ibench.benchmarks.t2i_compbench.evaluate import scan_images
+    from t2ibench.benchmarks.t2i_compbench.suite import load_suite, select
+
+    suite = load_suite()
+    (prompt,) = select(suite, ["numeracy"], 1)
+    for name in (f"{prompt.text}_1.png", f"{prompt.text}_01.png", f"{prompt.text}_1.jpg", f"{prompt.text}_2.png"):
+        Image.new("RGB", (8, 8), (len(name), 0, 0)).save(tmp_path / name)
+    scan = scan_images(tmp_path, suite, [prompt])
+    assert sorted(i.sample for i in scan.items) == [1, 2]
+    assert len([p for p in scan.problems if "image 1 of its prompt again" in p]) == 2
+    protocol = {**BASE, "models": {"detector": OWL}}
+    twice = [result("numeracy", prompt.index, 0.5, protocol, sample=1),
+             CompResult("numeracy", prompt.index, "p", 1, "other.png", 0.5, {}, protocol)]  # fmt: skip
+    with pytest.raises(InputError, match=r"other.png: prompt 1800 sample 1 again \(also img1800_1.png\)"):
+        image_rows(twice)
+
+
+def test_the_judging_stamps_clip_weights_given_as_a_file_and_the_phrase_table(tmp_path):
+    """Local files the judging reads are in its key: CLIP weights given as a file (not only model folders), the
+    phrase table named in the config — and the packaged one when it exists (changing either re-judges)."""
+    from t2ibench.benchmarks.t2i_compbench.options import T2ICompBenchConfig
+    from t2ibench.benchmarks.t2i_compbench.plan import local_inputs
+    from t2ibench.specs import EmbedderConfig
+
+    class Ws:
+        def path(self, relative: str) -> Path:
+            return tmp_path / relative
+
+    weights, table = tmp_path / "clip.pt", tmp_path / "phrases.json"
+    weights.write_bytes(b"w")
+    table.write_text("{}")
+    clip = EmbedderConfig(backend="open_clip", model="ViT-B-32", pretrained=str(weights))
+    models, phrases = local_inputs(T2ICompBenchConfig(clip=clip, phrases="phrases.json"), Ws())  # type: ignore[arg-type]
+    assert str(weights) in models.path
+    assert phrases.path == str(table)
+    table.write_text('{"changed": 1}')
+    assert local_inputs(T2ICompBenchConfig(clip=clip, phrases="phrases.json"), Ws())[1] != phrases  # type: ignore[arg-type]

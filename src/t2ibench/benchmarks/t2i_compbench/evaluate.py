@@ -168,16 +168,20 @@ def scan_images(
         raise InputError(f"{base}: neither an image folder nor a .json image map ({{prompt: image path}})")
     items: list[CompImage] = []
     seen: dict[tuple[int, int], str] = {}
+    numbered: dict[tuple[int, int], str] = {}  # (prompt, image number) → the file that has it
     for prompt, number, path in found:
         problem = image_problem(path)
         key = file_key(path) if problem is None else None
         if key is not None and key in seen:
             problem = f"{shown(path)}: the same file as {seen[key]}"
+        elif (prompt.index, number) in numbered:  # x_1.png and x_01.png, or x_1.png and x_1.jpg: one image number
+            problem = f"{shown(path)}: image {number} of its prompt again (also {numbered[(prompt.index, number)]})"
         if problem is not None:
             problems.append(problem)
             continue
         if key is not None:
             seen[key] = shown(path)
+        numbered[(prompt.index, number)] = shown(path)
         items.append(CompImage(prompt, number, path))
     counts: dict[int, int] = {}
     for item in items:

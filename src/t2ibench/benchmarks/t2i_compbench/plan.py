@@ -10,7 +10,7 @@ from typing import Any
 
 from t2ibench.benchmarks.t2i_compbench.options import T2ICompBenchConfig, T2ICompBenchPrompts
 from t2ibench.benchmarks.t2i_compbench.steps import select_t2i_compbench, step_t2i_compbench
-from t2ibench.benchmarks.t2i_compbench.suite_phrases import NEEDS_PARSE, read_table
+from t2ibench.benchmarks.t2i_compbench.suite_phrases import NEEDS_PARSE, packaged_table, read_table
 from t2ibench.config import Config
 from t2ibench.errors import InputError
 from t2ibench.pipeline.identity import settings, version_hash
@@ -42,11 +42,12 @@ def select(config: Config, ws: Workspace) -> PromptSet:
 
 
 def local_inputs(evaluator: T2ICompBenchConfig, ws: Workspace) -> tuple[LocalFiles, LocalFiles]:
-    """The stamps of the models given as local folders and of the phrase table given as a file (workspace-relative
-    paths resolved), if any."""
-    models = stamp_of([spec.model for spec in evaluator.models().values()])
-    phrases = stamp_of([ws.path(evaluator.phrases)]) if evaluator.phrases is not None else stamp_of([])
-    return models, phrases
+    """The stamps of the local files the judging reads: the models given as local folders and CLIP's weights given
+    as a file; the phrase table — the one named (workspace-relative paths resolved), else the packaged one (absent
+    until derived: then nothing)."""
+    models = stamp_of([*(spec.model for spec in evaluator.models().values()), evaluator.clip.pretrained or ""])
+    table = ws.path(evaluator.phrases) if evaluator.phrases is not None else packaged_table()
+    return models, stamp_of([table])
 
 
 def plan_model(scope: ModelScope, prompts: PromptSet) -> BenchmarkPart:

@@ -210,7 +210,8 @@ def write_pages(
                          Cell.number(r["score"], digits=4), Cell.text(said(benchmark_pages.stored_json(r["details"]))),
                          image])  # fmt: skip
             attrs.append({"category": str(r["category"])})
-        headers = ["prompt", "sample", "category", "text", "score", "what the models said", "image"]
+        headers = ["prompt", "sample", "category", "text", "score (0–1, as its rule gives it)", "what the models said",
+                   "image"]  # fmt: skip
         parts.append(
             "<h2>Every image</h2>"
             + table("t2i-images", headers, rows, filterable=True, row_attrs=attrs, text_columns=(1, 2, 3, 5, 6))

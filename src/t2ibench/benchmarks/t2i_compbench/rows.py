@@ -82,7 +82,14 @@ def score_rows(results: Sequence[CompResult], *, level: float) -> list[dict[str,
 
 
 def image_rows(results: Sequence[CompResult]) -> list[dict[str, Any]]:
-    """``benchmark_images`` rows: every judged image with its score and what its models said (``details``)."""
+    """``benchmark_images`` rows: every judged image with its score and what its models said (``details``);
+    InputError when two results are of one (prompt, sample): the store keeps one row per image, never silently one
+    of two."""
+    seen: dict[tuple[int, int], str] = {}
+    for r in results:
+        other = seen.setdefault((int(r.prompt_index), int(r.sample)), r.filename)
+        if other != r.filename:
+            raise InputError(f"{r.filename}: prompt {r.prompt_index} sample {r.sample} again (also {other})")
     return [
         {
             "benchmark": BENCHMARK,

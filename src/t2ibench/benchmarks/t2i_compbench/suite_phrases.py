@@ -83,10 +83,15 @@ def _parse(text: str, value: Any, where: str) -> Parse:
     return Parse(tokens, chunks)
 
 
+def packaged_table() -> Path:
+    """Where the packaged phrase table is (``python -m t2ibench.models.spacy_parse`` writes it there)."""
+    return Path(str(resources.files(__package__) / "data" / TABLE))
+
+
 def read_table(path: Path | None = None, *, suite_sha256: str | None = None) -> PhraseTable:
     """The phrase table (the shipped one, or ``path``), checked: its format, its parser record, every entry spelling
     its prompt and, with ``suite_sha256``, made from that suite. InputError (one line) when it is missing or wrong."""
-    shipped = resources.files(__package__) / "data" / TABLE
+    shipped = packaged_table()
     where = str(path) if path is not None else f"the packaged {TABLE}"
     try:
         data = path.read_bytes() if path is not None else shipped.read_bytes()
