@@ -68,7 +68,9 @@ def test_blip_answers_as_the_reference_computes_and_batching_changes_nothing(tmp
         assert np.allclose(got.token_probabilities, expected, rtol=0, atol=1e-6)
         assert np.allclose(alone.token_probabilities, got.token_probabilities, rtol=0, atol=1e-6)
         assert got.top_token == int(torch.argmax(prob))
-    assert judge.describe()["weights"]  # a local folder's checksum is recorded
+    identity = judge.describe()
+    assert identity["weights"]  # a local folder's checksum is recorded
+    assert identity["commit"] is None  # a local folder has no hub commit (a hub id records the one it resolved)
     assert judge.encode("yes") == [BLIP_YES]
 
 

@@ -94,7 +94,8 @@ class BlipVQAJudge(Pretrained):
         return self._loaded
 
     def describe(self) -> dict[str, Any]:
-        """Identity for the store: backend, model, revision, weights' checksum, dtype, the reference's constants."""
+        """Identity for the store: backend, model, revision and the resolved commit, weights' checksum, dtype, the
+        reference's constants."""
         import transformers
 
         model, _, _ = self._load()
@@ -103,6 +104,7 @@ class BlipVQAJudge(Pretrained):
             "backend": "blip-vqa",
             "model": self.spec.model,
             "revision": self.spec.revision,
+            "commit": self.commit(model),
             "weights": self.weights(),
             "dtype": self.spec.dtype,
             "transformers": transformers.__version__,

@@ -63,13 +63,15 @@ class DPTDepth(Pretrained):
         return self._loaded
 
     def describe(self) -> dict[str, Any]:
-        """Backend, model, revision, weights' checksum and the input size."""
+        """Backend, model, revision and the resolved commit, weights' checksum and the input size."""
         import transformers
 
+        model, _ = self._load()
         return {
             "backend": "dpt",
             "model": self.spec.model,
             "revision": self.spec.revision,
+            "commit": self.commit(model),
             "weights": self.weights(),
             "input_size": INPUT_SIZE,
             "transformers": transformers.__version__,

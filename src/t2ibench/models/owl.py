@@ -62,13 +62,16 @@ class Owlv2Detector(Pretrained):
         return self._loaded
 
     def describe(self) -> dict[str, Any]:
-        """Backend, model, revision, weights' checksum, query template, score threshold and NMS IoU."""
+        """Backend, model, revision and the resolved commit, weights' checksum, query template, score threshold and
+        NMS IoU."""
         import transformers
 
+        _, model, _ = self._load()
         return {
             "backend": "owlv2",
             "model": self.spec.model,
             "revision": self.spec.revision,
+            "commit": self.commit(model),
             "weights": self.weights(),
             "query": self.spec.query,
             "threshold": self.spec.threshold,

@@ -52,6 +52,13 @@ class Pretrained:
             self._weights = weights_checksum(Path(source)) if Path(source).is_dir() else ""
         return self._weights
 
+    @staticmethod
+    def commit(model: Any) -> str | None:
+        """The hub commit ``from_pretrained`` resolved for the loaded ``model`` (None for a local folder, whose files'
+        checksum is ``weights()``): two snapshots of one hub id are two protocols."""
+        commit = getattr(getattr(model, "config", None), "_commit_hash", None)
+        return str(commit) if commit else None
+
     def refuse(self, what: str) -> InputError:
         """A one-line error about this model."""
         return InputError(f"{self.what} {self.spec.model!r}: {what}")
