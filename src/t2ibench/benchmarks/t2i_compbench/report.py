@@ -149,7 +149,7 @@ def said(details: Mapping[str, Any]) -> str:
     if details.get("objects") is not None:
         counts = details.get("counts")
         objects = (
-            [f"{n} {o}" for n, o in zip(counts, details["objects"], strict=False)] if counts else details["objects"]
+            [f"{n} × {o}" for n, o in zip(counts, details["objects"], strict=False)] if counts else details["objects"]
         )
         relation = f" {details['relation']!r}" if details.get("relation") else ""
         parts.append(f"looked for{relation}: {', '.join(str(o) for o in objects)}")
