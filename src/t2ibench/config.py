@@ -534,17 +534,30 @@ class Config:
         ev = self.evaluators
         spine, *others = self.benchmarks.names
         sections: list[tuple[str, Any]] = [(f"models[{i}].generator", m.generator) for i, m in enumerate(self.models)]
-        sections += [(f"evaluators.{spine}.{key}", spec) for key, spec in ev.of(spine).models().items()]
+        sections += [(f"evaluators.{spine}.{key}", spec) for key, spec in self.evaluator_models(spine).items()]
         sections += [("evaluators.image_embedder", ev.image_embedder), ("evaluators.clip", ev.clip)]
         for name in others:
-            sections += [(f"evaluators.{name}.{key}", spec) for key, spec in ev.of(name).models().items()]
+            sections += [(f"evaluators.{name}.{key}", spec) for key, spec in self.evaluator_models(name).items()]
         return [(key, source) for key, section in sections for source in section.hub_sources()]
+
+    def evaluator_models(self, name: str) -> dict[str, Any]:
+        """The model specs benchmark ``name``'s evaluator builds in a refresh of this config: its ``models()``, or,
+        when its EVALUATOR says which its selection needs (``models_for(selection)``), those."""
+        evaluator, selection = self.evaluators.of(name), self.benchmarks.selection(name)
+        needed = getattr(evaluator, "models_for", None)
+        models: dict[str, Any] = evaluator.models() if needed is None or selection is None else needed(selection)
+        return models
 
     @property
     def smoke_evaluators(self) -> bool:
-        """True when an evaluator is a built-in random-weight model: then every number of the run is smoke."""
+        """True when an evaluator a refresh builds is a built-in random-weight model: then every number of the run is
+        smoke."""
         ev = self.evaluators
-        specs = [ev.image_embedder, ev.clip, *(s for b in self.benchmarks.names for s in ev.of(b).models().values())]
+        specs = [
+            ev.image_embedder,
+            ev.clip,
+            *(s for b in self.benchmarks.names for s in self.evaluator_models(b).values()),
+        ]
         return any(spec.tiny for spec in specs)
 
     @property

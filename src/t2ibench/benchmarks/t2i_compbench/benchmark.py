@@ -205,7 +205,8 @@ class T2ICompBenchBenchmark(Benchmark[Selection, T2ICompBenchConfig, CompScan, C
             reasons.append(f"rule {evaluator.rule!r}, not the reference's")
         if suite.per_category is not None:
             reasons.append(f"the first {suite.per_category} prompts per category, not 300")
-        if evaluator.tiny:
+        used = evaluator.models_for(T2ICompBenchPrompts(categories=suite.categories or None))
+        if any(spec.tiny for spec in used.values()):
             reasons.append("tiny random-weight models (smoke)")
         if not reasons:
             return detector + " (no maintained loader): those are not comparable with published numbers"

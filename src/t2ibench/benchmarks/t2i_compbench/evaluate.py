@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from t2ibench.benchmarks.t2i_compbench import metrics as rules
+from t2ibench.benchmarks.t2i_compbench.metrics_categories import USES
 from t2ibench.benchmarks.t2i_compbench.options import DETECTION_FRAME, T2ICompBenchConfig
 from t2ibench.benchmarks.t2i_compbench.suite import Prompt, Suite
 from t2ibench.benchmarks.t2i_compbench.suite_phrases import NEEDS_PARSE, PhraseTable, read_table
@@ -291,14 +292,6 @@ class Judges:
         """What the model of ``kind`` is, for the protocol."""
         model = self.get(kind)
         return dict(model.identity() if kind == "clip" else model.describe())
-
-
-USES = {
-    "color": ("vqa",), "shape": ("vqa",), "texture": ("vqa",), "spatial": ("detector",),
-    "3d_spatial": ("detector", "depth"), "non_spatial": ("clip",), "numeracy": ("detector",),
-    "complex": ("vqa", "detector", "clip"),
-}  # fmt: skip
-"""The models each category's rule reads."""
 
 
 def protocol(category: str, judges: Judges, suite: Suite) -> dict[str, Any]:

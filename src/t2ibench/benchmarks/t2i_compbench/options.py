@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from t2ibench.benchmarks.t2i_compbench.metrics import CATEGORIES, NP_NUM, RULES
+from t2ibench.benchmarks.t2i_compbench.metrics import NP_NUM, RULES
+from t2ibench.benchmarks.t2i_compbench.metrics_categories import CATEGORIES, USES
 from t2ibench.errors import FieldError, unknown_choice
 from t2ibench.fields import Option, Range, check_ranges
 from t2ibench.specs import DepthConfig, EmbedderConfig, OpenDetectorConfig, VQAJudgeConfig
@@ -88,10 +89,11 @@ class T2ICompBenchConfig:
         """Its model specs by field name (checked readable, resolved from the hub, smoke when tiny)."""
         return {"vqa": self.vqa, "detector": self.detector, "depth": self.depth, "clip": self.clip}
 
-    @property
-    def tiny(self) -> bool:
-        """True when any of its models is a built-in random-weight one: what it judges means nothing (smoke)."""
-        return any(spec.tiny for spec in self.models().values())
+    def models_for(self, selection: T2ICompBenchPrompts) -> dict[str, Any]:
+        """The model specs a refresh of ``selection``'s categories builds (``USES``): those a run must find and whose
+        tiny build makes its numbers smoke — numeracy and non-spatial alone need no BLIP or depth model."""
+        used = {kind for category in selection.categories or CATEGORIES for kind in USES[category]}
+        return {kind: spec for kind, spec in self.models().items() if kind in used}
 
 
 # this benchmark's config sections (t2ibench.benchmarks.benchmark_options): benchmarks.t2i_compbench (which prompts a
