@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -26,6 +27,17 @@ def images_of(root: Path, marker: str) -> Path:
              if marker in next(p.parent.glob("*/metadata.jsonl")).read_text()]  # fmt: skip
     assert len(found) == 1, found
     return found[0]
+
+
+def same_rows(refresh: Any, cli: Any, query: dict[str, str], names: str, folder: Path) -> None:
+    """Every ``query`` gives the same non-empty rows in the refresh's store and the CLI's; the image names (``names``
+    rows, in one order) differ only by their base: the workspace against the images ``folder``."""
+    for table, sql in query.items():
+        ours, theirs = refresh.rows(sql), cli.rows(sql)
+        assert ours, table
+        assert ours == theirs, table
+    pairs = zip(refresh.rows(names), cli.rows(names), strict=True)
+    assert all(a["image"] == f"{folder}/{b['image']}" for a, b in pairs)
 
 
 # -- the refresh ---------------------------------------------------------------------------------------------------
@@ -134,14 +146,8 @@ def test_a_refresh_stored_and_a_cli_stored_evaluation_of_the_same_images_store_i
         "benchmark_protocols": "SELECT settings FROM benchmark_protocols "
         "WHERE model = 'tiny-a' AND benchmark = 'geneval2'",
     }
-    refresh, cli = Store(root / "data" / "t2ibench.duckdb"), Store(other)
-    for table, sql in query.items():
-        ours, theirs = refresh.rows(sql), cli.rows(sql)
-        assert ours, table
-        assert ours == theirs, table
     names = "SELECT prompt_index, sample, question_index, image FROM vqa_answers ORDER BY 1, 2, 3"
-    pairs = zip(refresh.rows(names), cli.rows(names), strict=True)
-    assert all(a["image"] == f"{images.relative_to(root)}/{b['image']}" for a, b in pairs)
+    same_rows(Store(root / "data" / "t2ibench.duckdb"), Store(other), query, names, images.relative_to(root))
 
 
 # -- T2I-CompBench++ in the same refresh -----------------------------------------------------------------------------
@@ -208,11 +214,5 @@ def test_a_refresh_stored_and_a_cli_stored_t2i_compbench_evaluation_store_identi
         "WHERE benchmark = 't2i_compbench' ORDER BY ALL",
         "benchmark_protocols": "SELECT settings FROM benchmark_protocols WHERE benchmark = 't2i_compbench'",
     }
-    refresh, cli = Store(root / "data" / "t2ibench.duckdb"), Store(other)
-    for table, sql in query.items():
-        ours, theirs = refresh.rows(sql), cli.rows(sql)
-        assert ours, table
-        assert ours == theirs, table
     names = "SELECT prompt_index, image FROM benchmark_images ORDER BY 1"
-    pairs = zip(refresh.rows(names), cli.rows(names), strict=True)
-    assert all(a["image"] == f"{images.relative_to(root)}/{b['image']}" for a, b in pairs)
+    same_rows(Store(root / "data" / "t2ibench.duckdb"), Store(other), query, names, images.relative_to(root))

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 
 from t2ibench.errors import InputError, unknown_choice
 
@@ -32,6 +32,80 @@ class Scan(Protocol):
 
     def report(self, *, limit: int = 20) -> str:
         """Human-readable account of what was found and every problem."""
+
+
+class ScanItem(Protocol):
+    """One image a scan found: where it is."""
+
+    @property
+    def path(self) -> Path:
+        """The image file."""
+
+
+ItemT = TypeVar("ItemT", bound=ScanItem)
+
+
+@dataclass(frozen=True)
+class ImageScan(Generic[ItemT]):
+    """What an image folder or map holds against the prompts chosen, and every way it departs from them — the scan
+    of a benchmark judging any image source (GenEval 2's, T2I-CompBench++'s): the readable images (``items``), the
+    prompts expected and found, the chosen prompts without images (``missing_prompts``, by the benchmark's own
+    label), problems (the evaluation stops on them unless allowed), notes, and the folder results name images from."""
+
+    source: Path
+    items: tuple[ItemT, ...]
+    expected_prompts: int
+    found_prompts: int
+    missing_prompts: tuple[int | str, ...] = ()
+    problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    names_from: Path | None = None
+
+    @classmethod
+    def of_generated(
+        cls, generated: Any, prompts: Mapping[int, Any], make: Callable[[Any, Any], ItemT], *, names_from: Path,
+        label: str,
+    ) -> Self:  # fmt: skip
+        """The scan of a refresh's generated images (a ``pipeline.results.Generated``) of ``prompts`` (prompt index →
+        the benchmark's prompt), each image made an item by ``make(prompt, image info)``; InputError when none is of
+        those prompts (``label``: the benchmark's name in the message)."""
+        chosen = [(prompts[i.prompt_index], i) for i in generated.images if i.prompt_index in prompts]
+        if not chosen:
+            raise InputError(f"{generated.model}: no images of {label}'s prompts to judge")
+        return cls(
+            source=Path(generated.folder),
+            items=tuple(make(prompt, info) for prompt, info in chosen),
+            expected_prompts=len(prompts),
+            found_prompts=len({info.prompt_index for _, info in chosen}),
+            names_from=Path(names_from),
+        )
+
+    @property
+    def ok(self) -> bool:
+        """True when every chosen prompt has its images and nothing is broken or unknown."""
+        return not (self.missing_prompts or self.problems)
+
+    def name(self, item: ItemT) -> str:
+        """The ``filename`` a result of ``item`` records (``paths.result_name`` under ``names_from``)."""
+        from t2ibench.paths import result_name
+
+        return result_name(item.path, self.names_from)
+
+    def report(self, *, limit: int = 20) -> str:
+        """Human-readable account: expected vs found prompts, images, then every problem (each line escaped: a file
+        name with a newline cannot forge a report line)."""
+        from t2ibench.paths import shown
+
+        lines = [
+            f"{self.source}: prompts expected {self.expected_prompts}, found {self.found_prompts}; "
+            f"{len(self.items)} readable images"
+        ]
+        for title, values in (("missing prompts", self.missing_prompts), ("problems", self.problems),
+                              ("notes", self.notes)):  # fmt: skip
+            if values:
+                more = f" (+{len(values) - limit} more)" if len(values) > limit else ""
+                lines.append(f"  {title} ({len(values)}): {', '.join(str(v) for v in values[:limit])}{more}")
+        return "\n".join(shown(line) for line in lines)
 
 
 SuiteT = TypeVar("SuiteT")

@@ -65,6 +65,19 @@ def protocol_flag(found: Sequence[Mapping[str, Any]], label: str, what: str) -> 
     )
 
 
+def coverage(
+    suite_sha256: str | None, prompts: int | None, *, release_sha256: str, release_prompts: int, other: str
+) -> list[str]:
+    """What a number was measured on when it is not the whole released suite (``release_sha256``, of
+    ``release_prompts`` prompts): ``other`` for another suite file, 'suite not recorded' for none, else 'N of M
+    prompts' for a subset; [] for the whole release."""
+    if suite_sha256 != release_sha256:
+        return [other if suite_sha256 else "suite not recorded"]
+    if prompts is not None and prompts < release_prompts:
+        return [f"{prompts} of {release_prompts} prompts"]
+    return []
+
+
 def origin(version: Mapping[str, Any], labels: Sequence[str]) -> str:
     """Where an evaluation's images came from, with its coverage ``labels`` ('8 of 800 prompts'): 'refresh' for a
     refresh's own, else who stored it, from which images (their identity), and the prompts judged."""

@@ -58,13 +58,6 @@ def collect(store: Store) -> dict[str, Any]:
     }
 
 
-def _metric(metrics: list[dict[str, Any]], model: str, metric: str, alpha: float | None = 1.0) -> dict[str, Any] | None:
-    for m in metrics:
-        if m["model"] == model and m["metric"] == metric and (alpha is None or m["alpha"] == alpha):
-            return m
-    return None
-
-
 def _stored_mode(row: dict[str, Any]) -> Any:
     """A ``Mode`` exactly as stored: eigenvalue, shares, mass and sample scores (None where an older store lacks
     them: a gallery never shows an invented 0.0)."""

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from t2ibench.benchmarks import ImageScan
 from t2ibench.benchmarks.geneval2.metrics import (
     PROBABILITY_SLACK,
     QuestionScore,
@@ -42,7 +43,7 @@ from t2ibench.errors import InputError, note
 from t2ibench.hashing import file_sha256
 from t2ibench.images import image_problem
 from t2ibench.io import loads_strict, read_text_file, write_text_atomic
-from t2ibench.paths import file_key, regular_file, result_name, shown
+from t2ibench.paths import file_key, regular_file, shown
 from t2ibench.progress import progress
 
 if TYPE_CHECKING:
@@ -61,44 +62,8 @@ class Geneval2Image:
     path: Path
 
 
-@dataclass(frozen=True)
-class Geneval2Scan:
-    """What an image folder or map holds against the suite, and every way it departs from it."""
-
-    source: Path
-    items: tuple[Geneval2Image, ...]
-    expected_prompts: int
-    found_prompts: int
-    missing_prompts: tuple[int, ...] = ()
-    problems: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
-    names_from: Path | None = None
-
-    @property
-    def ok(self) -> bool:
-        """True when every prompt has its images and nothing is broken or unknown."""
-        return not (self.missing_prompts or self.problems)
-
-    def name(self, item: Geneval2Image) -> str:
-        """The ``filename`` a result of ``item`` records (``paths.result_name`` under ``names_from``)."""
-        return result_name(item.path, self.names_from)
-
-    def report(self, *, limit: int = 20) -> str:
-        """Human-readable account: expected vs found prompts, images, then every problem."""
-        lines = [
-            f"{self.source}: prompts expected {self.expected_prompts}, found {self.found_prompts}; "
-            f"{len(self.items)} readable images"
-        ]
-
-        def listing(title: str, values: Sequence[object]) -> None:
-            if values:
-                more = f" (+{len(values) - limit} more)" if len(values) > limit else ""
-                lines.append(f"  {title} ({len(values)}): {', '.join(str(v) for v in values[:limit])}{more}")
-
-        listing("missing prompts", list(self.missing_prompts))
-        listing("problems", list(self.problems))
-        listing("notes", list(self.notes))
-        return "\n".join(lines)
+class Geneval2Scan(ImageScan[Geneval2Image]):
+    """What an image folder or map holds against the suite (``missing_prompts``: prompt indices)."""
 
 
 def scan_images(

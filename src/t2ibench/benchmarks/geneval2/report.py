@@ -95,11 +95,8 @@ def coverage_labels(suite_sha256: str | None, prompts: int | None) -> list[str]:
     (another file, or none recorded) or 'N of 800 prompts'."""
     from t2ibench.benchmarks.geneval2.suite import RELEASE_PROMPTS, RELEASE_SHA256
 
-    if suite_sha256 != RELEASE_SHA256:
-        return ["not the released suite" if suite_sha256 else "suite not recorded"]
-    if prompts is not None and prompts < RELEASE_PROMPTS:
-        return [f"{prompts} of {RELEASE_PROMPTS} prompts"]
-    return []
+    return benchmark_pages.coverage(suite_sha256, prompts, release_sha256=RELEASE_SHA256,
+                                    release_prompts=RELEASE_PROMPTS, other="not the released suite")  # fmt: skip
 
 
 def origin(version: Mapping[str, Any]) -> str:

@@ -93,21 +93,9 @@ def step_geneval2(
     (the workspace); ``weights`` stamps the judge's local weights, if any."""
     check_stamp(weights)
     chosen = selected_geneval2(prompts, suite)
-    by_index = {p.index: p for p in chosen.prompts}
-    items = tuple(
-        Geneval2Image(by_index[i.prompt_index], f"{i.sample:05d}", Path(i.path))
-        for i in generated.images
-        if i.prompt_index in by_index
-    )
-    if not items:
-        raise InputError(f"{generated.model}: no images of GenEval 2's prompts to judge")
-    scan = Geneval2Scan(
-        source=Path(generated.folder),
-        items=items,
-        expected_prompts=len(by_index),
-        found_prompts=len({i.prompt.index for i in items}),
-        names_from=names_from,
-    )
+    scan = Geneval2Scan.of_generated(generated, {p.index: p for p in chosen.prompts},
+                                     lambda prompt, i: Geneval2Image(prompt, f"{i.sample:05d}", Path(i.path)),
+                                     names_from=Path(names_from), label="GenEval 2")  # fmt: skip
     rows = judge_with(scan, geneval2, suite=chosen, out=out, device=device, show_progress=show_progress)
     summary = {"images": len(rows), "prompts": len({r.prompt_index for r in rows})}
     summary["questions"] = sum(len(r.questions) for r in rows)

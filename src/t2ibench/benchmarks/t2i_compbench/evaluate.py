@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from t2ibench.benchmarks import ImageScan
 from t2ibench.benchmarks.t2i_compbench import metrics as rules
 from t2ibench.benchmarks.t2i_compbench.metrics_categories import USES
 from t2ibench.benchmarks.t2i_compbench.options import DETECTION_FRAME, T2ICompBenchConfig
@@ -34,7 +35,7 @@ from t2ibench.benchmarks.t2i_compbench.suite_phrases import NEEDS_PARSE, PhraseT
 from t2ibench.errors import InputError, note
 from t2ibench.images import image_problem
 from t2ibench.io import loads_strict, read_text_file, write_text_atomic
-from t2ibench.paths import file_key, regular_file, result_name, shown
+from t2ibench.paths import file_key, regular_file, shown
 from t2ibench.progress import progress
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
@@ -50,40 +51,8 @@ class CompImage:
     path: Path
 
 
-@dataclass(frozen=True)
-class CompScan:
-    """What an image folder or map holds against the chosen prompts, and every way it departs from them."""
-
-    source: Path
-    items: tuple[CompImage, ...]
-    expected_prompts: int
-    found_prompts: int
-    missing_prompts: tuple[str, ...] = ()  # 'category:line'
-    problems: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
-    names_from: Path | None = None
-
-    @property
-    def ok(self) -> bool:
-        """True when every chosen prompt has its images and nothing is broken or unknown."""
-        return not (self.missing_prompts or self.problems)
-
-    def name(self, item: CompImage) -> str:
-        """The ``filename`` a result of ``item`` records (``paths.result_name`` under ``names_from``)."""
-        return result_name(item.path, self.names_from)
-
-    def report(self, *, limit: int = 20) -> str:
-        """Human-readable account: expected vs found prompts, images, then every problem."""
-        lines = [
-            f"{self.source}: prompts expected {self.expected_prompts}, found {self.found_prompts}; "
-            f"{len(self.items)} readable images"
-        ]
-        for title, values in (("missing prompts", self.missing_prompts), ("problems", self.problems),
-                              ("notes", self.notes)):  # fmt: skip
-            if values:
-                more = f" (+{len(values) - limit} more)" if len(values) > limit else ""
-                lines.append(f"  {title} ({len(values)}): {', '.join(values[:limit])}{more}")
-        return "\n".join(shown(line) for line in lines)  # a name with a newline cannot forge a report line
+class CompScan(ImageScan[CompImage]):
+    """What an image folder or map holds against the chosen prompts (``missing_prompts``: 'category:line')."""
 
 
 def _unchosen(where: str, text: str, known: set[str], problems: list[str], notes: list[str]) -> None:

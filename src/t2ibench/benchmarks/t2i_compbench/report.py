@@ -61,12 +61,9 @@ def coverage_labels(suite_sha256: str | None, prompts: int | None) -> list[str]:
     suite' or 'N of 2400 prompts'."""
     from t2ibench.benchmarks.t2i_compbench.suite import PROMPTS_PER_CATEGORY, pinned_sha256
 
-    total = PROMPTS_PER_CATEGORY * len(CATEGORIES)
-    if suite_sha256 != pinned_sha256():
-        return ["not the pinned suite" if suite_sha256 else "suite not recorded"]
-    if prompts is not None and prompts < total:
-        return [f"{prompts} of {total} prompts"]
-    return []
+    return benchmark_pages.coverage(suite_sha256, prompts, release_sha256=pinned_sha256(),
+                                    release_prompts=PROMPTS_PER_CATEGORY * len(CATEGORIES),
+                                    other="not the pinned suite")  # fmt: skip
 
 
 def origin(version: Mapping[str, Any]) -> str:

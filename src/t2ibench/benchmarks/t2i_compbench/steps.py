@@ -65,21 +65,9 @@ def step_t2i_compbench(
     if t2i_compbench.phrases is not None:
         t2i_compbench = dataclasses.replace(t2i_compbench, phrases=phrases.path)
     suite, chosen = selected_prompts(prompts)
-    by_index = {p.index: p for p in chosen}
-    items = tuple(
-        CompImage(by_index[i.prompt_index], i.sample, Path(i.path))
-        for i in generated.images
-        if i.prompt_index in by_index
-    )
-    if not items:
-        raise InputError(f"{generated.model}: no images of T2I-CompBench++'s prompts to judge")
-    scan = CompScan(
-        source=Path(generated.folder),
-        items=items,
-        expected_prompts=len(by_index),
-        found_prompts=len({i.prompt.index for i in items}),
-        names_from=Path(names_from),
-    )
+    scan = CompScan.of_generated(generated, {p.index: p for p in chosen},
+                                 lambda prompt, i: CompImage(prompt, i.sample, Path(i.path)),
+                                 names_from=Path(names_from), label="T2I-CompBench++")  # fmt: skip
     results = judge_with(scan, t2i_compbench, suite=suite, out=Path(out), device=device, show_progress=show_progress)
     summary = {"images": len(results), "prompts": len({r.prompt_index for r in results})}
     summary["categories"] = len({r.category for r in results})
