@@ -27,12 +27,18 @@ def test_mask2former_loads_saved_weights_and_maps_labels(tiny_mask2former):
     import torch
     from transformers import Mask2FormerForUniversalSegmentation
 
-    detector = HFMask2Former(DetectorConfig(model=str(tiny_mask2former), resize=(64, 96)), device="cpu")
+    detector = HFMask2Former(
+        DetectorConfig(model=str(tiny_mask2former), resize=(64, 96)), device="cpu", label_space=vocabulary().labels
+    )
     _, model, labels, _, _ = detector._load()
     saved = Mask2FormerForUniversalSegmentation.from_pretrained(tiny_mask2former).state_dict()
     for name, tensor in model.state_dict().items():
         assert torch.equal(tensor, saved[name]), name
     assert labels == list(vocabulary().classes)  # HF's "mouse", "remote", "keyboard" → GenEval's names
+    # without a label space, the model's own labels
+    own = HFMask2Former(DetectorConfig(model=str(tiny_mask2former), resize=(64, 96)), device="cpu")._load()[2]
+    assert own == [model.config.id2label[i] for i in range(len(own))]
+    assert "mouse" in own
     assert detector.describe()["postprocess"] == "mmdet-mask2former-instance"
 
 
@@ -40,7 +46,10 @@ def test_mask2former_detections_on_real_photos(tiny_mask2former, photos):
     import torch
 
     detector = HFMask2Former(
-        DetectorConfig(model=str(tiny_mask2former), resize=(64, 96)), device="cpu", max_per_image=50
+        DetectorConfig(model=str(tiny_mask2former), resize=(64, 96)),
+        device="cpu",
+        max_per_image=50,
+        label_space=vocabulary().labels,
     )
     results = detector.detect(photos[:2])
     for image, found in zip(photos[:2], results, strict=True):
@@ -76,7 +85,7 @@ def test_colour_classifier_loads_the_checkpoint(tiny_clip):
     import torch
 
     arch, checkpoint = tiny_clip
-    clf = ClipColourClassifier(ColourConfig(arch=arch, pretrained=str(checkpoint)), device="cpu")
+    clf = ClipColourClassifier(colors=COLORS, spec=ColourConfig(arch=arch, pretrained=str(checkpoint)), device="cpu")
     model = clf._load()[0]
     saved = torch.load(checkpoint, weights_only=True)["state_dict"]
     for name, tensor in model.state_dict().items():
@@ -89,13 +98,13 @@ def test_colour_crops_grey_background_outside_the_mask(tiny_clip):
     image.paste((255, 0, 0), (0, 0, 20, 20))
     mask = np.zeros((20, 40), dtype=bool)
     mask[5:15, 5:15] = True
-    grey = ClipColourClassifier(ColourConfig(arch=arch, pretrained=str(checkpoint)), device="cpu")
+    grey = ClipColourClassifier(colors=COLORS, spec=ColourConfig(arch=arch, pretrained=str(checkpoint)), device="cpu")
     (crop,) = grey.crops(image, [((2, 2, 30, 18), mask)])
     assert crop.size == (28, 16)
     assert crop.getpixel((5, 5)) == (255, 0, 0)  # inside the mask: the object
     assert crop.getpixel((0, 0)) == (153, 153, 153)  # outside: #999999
     original = ClipColourClassifier(
-        ColourConfig(arch=arch, pretrained=str(checkpoint), background="original"), device="cpu"
+        colors=COLORS, spec=ColourConfig(arch=arch, pretrained=str(checkpoint), background="original"), device="cpu"
     )
     (kept,) = original.crops(image, [((2, 2, 30, 18), mask)])
     assert kept.getpixel((25, 8)) == (0, 0, 255)
@@ -105,7 +114,7 @@ def test_colour_crops_grey_background_outside_the_mask(tiny_clip):
 
 def test_colour_classifier_returns_colour_names(tiny_clip, photos):
     arch, checkpoint = tiny_clip
-    clf = ClipColourClassifier(ColourConfig(arch=arch, pretrained=str(checkpoint)), device="cpu")
+    clf = ClipColourClassifier(colors=COLORS, spec=ColourConfig(arch=arch, pretrained=str(checkpoint)), device="cpu")
     boxes = [((0, 0, 100, 100), None), ((50, 50, 300, 200), None), ((10, 10, 20, 20), None)]
     first = clf.classify(photos[1], boxes, "cup")
     assert len(first) == 3
@@ -116,7 +125,7 @@ def test_colour_classifier_returns_colour_names(tiny_clip, photos):
 
 def test_unknown_architecture_is_a_clear_error():
     with pytest.raises(InputError, match="unknown open_clip architecture 'ViT-Nope'"):
-        ClipColourClassifier(ColourConfig(arch="ViT-Nope", pretrained=None), device="cpu")._load()
+        ClipColourClassifier(colors=COLORS, spec=ColourConfig(arch="ViT-Nope", pretrained=None), device="cpu")._load()
 
 
 def test_evaluate_cli_end_to_end_on_real_photos(tiny_mask2former, tiny_clip, photos, tmp_path, capsys):
@@ -211,7 +220,7 @@ def test_mmdet_backend_converts_per_class_results(monkeypatch):
     apis.inference_detector = inference_detector
     monkeypatch.setitem(sys.modules, "mmdet", fake)
     monkeypatch.setitem(sys.modules, "mmdet.apis", apis)
-    detector = MMDetMask2Former(mmdet("config.py", "ckpt.pth"), device="cpu")
+    detector = MMDetMask2Former(mmdet("config.py", "ckpt.pth"), device="cpu", label_space=vocabulary().labels)
     (found,) = detector.detect([Image.new("RGB", (50, 60))])
     assert [(d.label, d.score) for d in found.detections] == [
         ("cat", pytest.approx(0.95)),

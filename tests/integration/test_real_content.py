@@ -20,7 +20,9 @@ import yaml
 pytest.importorskip("cv2", reason="the real detector needs opencv-python-headless (the 'models' extra)")
 
 from t2ibench.benchmarks.geneval.evaluate import ImageItem, judge_image
+from t2ibench.benchmarks.geneval.metrics import COLORS
 from t2ibench.benchmarks.geneval.selftest import THRESHOLD_GRID
+from t2ibench.benchmarks.geneval.suite import vocabulary
 from t2ibench.benchmarks.geneval.suite_photos import load_photo_truth
 from t2ibench.models.colour import LabColourClassifier
 from t2ibench.models.ssd import SSDMobileNetDetector, model_files
@@ -64,9 +66,13 @@ def photos():
     return out
 
 
+def detector_for_geneval() -> SSDMobileNetDetector:
+    return SSDMobileNetDetector(SSD, label_space=vocabulary().labels)
+
+
 @pytest.fixture(scope="module")
 def detector():
-    return SSDMobileNetDetector(SSD)
+    return detector_for_geneval()
 
 
 def test_the_wheel_s_network_files_are_the_upstream_ones():
@@ -101,7 +107,7 @@ def test_the_lite_colour_namer_names_real_objects_as_a_person_would(name, photos
 
     image = Image.fromarray(photos[name])
     (found,) = detector.detect([image])
-    namer = LabColourClassifier()
+    namer = LabColourClassifier(colors=COLORS)
     for label, colour in TRUTH[name]["colour"].items():
         best = max((d for d in found.detections if d.label == label), key=lambda d: d.score)
         assert namer.classify(image, [(best.box, found.mask(best.ref))], label) == [colour], (name, label)
@@ -112,7 +118,7 @@ def verdict(photo: np.ndarray, tmp_path: Path, record: dict) -> tuple[bool, str]
 
     path = tmp_path / "image.png"
     Image.fromarray(photo).save(path)
-    row = judge_image(ImageItem(0, "00000", path, record), SSDMobileNetDetector(SSD), LabColourClassifier())
+    row = judge_image(ImageItem(0, "00000", path, record), detector_for_geneval(), LabColourClassifier(colors=COLORS))
     return row.correct, row.reason
 
 

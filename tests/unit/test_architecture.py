@@ -46,11 +46,12 @@ def test_metrics_use_only_numpy_scipy_and_the_standard_library():
             # t2ibench.fields: a field's range as typing metadata (standard library only, checked below); a
             # benchmark's arithmetic may import its own metrics_<part> modules (arithmetic files themselves)
             own = f"t2ibench.benchmarks.{path.parent.name}.metrics_"
-            assert name.startswith(("t2ibench.metrics", "t2ibench.errors", "t2ibench.fields", own)), (
-                f"{path.name} imports {name}"
-            )
-    fields_roots = {n.split(".")[0] for n in imported_roots(SRC / "fields.py")}
-    assert fields_roots <= {*sys.stdlib_module_names, "__future__", "t2ibench"}, fields_roots
+            # t2ibench.vision: the detections a verdict engine reads (standard library only, checked below)
+            allowed = ("t2ibench.metrics", "t2ibench.errors", "t2ibench.fields", "t2ibench.vision", own)
+            assert name.startswith(allowed), f"{path.name} imports {name}"
+    for stdlib_only in ("fields.py", "vision.py"):
+        roots = {n.split(".")[0] for n in imported_roots(SRC / stdlib_only)}
+        assert roots <= {*sys.stdlib_module_names, "__future__", "t2ibench"}, (stdlib_only, roots)
 
 
 @pytest.mark.parametrize(("module", "home"), [("torch", "models"), ("duckdb", "store"), ("prefect", None)])
@@ -193,11 +194,14 @@ ALLOWED_INSIDE = {
         "t2ibench.specs",  # never t2ibench.config: the adapters take their specs, the config imports the registry
         "t2ibench.suites",
         "t2ibench.metrics",
-        # a benchmark's vocabulary and verdict types (its suite and arithmetic), never its evaluation: the detectors
-        # label in GenEval's classes, the colour classifier in its colours
-        "t2ibench.benchmarks.*.suite",
-        "t2ibench.benchmarks.*.suite_*",  # more of its suite's data (T2I-CompBench++'s phrase table)
-        "t2ibench.benchmarks.*.metrics",
+        "t2ibench.vision",  # detections and label spaces: a detector labels in the space its caller passes
+        # the registry module alone (the spine's prompt structure, for the structure embedder), never a plugin's
+        "t2ibench.benchmarks$",
+        # T2I-CompBench++'s suite, phrase table and detection type: the spaCy phrase deriver and the tiny OWL
+        # fixture read them (never an evaluation)
+        "t2ibench.benchmarks.t2i_compbench.suite",
+        "t2ibench.benchmarks.t2i_compbench.suite_phrases",
+        "t2ibench.benchmarks.t2i_compbench.metrics",
     ),
     "t2ibench.report": (
         "t2ibench.report",
@@ -230,7 +234,10 @@ def test_library_internal_imports_follow_the_layers():
             )
             if layer is not None:
                 allowed = ALLOWED_INSIDE[layer]
-                ok = any(fnmatch(imported, a) or fnmatch(imported, a + ".*") for a in allowed)
+                ok = any(
+                    imported == a[:-1] if a.endswith("$") else fnmatch(imported, a) or fnmatch(imported, a + ".*")
+                    for a in allowed
+                )
                 assert ok, f"{module} imports {imported} (the {layer} layer may import only {', '.join(allowed)})"
 
 
@@ -249,6 +256,7 @@ FLOORS = {
     "t2ibench.progress": 1,
     "t2ibench.signals": 1,
     "t2ibench.benchmarks": 1,  # the registry module alone (its entries load by name); plugins: BENCHMARK_ROLES
+    "t2ibench.vision": 1,  # detections, boxes, label spaces: what detectors and benchmarks exchange (stdlib)
     "t2ibench.pipeline.identity": 1,  # a step's inputs as its identity: hashing only
     "t2ibench.io": 2,
     "t2ibench.pipeline.results": 2,
@@ -553,3 +561,59 @@ def test_the_metrics_package_exports_each_name_from_its_own_submodule_lazily():
         assert getattr(metrics, name) is getattr(importlib.import_module(home), name), name
     eager = (SRC / "metrics" / "__init__.py").read_text().split("if TYPE_CHECKING:")[0]
     assert "from t2ibench.metrics." not in eager  # no submodule is imported when the package is
+
+
+# The files outside the benchmarks package that may name a benchmark in code (an identifier, or a string without
+# whitespace: a module path, a table key, a set name) — messages, help text and docstrings aside. Everything else
+# reaches a benchmark through the registry (``t2ibench.benchmarks``) or is handed what it needs by it (a detector's
+# label space, a colour classifier's colours, the spine's prompt structure).
+NAMED_OUTSIDE = {
+    "geneval": {
+        "src/t2ibench/config.py",  # the published reference tables and the self-test's photo truth (config checks)
+        "src/t2ibench/suites/reference.py",  # the reference text set made from GenEval's prompts
+        "flows/human_agreement.py",  # GenEval's MTurk annotations: the one benchmark with human verdicts
+    },
+    "geneval2": set(),
+    "t2i_compbench": {  # the spaCy phrase deriver and the tiny OWL fixture (models: the only home of spaCy, torch)
+        "src/t2ibench/models/spacy_parse.py",
+        "src/t2ibench/models/tiny_compbench.py",
+        "src/t2ibench/models/owl.py",
+    },
+}
+
+
+def names_in_code(path: Path, pattern: re.Pattern[str]) -> list[tuple[int, str]]:
+    """(line, token) of each identifier or whitespace-free string literal of ``path`` matching ``pattern``."""
+    import io
+    import tokenize
+
+    found = []
+    for tok in tokenize.generate_tokens(io.StringIO(path.read_text()).readline):
+        text = tok.string
+        key = tok.type == tokenize.NAME or (tok.type == tokenize.STRING and not any(c.isspace() for c in text))
+        if key and pattern.search(text):
+            found.append((tok.start[0], text))
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(NAMED_OUTSIDE))
+def test_benchmarks_are_named_only_inside_their_package(name):
+    """Outside ``t2ibench.benchmarks`` (store migrations aside: they record history), only the files listed in
+    ``NAMED_OUTSIDE`` name a benchmark in code; a benchmark is one package plus one registry line."""
+    from t2ibench.benchmarks import REGISTRY
+
+    assert set(NAMED_OUTSIDE) == set(REGISTRY)
+    root = SRC.parents[1]
+    others = sorted(n for n in REGISTRY if n != name and n.startswith(name))  # geneval is a prefix of geneval2
+    pattern = re.compile(re.escape(name) + "".join(f"(?!{re.escape(o[len(name) :])})" for o in others), re.I)
+    files = [*py_files(SRC), *py_files(root / "flows"), *py_files(root / "tasks")]
+    naming = {}
+    for path in files:
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("src/t2ibench/benchmarks/") or rel == "src/t2ibench/store/migrations.py":
+            continue
+        if hits := names_in_code(path, pattern):
+            naming[rel] = hits[:3]
+    assert set(naming) <= NAMED_OUTSIDE[name], {k: v for k, v in naming.items() if k not in NAMED_OUTSIDE[name]}
+    assert len(NAMED_OUTSIDE[name]) <= 3
+    assert set(naming) == NAMED_OUTSIDE[name], "a listed file no longer names it: shorten NAMED_OUTSIDE"

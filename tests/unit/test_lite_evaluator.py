@@ -38,19 +38,19 @@ def patch(rgb: tuple[float, float, float], n: int = 16) -> np.ndarray:
 def test_css_colours_are_named_as_people_name_them(name):
     import matplotlib.colors as mc
 
-    namer = LabColourClassifier()
+    namer = LabColourClassifier(colors=COLORS)
     for css in CSS[name]:
         assert namer.name_pixels(patch(mc.to_rgb(css))) == name, css
 
 
 def test_the_compositor_anchors_are_named_back():
-    namer = LabColourClassifier()
+    namer = LabColourClassifier(colors=COLORS)
     for name, rgb in COLOUR_ANCHORS.items():
         assert namer.name_pixels(np.tile(np.asarray(rgb, dtype=np.uint8), (9, 1))) == name
 
 
 def test_the_dominant_colour_wins_and_grey_pixels_do_not_outvote_a_coloured_object():
-    namer = LabColourClassifier()
+    namer = LabColourClassifier(colors=COLORS)
     red, blue, grey = (
         np.tile(np.asarray(c, dtype=np.uint8), (n, 1))
         for c, n in (((200, 30, 35), 40), ((40, 80, 200), 20), ((120, 120, 120), 60))
@@ -69,12 +69,61 @@ def test_classify_uses_only_the_masked_pixels_inside_the_box():
     canvas[15:25, 15:25] = (40, 80, 200)  # 6 % of the image
     mask = np.zeros((40, 40), dtype=bool)
     mask[16:24, 16:24] = True
-    namer = LabColourClassifier()
+    namer = LabColourClassifier(colors=COLORS)
     image = Image.fromarray(canvas)
     assert namer.classify(image, [((5, 5, 35, 35), mask)], "cup") == ["blue"]
     assert namer.classify(image, [((0, 0, 40, 40), None)], "cup") == ["white"]  # no mask: the box, mostly white
     with pytest.raises(InputError, match="mask shape"):
         namer.classify(image, [((0, 0, 4, 4), np.ones((3, 3), dtype=bool))], "cup")
+
+
+def test_the_rule_names_the_callers_colours_and_breaks_ties_in_their_order():
+    """The colour list is the caller's (GenEval hands over its ten): a tie between two names goes to the one listed
+    first, and a list missing a name the rule can give is refused when the classifier is made."""
+    red, blue = (np.tile(np.asarray(c, dtype=np.uint8), (10, 1)) for c in ((200, 30, 35), (40, 80, 200)))
+    tie = np.concatenate([red, blue])
+    assert LabColourClassifier(colors=COLORS).name_pixels(tie) == "red"  # red before blue in GenEval's list
+    reordered = ("blue", *(c for c in COLORS if c != "blue"))
+    assert LabColourClassifier(colors=reordered).name_pixels(tie) == "blue"
+    with pytest.raises(InputError, match=r"the lite colour rule names \['pink'\]"):
+        LabColourClassifier(colors=tuple(c for c in COLORS if c != "pink"))
+
+
+def test_the_compositor_draws_in_geneval_s_classes_and_colours():
+    """The compositor names no benchmark: its classes are COCO's names of its cut-outs and its colours the ones it
+    can paint. Both must be GenEval's, in GenEval's order (the colour a sloppy image draws instead depends on it)."""
+    from t2ibench.benchmarks.geneval.suite import vocabulary
+    from t2ibench.models.compositor import CUTOUT_CLASSES
+    from t2ibench.models.ssd import COCO90
+
+    vocab = vocabulary()
+    assert tuple(COLOUR_ANCHORS) == COLORS == vocab.colors
+    assert [vocab.canonical_class(name) for name in COCO90.values()] == list(vocab.classes)  # COCO's order
+    assert all(vocab.canonical_class(c) == c for c in CUTOUT_CLASSES)  # no alias between COCO's and GenEval's name
+
+
+def test_a_label_space_names_a_models_labels_or_refuses_them():
+    from t2ibench.benchmarks.geneval.suite import vocabulary
+    from t2ibench.vision import LabelSpace
+
+    space = vocabulary().labels
+    assert space.canonical("mouse") == "computer mouse"
+    assert space.canonical("cat") == "cat"
+    with pytest.raises(InputError, match="'unicorn' is not one of the 80 GenEval classes"):
+        space.canonical("unicorn")
+    assert repr(space) == repr(vocabulary().labels)  # Registry.reuse keys on it
+    assert repr(space) != repr(LabelSpace(space.classes, {}, title=space.title))
+
+
+def test_the_structure_embedder_reads_the_spines_prompt_structure():
+    from t2ibench.benchmarks import SPINE, prompt_structure
+
+    structure = prompt_structure()
+    assert SPINE == "geneval"
+    assert (structure.name, structure.dim) == ("geneval-structure-v1", STRUCTURE_DIM)
+    text = "a photo of a red horse and a blue person"
+    assert structure.parse(text) == parse_prompt(text)
+    assert np.array_equal(structure.vector(text), structure_vector(text))
 
 
 # -- prompts read back -----------------------------------------------------------------------------------------------

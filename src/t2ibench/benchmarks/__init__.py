@@ -391,6 +391,28 @@ def spine_report() -> Any:
     return module
 
 
+@dataclass(frozen=True)
+class PromptStructure:
+    """What a prompt asks, read from its text by the benchmark whose templates made it, in place of a text encoder
+    (the suite module's ``PROMPT_STRUCTURE``): ``name`` (versioned, recorded as the text side's identity), ``dim``
+    and ``parse`` (text → the prompt's record; InputError for text its templates do not make) and ``vector`` (text →
+    a unit vector of shape (dim,))."""
+
+    name: str
+    dim: int
+    parse: Callable[[str], Any]
+    vector: Callable[[str], Any]
+
+
+def prompt_structure() -> PromptStructure:
+    """The spine benchmark's ``PromptStructure`` — the prompts a refresh measures Scendi on are the spine's — which a
+    structure embedder (``mobilenet+structure``) reads in place of a text encoder."""
+    found = getattr(role_module(SPINE, "suite"), "PROMPT_STRUCTURE", None)
+    if not isinstance(found, PromptStructure):
+        raise TypeError(f"benchmark {SPINE!r} (the refresh's spine) has no PROMPT_STRUCTURE in its suite module")
+    return found
+
+
 def benchmark_options(name: str) -> Any | None:
     """The ``options`` module of the benchmark registered as ``name`` — ``SELECTION`` (the type of its
     ``benchmarks.<name>`` config section: which prompts a refresh runs) and ``EVALUATOR`` (``evaluators.<name>``,

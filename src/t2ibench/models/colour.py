@@ -1,8 +1,9 @@
 """GenEval's colour classifier: OpenCLIP zero-shot over ten colours on the masked, cropped object.
 
-For each object the image is composited with a flat grey #999999 background outside the object's mask (or
+Every classifier names colours from the list its caller passes (``colors``: GenEval's ten, when GenEval builds
+it). For each object the image is composited with a flat grey #999999 background outside the object's mask (or
 the original background, ``background="original"``), cropped to the object's box, and classified with
-open_clip's zero-shot classifier over GenEval's ten colours and three templates: "a photo of a {c} {object}",
+open_clip's zero-shot classifier over those colours and three templates: "a photo of a {c} {object}",
 "a photo of a {c}-colored {object}", "a photo of a {c} object". Classifier weights are built once per class.
 """
 
@@ -15,7 +16,6 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from t2ibench.benchmarks.geneval.metrics import COLORS
 from t2ibench.errors import InputError
 from t2ibench.models._torch import loads_models
 from t2ibench.specs import ColourConfig
@@ -100,7 +100,7 @@ class ColourClassifier(Protocol):
     def classify(
         self, image: Any, objects: Sequence[tuple[Sequence[float], NDArray[np.bool_] | None]], classname: str
     ) -> list[str]:
-        """One of GenEval's ten colour names per (box, mask) object of class ``classname`` in the PIL ``image``."""
+        """One of the caller's colour names per (box, mask) object of class ``classname`` in the PIL ``image``."""
 
 
 class ClipColourClassifier:
@@ -113,12 +113,14 @@ class ClipColourClassifier:
         self,
         spec: ColourConfig,
         *,
+        colors: Sequence[str],
         device: str = "auto",
         precision: str = "fp32",
         crop: bool = True,
         batch_size: int = 16,
     ) -> None:
         self.spec = spec
+        self.colors = tuple(colors)
         self.device_spec = device
         self.precision = precision
         self.crop = crop
@@ -135,7 +137,7 @@ class ClipColourClassifier:
             "background": self.spec.background,
             "crop": self.crop,
             "precision": self.precision,
-            "colors": list(COLORS),
+            "colors": list(self.colors),
             "templates": [t.format(obj="{object}") for t in TEMPLATES],
         }
 
@@ -152,7 +154,7 @@ class ClipColourClassifier:
             model, _, tokenizer, device = self._load()
             templates = [t.format(obj=classname) for t in TEMPLATES]
             self._weights[classname] = open_clip.build_zero_shot_classifier(
-                model, tokenizer, list(COLORS), templates, num_classes_per_batch=None, device=device
+                model, tokenizer, list(self.colors), templates, num_classes_per_batch=None, device=device
             )
         return self._weights[classname]
 
@@ -180,7 +182,7 @@ class ClipColourClassifier:
     def classify(
         self, image: Any, objects: Sequence[tuple[Sequence[float], NDArray[np.bool_] | None]], classname: str
     ) -> list[str]:
-        """One of GenEval's ten colour names per (box, mask) object of class ``classname`` in the PIL ``image``."""
+        """One of the classifier's colour names per (box, mask) object of class ``classname`` in the PIL ``image``."""
         import torch
 
         if not objects:
@@ -194,7 +196,7 @@ class ClipColourClassifier:
                 batch = torch.stack([preprocess(c) for c in crops[start : start + self.batch_size]]).to(device)
                 features = model.encode_image(batch, normalize=True)
                 logits = features @ weights.to(features.dtype)
-                names += [COLORS[int(i)] for i in logits.argmax(dim=1).cpu()]
+                names += [self.colors[int(i)] for i in logits.argmax(dim=1).cpu()]
         return names
 
 
@@ -241,7 +243,12 @@ class LabColourClassifier:
 
     name = "lab-colour-lite"
 
-    def __init__(self, *, chroma_floor: float = 15.0, chromatic_share: float = 0.25) -> None:
+    def __init__(self, *, colors: Sequence[str], chroma_floor: float = 15.0, chromatic_share: float = 0.25) -> None:
+        names = {family for _, _, family in HUE_SECTORS} | {"pink", "red", "brown", "white", "black"}
+        if sorted(names - set(colors)):
+            raise InputError(f"the lite colour rule names {sorted(names - set(colors))}, which the colour list "
+                             f"{list(colors)} lacks")  # fmt: skip
+        self.colors = tuple(colors)
         self.chroma_floor = chroma_floor
         self.chromatic_share = chromatic_share
 
@@ -281,7 +288,7 @@ class LabColourClassifier:
         chromatic = names != ""
         if chromatic.mean() >= self.chromatic_share:
             found, counts = np.unique(names[chromatic], return_counts=True)
-            order = [COLORS.index(str(c)) for c in found]  # ties go to the earlier name in GenEval's colour list
+            order = [self.colors.index(str(c)) for c in found]  # ties go to the earlier name in the colour list
             return str(found[min(range(len(found)), key=lambda i: (-counts[i], order[i]))])
         grey = lab[~chromatic, 0]
         white = int((grey >= 50).sum())
@@ -290,7 +297,7 @@ class LabColourClassifier:
     def classify(
         self, image: Any, objects: Sequence[tuple[Sequence[float], NDArray[np.bool_] | None]], classname: str
     ) -> list[str]:
-        """One of GenEval's ten colour names per (box, mask) object in the PIL ``image`` (``classname`` unused)."""
+        """One of the rule's colour names per (box, mask) object in the PIL ``image`` (``classname`` unused)."""
         rgb = np.asarray(image.convert("RGB"), dtype=np.uint8)
         h, w = rgb.shape[:2]
         names = []

@@ -198,11 +198,12 @@ def load_cutouts(detector_model: str = SSD_MODEL) -> tuple[Cutout, ...]:
 
 
 def compositor_classes(detector_model: str = SSD_MODEL) -> tuple[str, ...]:
-    """The GenEval classes the compositor can render (those with a usable cut-out), in GenEval's class order."""
-    from t2ibench.benchmarks.geneval.suite import vocabulary
+    """The COCO classes the compositor can render (those with a usable cut-out), in COCO's order — COCO's names,
+    which GenEval's equal for every class cut out (``CUTOUT_CLASSES``)."""
+    from t2ibench.models.ssd import COCO90
 
     have = {c.label for c in load_cutouts(detector_model)}
-    return tuple(c for c in vocabulary().classes if c in have)
+    return tuple(c for c in COCO90.values() if c in have)
 
 
 # -- drawing --------------------------------------------------------------------------------------------------------
@@ -329,8 +330,6 @@ ERRORS = {
 
 def plan(record: Mapping[str, Any], rng: np.random.Generator, variant: Variant) -> Plan:
     """The image for a GenEval prompt record under ``variant`` (draws from ``rng``)."""
-    from t2ibench.benchmarks.geneval.metrics import COLORS
-
     tag = record["tag"]
     include = record["include"]
     wrong = variant.kind == "sloppy" and rng.random() < variant.error_rate
@@ -358,7 +357,7 @@ def plan(record: Mapping[str, Any], rng: np.random.Generator, variant: Variant) 
             objects = [(a, cb), (b, ca)]
         if error in ("wrong colour", "colour leaked to background"):
             ((name, asked),) = objects
-            other = str(rng.choice([c for c in COLORS if c != asked]))
+            other = str(rng.choice([c for c in COLOUR_ANCHORS if c != asked]))  # the colours it can paint
             objects = [(name, other)]
             tint = asked if error == "colour leaked to background" else None
         if not collapsed and len(objects) > 1:

@@ -1,6 +1,7 @@
 """Instance detectors for GenEval: Hugging Face Mask2Former (default) and GenEval's own mmdet model (optional).
 
-Both return, per image, ``DetectionSet``: detections labelled with GenEval's 80 class names, boxes
+Both return, per image, ``DetectionSet``: detections labelled in the caller's ``LabelSpace`` (GenEval's 80 class
+names, when GenEval builds them; the model's own labels without one), boxes
 (x1, y1, x2, y2) in pixels of the original image, confidences, and one boolean mask per detection (the colour
 classifier crops with it). The verdict engine (``t2ibench.benchmarks.geneval.metrics``) applies the score thresholds.
 
@@ -21,14 +22,14 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from t2ibench.benchmarks.geneval.metrics import Detection
 from t2ibench.errors import InputError
 from t2ibench.models._torch import loads_models, quiet_loading
 from t2ibench.specs import DetectorConfig, ModelSource
+from t2ibench.vision import Detection, LabelSpace
 
-# GenEval's detector: mmdet 2.x Mask2Former Swin-S, 8×2 batch, LSJ 50 epochs, COCO.
-GENEVAL_MMDET_CONFIG = "mask2former_swin-s-p4-w7-224_lsj_8x2_50e_coco.py"
-GENEVAL_MMDET_CHECKPOINT = (
+# mmdetection's Mask2Former Swin-S, 8×2 batch, LSJ 50 epochs, COCO: the detector GenEval published its scores with.
+MMDET_MASK2FORMER_CONFIG = "mask2former_swin-s-p4-w7-224_lsj_8x2_50e_coco.py"
+MMDET_MASK2FORMER_CHECKPOINT = (
     "https://download.openmmlab.com/mmdetection/v2.0/mask2former/"
     "mask2former_swin-s-p4-w7-224_lsj_8x2_50e_coco/mask2former_swin-s-p4-w7-224_lsj_8x2_50e_coco_20220504_001756-743b7d99.pth"
 )
@@ -74,6 +75,12 @@ class Detector(Protocol):
         """Detections for each PIL image (RGB)."""
 
 
+def label_in(space: LabelSpace | None, label: str) -> str:
+    """A model's ``label`` in the caller's label ``space`` (None: the model's own label); InputError when the space
+    cannot place it (checked when the model loads, before any image)."""
+    return label if space is None else space.canonical(label)
+
+
 def masks_to_boxes(masks: NDArray[np.bool_]) -> NDArray[np.float64]:
     """Tight boxes (k, 4) [x1, y1, x2, y2) of boolean masks (k, H, W); empty masks give all-zero boxes."""
     k = masks.shape[0]
@@ -105,8 +112,10 @@ class HFMask2Former:
         dtype: str = "float32",
         max_per_image: int = 100,
         local_files_only: bool | None = None,
+        label_space: LabelSpace | None = None,
     ) -> None:
         self.spec = spec
+        self.label_space = label_space
         self.device_spec = device
         self.dtype_spec = dtype
         self.max_per_image = max_per_image
@@ -130,7 +139,6 @@ class HFMask2Former:
         if self._loaded is None:
             from transformers import AutoImageProcessor, Mask2FormerForUniversalSegmentation
 
-            from t2ibench.benchmarks.geneval.suite import vocabulary
             from t2ibench.models._torch import resolve_device, resolve_dtype
 
             device = resolve_device(self.device_spec)
@@ -162,9 +170,8 @@ class HFMask2Former:
                 ) from None
             if resize is not None:
                 processor.size = {"shortest_edge": resize[0], "longest_edge": resize[1]}
-            vocab = vocabulary()
             id2label: Any = model.config.id2label
-            labels = [vocab.canonical_class(str(id2label[i])) for i in range(len(id2label))]
+            labels = [label_in(self.label_space, str(id2label[i])) for i in range(len(id2label))]
             model.to(device).eval()
             self._loaded = (processor, model, labels, device, dtype)
         return self._loaded
@@ -246,16 +253,17 @@ class MMDetMask2Former:
 
     The spec's ``mmdet_config`` is a path to GenEval's ``mask2former_swin-s-p4-w7-224_lsj_8x2_50e_coco.py`` (from
     mmdetection's configs) and its ``mmdet_checkpoint`` a local file or URL of the weights (default
-    ``GENEVAL_MMDET_CHECKPOINT``).
+    ``MMDET_MASK2FORMER_CHECKPOINT``).
     """
 
     name = "mmdet-mask2former"
 
-    def __init__(self, spec: DetectorConfig, *, device: str = "cuda:0") -> None:
+    def __init__(self, spec: DetectorConfig, *, device: str = "cuda:0", label_space: LabelSpace | None = None) -> None:
         if not spec.mmdet_config:
             raise InputError("the mmdet backend needs GenEval's Mask2Former config file (detector.mmdet_config)")
         self.spec = spec
         self.device = device
+        self.label_space = label_space
         self._model: Any = None
         self._labels: list[str] = []
 
@@ -267,7 +275,7 @@ class MMDetMask2Former:
     @property
     def checkpoint(self) -> str:
         """The weights: the spec's ``mmdet_checkpoint``, else GenEval's published checkpoint."""
-        return self.spec.mmdet_checkpoint or GENEVAL_MMDET_CHECKPOINT
+        return self.spec.mmdet_checkpoint or MMDET_MASK2FORMER_CHECKPOINT
 
     def describe(self) -> dict[str, Any]:
         """Config, checkpoint and device."""
@@ -283,11 +291,8 @@ class MMDetMask2Former:
                     "the mmdet backend needs the optional extra: pip install 't2ibench[mmdet]' "
                     f"(mmcv-full builds from source) ({exc})"
                 ) from None
-            from t2ibench.benchmarks.geneval.suite import vocabulary
-
             self._model = init_detector(self.config, self.checkpoint, device=self.device)
-            vocab = vocabulary()
-            self._labels = [vocab.canonical_class(str(c)) for c in self._model.CLASSES]
+            self._labels = [label_in(self.label_space, str(c)) for c in self._model.CLASSES]
         return self._model
 
     def detect(self, images: Sequence[Any]) -> list[DetectionSet]:

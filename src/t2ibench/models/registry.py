@@ -6,8 +6,10 @@ typos. A registry is typed by the spec it reads and the object it builds (``Regi
 
 * ``GENERATORS``: ``build(name, spec, device=..., show_progress=..., source=...)`` → a ``Generator``
   (``spec``: a ``GeneratorConfig``; ``source`` is the folder backend's source folder, resolved).
-* ``DETECTORS``: ``build(name, spec, device=...)`` → a ``Detector`` (``spec``: a ``DetectorConfig``).
-* ``COLOUR_CLASSIFIERS``: ``build(name, spec, device=...)`` → a ``ColourClassifier`` (``spec``: ``ColourConfig``).
+* ``DETECTORS``: ``build(name, spec, device=..., label_space=...)`` → a ``Detector`` (``spec``: a ``DetectorConfig``;
+  ``label_space``: the caller's ``t2ibench.vision.LabelSpace`` its labels are named in, None for the model's own).
+* ``COLOUR_CLASSIFIERS``: ``build(name, spec, device=..., colors=...)`` → a ``ColourClassifier`` (``spec``:
+  ``ColourConfig``; ``colors``: the colour names it chooses among, in the caller's order).
 * ``EMBEDDERS``: ``build(name, spec, device=..., show_progress=...)`` → an ``Embedder`` (``EmbedderConfig``).
 * ``VQA_JUDGES``: ``build(name, spec, device=...)`` → a ``VQAJudge`` (``VQAJudgeConfig``): a vision-language
   judge answering questions about images with next-token probabilities (GenEval 2's Qwen3-VL, T2I-CompBench++'s
@@ -25,7 +27,7 @@ is loaded: importing this module never loads torch.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, TypeVar
@@ -49,6 +51,7 @@ if TYPE_CHECKING:  # the protocols of what the registries build (their modules l
     from t2ibench.models.generation import Generator
     from t2ibench.models.owl import OpenVocabDetector
     from t2ibench.models.vqa import VQAJudge
+    from t2ibench.vision import LabelSpace
 
 SpecT = TypeVar("SpecT")
 ProductT = TypeVar("ProductT")
@@ -148,38 +151,38 @@ def _compositor(spec: GeneratorConfig, *, device: str, show_progress: bool, sour
 
 
 @DETECTORS.register("hf", "Mask2Former through Hugging Face transformers (default: Swin-S COCO instance)")
-def _hf_detector(spec: DetectorConfig, *, device: str) -> Detector:
+def _hf_detector(spec: DetectorConfig, *, device: str, label_space: LabelSpace | None = None) -> Detector:
     from t2ibench.models.detection import HFMask2Former
 
-    return HFMask2Former(spec, device=device)
+    return HFMask2Former(spec, device=device, label_space=label_space)
 
 
 @DETECTORS.register("mmdet", "GenEval's own mmdet 2.x Mask2Former (the optional 'mmdet' extra)")
-def _mmdet_detector(spec: DetectorConfig, *, device: str) -> Detector:
+def _mmdet_detector(spec: DetectorConfig, *, device: str, label_space: LabelSpace | None = None) -> Detector:
     from t2ibench.models.detection import MMDetMask2Former
 
-    return MMDetMask2Former(spec, device=device)
+    return MMDetMask2Former(spec, device=device, label_space=label_space)
 
 
 @DETECTORS.register("opencv-ssd", "lite: SSD-MobileNet-v2 COCO through OpenCV DNN on CPU, GrabCut masks (offline)")
-def _ssd_detector(spec: DetectorConfig, *, device: str) -> Detector:
+def _ssd_detector(spec: DetectorConfig, *, device: str, label_space: LabelSpace | None = None) -> Detector:
     from t2ibench.models.ssd import SSDMobileNetDetector
 
-    return SSDMobileNetDetector(spec)
+    return SSDMobileNetDetector(spec, label_space=label_space)
 
 
 @COLOUR_CLASSIFIERS.register("clip", "OpenCLIP zero-shot over GenEval's ten colours on the masked crop (reference)")
-def _clip_colour(spec: ColourConfig, *, device: str) -> ColourClassifier:
+def _clip_colour(spec: ColourConfig, *, device: str, colors: Sequence[str]) -> ColourClassifier:
     from t2ibench.models.colour import ClipColourClassifier
 
-    return ClipColourClassifier(spec, device=device)
+    return ClipColourClassifier(spec, colors=colors, device=device)
 
 
 @COLOUR_CLASSIFIERS.register("lite", "lite: the dominant CIELAB colour of the masked pixels by a fixed rule")
-def _lite_colour(spec: ColourConfig, *, device: str) -> ColourClassifier:
+def _lite_colour(spec: ColourConfig, *, device: str, colors: Sequence[str]) -> ColourClassifier:
     from t2ibench.models.colour import LabColourClassifier
 
-    return LabColourClassifier()  # a fixed rule: the spec names no model and no setting it reads
+    return LabColourClassifier(colors=colors)  # a fixed rule: the spec names no model and no setting it reads
 
 
 @EMBEDDERS.register("open_clip", "OpenCLIP image and text embeddings")

@@ -7,7 +7,8 @@ upstream ones, checked here by SHA-256). It is a *lite* evaluator: a 300×300 si
 boxes, not GenEval's Mask2Former, so its numbers are not comparable with published GenEval scores.
 
 * ``SSDMobileNetDetector``: boxes (x1, y1, x2, y2) in pixels of the original image (the network's normalised
-  corners × width/height, clipped to the image), the wheel's 90 COCO category ids mapped to GenEval's 80 names,
+  corners × width/height, clipped to the image), the wheel's 90 COCO category ids named in the caller's label
+  space (GenEval's 80 names, for GenEval),
   scores as the network's float32. The network has no masks: an object's mask is derived from its box by OpenCV's
   GrabCut (5 iterations, initialised with the box as "probably foreground" and everything outside as background),
   computed only when the colour step asks for it, on the box region downscaled to 320 px; a box GrabCut cannot
@@ -28,13 +29,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from t2ibench.benchmarks.geneval.metrics import Detection
 from t2ibench.errors import InputError
 from t2ibench.hashing import file_sha256
 from t2ibench.models._torch import loads_models
-from t2ibench.models.detection import DetectionSet
+from t2ibench.models.detection import DetectionSet, label_in
 from t2ibench.models.embedding import ImagesOnly, TextEmbeddings
 from t2ibench.specs import SSD_MODEL, DetectorConfig, EmbedderConfig
+from t2ibench.vision import Detection, LabelSpace
 
 WHEEL = SSD_MODEL  # the spec's default model for the SSD backends: the wheel holding the network files
 GRAPH = "frozen_inference_graph.pb"
@@ -200,8 +201,16 @@ class SSDMobileNetDetector:
 
     name = "opencv-ssd-mobilenet-v2"
 
-    def __init__(self, spec: DetectorConfig, *, min_score: float = 0.01, grabcut_iterations: int = 5) -> None:
+    def __init__(
+        self,
+        spec: DetectorConfig,
+        *,
+        min_score: float = 0.01,
+        grabcut_iterations: int = 5,
+        label_space: LabelSpace | None = None,
+    ) -> None:
         self.spec = spec
+        self.label_space = label_space
         self.min_score = min_score
         self.grabcut_iterations = grabcut_iterations
         self._labels: dict[int, str] | None = None
@@ -221,12 +230,9 @@ class SSDMobileNetDetector:
         }
 
     def labels(self) -> dict[int, str]:
-        """COCO category id → GenEval class name."""
+        """COCO category id → its name in the caller's label space (COCO's own name without one)."""
         if self._labels is None:
-            from t2ibench.benchmarks.geneval.suite import vocabulary
-
-            vocab = vocabulary()
-            self._labels = {i: vocab.canonical_class(name) for i, name in COCO90.items()}
+            self._labels = {i: label_in(self.label_space, name) for i, name in COCO90.items()}
         return self._labels
 
     def detect(self, images: Sequence[Any]) -> list[DetectionSet]:
@@ -313,29 +319,29 @@ class MobileNetFeatures(ImagesOnly):
 
 class MobileNetPromptStructure:
     """An image/text pair embedder for Scendi without a text encoder: images by ``MobileNetFeatures``, a prompt by
-    what it asks (``suites.geneval.structure_vector``: classes with counts, colour per class, relation) — labelled
-    as such, never passed off as CLIP."""
+    what it asks (the spine benchmark's ``PromptStructure``, ``t2ibench.benchmarks.prompt_structure``: for GenEval,
+    classes with counts, colour per class, relation) — labelled as such, never passed off as CLIP."""
 
     def __init__(self, spec: EmbedderConfig, *, show_progress: bool = True) -> None:
+        from t2ibench.benchmarks import prompt_structure
+
         self.images = MobileNetFeatures(spec, show_progress=show_progress)
+        self.structure = prompt_structure()
 
     def identity(self) -> dict[str, Any]:
         """The image embedder's identity plus the text representation."""
-        return {**self.images.identity(), "backend": "mobilenet+prompt-structure", "text": "geneval-structure-v1"}
+        return {**self.images.identity(), "backend": "mobilenet+prompt-structure", "text": self.structure.name}
 
     def embed_images(self, images: Sequence[Any]) -> NDArray[np.float32]:
         """Vectors (n, 1280) for images given as paths or PIL images."""
         return self.images.embed_images(images)
 
     def tokenize(self, texts: Sequence[str]) -> tuple[Any, list[int]]:
-        """(parsed prompt records, truncated indices: none); InputError for a prompt no GenEval template makes."""
-        from t2ibench.benchmarks.geneval.suite import parse_prompt
-
-        return [parse_prompt(t) for t in texts], []
+        """(parsed prompt records, truncated indices: none); InputError for a prompt the structure cannot read."""
+        return [self.structure.parse(t) for t in texts], []
 
     def embed_texts(self, texts: Sequence[str]) -> TextEmbeddings:
-        """Unit vectors (n, 884) of GenEval-templated prompts (none is truncated)."""
-        from t2ibench.benchmarks.geneval.suite import STRUCTURE_DIM, structure_vector
-
-        vectors = np.asarray([structure_vector(t) for t in texts], dtype=np.float32).reshape(-1, STRUCTURE_DIM)
+        """Unit vectors (n, dim) of the prompts' structure (none is truncated)."""
+        dim = self.structure.dim
+        vectors = np.asarray([self.structure.vector(t) for t in texts], dtype=np.float32).reshape(-1, dim)
         return TextEmbeddings(vectors=vectors)

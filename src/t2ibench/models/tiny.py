@@ -116,7 +116,7 @@ def build_tiny_random(folder: Path, seed: int = 0) -> Path:
         feature_extractor=None,
         requires_safety_checker=False,
     )
-    pipe.save_pretrained(folder)  # type: ignore[attr-defined]  # diffusers' mixin methods are untyped
+    pipe.save_pretrained(folder)
     return folder
 
 
@@ -281,7 +281,7 @@ def build_tiny_mask2former(path: Path, seed: int = 0) -> Path:
         depths=[1, 1, 1, 1],
         num_heads=[1, 1, 2, 2],
         window_size=4,
-        out_features=["stage1", "stage2", "stage3", "stage4"],  # type: ignore[call-arg]
+        out_features=["stage1", "stage2", "stage3", "stage4"],
     )
     config = Mask2FormerConfig(
         backbone_config=backbone,
@@ -294,7 +294,7 @@ def build_tiny_mask2former(path: Path, seed: int = 0) -> Path:
         num_attention_heads=2,
         dim_feedforward=64,
         num_queries=12,
-        num_labels=80,  # type: ignore[call-arg]
+        num_labels=80,
         id2label=dict(enumerate(HF_COCO_LABELS)),
         label2id={n: i for i, n in enumerate(HF_COCO_LABELS)},
     )
@@ -416,7 +416,7 @@ def build_tiny_qwen3_vl(folder: Path, seed: int = 0) -> Path:
     trained = json.loads(bpe.to_str())["model"]
     merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in trained["merges"]]
     # merges as pairs: what tokenizers' BPE takes (the annotation says strings, which it refuses)
-    tokenizer = Qwen2Tokenizer(vocab=trained["vocab"], merges=merges, model_max_length=32768)  # type: ignore[arg-type]
+    tokenizer = Qwen2Tokenizer(vocab=trained["vocab"], merges=merges, model_max_length=32768)
     tokenizer.add_special_tokens({"additional_special_tokens": list(QWEN_SPECIAL_TOKENS[1:])})
     ids = {token: tokenizer.get_vocab()[token] for token in QWEN_SPECIAL_TOKENS}
 
@@ -426,13 +426,13 @@ def build_tiny_qwen3_vl(folder: Path, seed: int = 0) -> Path:
         size={"shortest_edge": min_pixels, "longest_edge": max_pixels},
         image_mean=[0.5, 0.5, 0.5],
         image_std=[0.5, 0.5, 0.5],
-        **vision_settings,  # type: ignore[arg-type]
+        **vision_settings,
     )
     video_processor = Qwen3VLVideoProcessor(
         size={"shortest_edge": min_pixels, "longest_edge": max_pixels},
         image_mean=[0.5, 0.5, 0.5],
         image_std=[0.5, 0.5, 0.5],
-        **vision_settings,  # type: ignore[arg-type]
+        **vision_settings,
     )
     processor = Qwen3VLProcessor(
         image_processor=image_processor,

@@ -113,9 +113,9 @@ def _cmd_prompts(args: argparse.Namespace) -> int:
 
 
 def _cmd_selftest(args: argparse.Namespace) -> int:
+    from t2ibench.benchmarks.geneval.evaluate import build_models
     from t2ibench.benchmarks.geneval.selftest import render_selftest, run_selftest, write_selftest
     from t2ibench.models.compositor import parse_variant
-    from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS
 
     req = from_args(SelftestRequest, args, args.request_options)
     cfg = geneval_config(args)
@@ -133,8 +133,7 @@ def _cmd_selftest(args: argparse.Namespace) -> int:
     refuse_output(req.out, flag="--out", inputs=inputs, tree=True, covers=lambda rel: rel.parts[0] in written)
     photos = None if req.no_photos else load_photo_truth(req.photo_truth)
     check_models((cfg.detector, DETECTOR_OPTIONS), (cfg.colour, COLOUR_OPTIONS))
-    detector = DETECTORS.build(cfg.detector.backend, cfg.detector, device=args.device)
-    colour = COLOUR_CLASSIFIERS.build(cfg.colour.backend, cfg.colour, device=args.device)
+    detector, colour = build_models(cfg, device=args.device)
     report = run_selftest(
         detector,
         colour,

@@ -577,15 +577,27 @@ def evaluate_scan(
     return rows
 
 
+def build_models(cfg: Any, *, device: str, reuse: bool = False) -> tuple[Any, Any]:
+    """(detector, colour classifier) of the specs a ``GenEvalConfig`` names (its ``detector`` and ``colour``, registry
+    entries) on ``device``, labelling in GenEval's 80 classes and naming its ten colours; ``reuse``: the calling
+    thread's kept objects (``Registry.reuse``) rather than new ones."""
+    from t2ibench.benchmarks.geneval.suite import vocabulary
+    from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS
+
+    detectors = DETECTORS.reuse if reuse else DETECTORS.build
+    colours = COLOUR_CLASSIFIERS.reuse if reuse else COLOUR_CLASSIFIERS.build
+    return (
+        detectors(cfg.detector.backend, cfg.detector, device=device, label_space=vocabulary().labels),
+        colours(cfg.colour.backend, cfg.colour, device=device, colors=COLORS),
+    )
+
+
 def judge_scan(
     scan: FolderScan, cfg: Any, *, out: str | Path | None, device: str = "auto", show_progress: bool = True
 ) -> list[ResultRow]:
     """Judge a scanned folder with the detector and colour classifier a ``GenEvalConfig`` names (registry entries)
     and its thresholds; the one path the CLI's ``evaluate`` and the pipeline's GenEval step share."""
-    from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS
-
-    detector = DETECTORS.reuse(cfg.detector.backend, cfg.detector, device=device)  # once per worker thread
-    colour = COLOUR_CLASSIFIERS.reuse(cfg.colour.backend, cfg.colour, device=device)
+    detector, colour = build_models(cfg, device=device, reuse=True)  # once per worker thread
     return evaluate_scan(scan, detector, colour, params=cfg.params, out=out, show_progress=show_progress)
 
 

@@ -45,11 +45,11 @@ from t2ibench.errors import InputError
 from t2ibench.fields import Range, check_ranges
 from t2ibench.metrics.checks import check_memory
 from t2ibench.metrics.levels import BOOTSTRAP_RESAMPLES, CI_LEVEL
+from t2ibench.vision import Box as Box  # re-exported: the detections the engine reads
+from t2ibench.vision import Detection as Detection
 
 COLORS = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "brown", "black", "white")
 RELATIONS = ("left of", "right of", "above", "below")
-
-Box = tuple[float, float, float, float]
 
 
 @dataclass(frozen=True)
@@ -69,19 +69,6 @@ class GenEvalParams:
 
     def __post_init__(self) -> None:
         check_ranges(self)
-
-
-@dataclass(frozen=True)
-class Detection:
-    """One detected instance: GenEval class name, box (x1, y1, x2, y2) in pixels, confidence in [0, 1].
-
-    ``ref`` is an opaque handle the detector backend uses to find the instance's mask again (for colours).
-    """
-
-    label: str
-    box: Box
-    score: float
-    ref: int = -1
 
 
 @dataclass(frozen=True)

@@ -125,9 +125,9 @@ def step_selftest(
 ) -> SelfTest:
     """The GenEval evaluator ``geneval`` measured by its ``selftest`` (compositor images into ``out``, and the
     built-in photo truth set whose bytes have SHA-256 ``photo_truth``; None: compositor only), at its own thresholds."""
+    from t2ibench.benchmarks.geneval.evaluate import build_models
     from t2ibench.benchmarks.geneval.selftest import run_selftest
     from t2ibench.benchmarks.geneval.suite_photos import load_photo_truth
-    from t2ibench.models.registry import COLOUR_CLASSIFIERS, DETECTORS
 
     check_stamp(weights)
     photos = None
@@ -136,8 +136,7 @@ def step_selftest(
         if photos.sha256 != photo_truth:
             raise InputError(f"{photos.path}: changed while this refresh ran (its SHA-256 is part of the key)")
     report = run_selftest(
-        DETECTORS.build(geneval.detector.backend, geneval.detector, device=device),
-        COLOUR_CLASSIFIERS.build(geneval.colour.backend, geneval.colour, device=device),
+        *build_models(geneval, device=device),
         geneval.params,
         out,
         per_task=selftest.per_task,

@@ -27,11 +27,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from t2ibench.benchmarks import PromptStructure
 from t2ibench.errors import InputError, unknown_choice
 from t2ibench.io import load_yaml, write_text_atomic
 from t2ibench.metrics.checks import check_positive_int, check_seed
 from t2ibench.suites import check_prompt_text, read_suite_lines
 from t2ibench.suites.release import Release, ReleasedFile
+from t2ibench.vision import LabelSpace
 
 RELEASE = Release(
     name="geneval",
@@ -85,12 +87,14 @@ class GenEvalVocabulary:
     official_seed: int = 43
     official_per_task: int = 100
 
+    @property
+    def labels(self) -> LabelSpace:
+        """The label space GenEval's detectors label in: its 80 classes, with the detectors' aliases."""
+        return LabelSpace(self.classes, self.detector_aliases, title="GenEval classes")
+
     def canonical_class(self, label: str) -> str:
         """GenEval's name for a detector label (aliases applied); InputError names unknown labels."""
-        name = self.detector_aliases.get(label, label)
-        if name not in self.classes:
-            raise InputError(f"detector label {label!r} is not one of the 80 GenEval classes (and has no alias)")
-        return name
+        return self.labels.canonical(label)
 
 
 @cache
@@ -414,3 +418,7 @@ def structure_vector(text: str) -> NDArray[np.float32]:
             v[880 + vocab.relations.index(clause["position"][0])] = 1.0
     out: NDArray[np.float32] = (v / np.linalg.norm(v)).astype(np.float32)
     return out
+
+
+PROMPT_STRUCTURE = PromptStructure("geneval-structure-v1", STRUCTURE_DIM, parse_prompt, structure_vector)
+"""GenEval's prompts read by their templates: the text side of the ``mobilenet+structure`` embedder."""
