@@ -74,6 +74,26 @@ def test_ranks_share_a_place_while_intervals_overlap():
     assert leaderboard.tied_with_next(board) == {"a", "b"}
 
 
+def test_models_of_different_protocols_are_ranked_within_their_group_only():
+    """Scores measured under different protocols are not comparable: each group is ranked on its own, every rank
+    names its group, and an interval overlap across groups makes no tie."""
+    board = [
+        {"model": "a", "overall": 0.9, "overall_ci_low": 0.85, "overall_ci_high": 0.95},
+        {"model": "x", "overall": 0.89, "overall_ci_low": 0.84, "overall_ci_high": 0.94},
+        {"model": "b", "overall": 0.88, "overall_ci_low": 0.80, "overall_ci_high": 0.93},
+        {"model": "y", "overall": 0.5, "overall_ci_low": 0.45, "overall_ci_high": 0.55},
+        {"model": "c", "overall": 0.5, "overall_ci_low": 0.4, "overall_ci_high": 0.6},
+    ]
+    groups = {"a": "A", "b": "A", "c": "A", "x": "B", "y": "B"}
+    assert leaderboard.ranks(board, groups) == {
+        "a": "1= (A)", "b": "1= (A)", "c": "3 (A)", "x": "1 (B)", "y": "2 (B)",
+    }  # fmt: skip
+    assert leaderboard.tied_with_next(board, groups) == {"a", "b"}  # x overlaps a and b, but is another protocol
+    one = dict.fromkeys(groups, "A")
+    assert leaderboard.ranks(board, one) == leaderboard.ranks(board)  # one protocol: plain ranks, as before
+    assert leaderboard.ranks(board) == {"a": "1=", "x": "1=", "b": "1=", "y": "4=", "c": "4="}
+
+
 def test_protocol_groups_name_what_differs():
     evaluator = {"geneval": {"threshold": 0.3}, "diversity": {"sigma": 0.5}}
     other = {"geneval": {"threshold": 0.1}, "diversity": {"sigma": 0.5}}

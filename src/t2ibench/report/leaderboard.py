@@ -145,39 +145,53 @@ def _curve_plot(data: dict[str, Any], out: Path) -> dict[str, str]:
     return files
 
 
-def tied_with_next(board: list[dict[str, Any]]) -> set[str]:
-    """Models (in the board's overall order) whose overall bootstrap interval overlaps the next model's: the report
-    does not rank them as different (marked ≈)."""
+def _ranked_by_group(board: list[dict[str, Any]], groups: dict[str, str] | None) -> dict[str, list[dict[str, Any]]]:
+    """The rows a rank compares (an overall score, not smoke), in board order, by protocol group (one group when
+    ``groups`` is None): models measured under different protocols are never compared."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for row in board:
+        if row.get("overall") is not None and not row.get("smoke"):
+            out.setdefault((groups or {}).get(row["model"], "—") if groups is not None else "", []).append(row)
+    return out
+
+
+def tied_with_next(board: list[dict[str, Any]], groups: dict[str, str] | None = None) -> set[str]:
+    """Models (in the board's overall order) whose overall bootstrap interval overlaps the next model's of the same
+    protocol group (``groups``: model → group; None: one group): the report does not rank them as different
+    (marked ≈)."""
     tied: set[str] = set()
-    for a, b in itertools.pairwise([r for r in board if not r.get("smoke")]):
-        lows = (a.get("overall_ci_low"), b.get("overall_ci_low"))
-        highs = (a.get("overall_ci_high"), b.get("overall_ci_high"))
-        if None in lows or None in highs:
-            continue
-        if a["overall_ci_low"] <= b["overall_ci_high"] and b["overall_ci_low"] <= a["overall_ci_high"]:
-            tied |= {a["model"], b["model"]}
+    for members in _ranked_by_group(board, groups).values():
+        for a, b in itertools.pairwise(members):
+            if a["overall_ci_low"] is None or b["overall_ci_low"] is None:
+                continue
+            if a["overall_ci_high"] is None or b["overall_ci_high"] is None:
+                continue
+            if a["overall_ci_low"] <= b["overall_ci_high"] and b["overall_ci_low"] <= a["overall_ci_high"]:
+                tied |= {a["model"], b["model"]}
     return tied
 
 
-def ranks(board: list[dict[str, Any]]) -> dict[str, str]:
-    """Rank labels in overall order: models whose intervals overlap in a chain share the first one's rank ('2='); a
-    model without an overall score has none, and a smoke model (random weights: it measures nothing) is not
+def ranks(board: list[dict[str, Any]], groups: dict[str, str] | None = None) -> dict[str, str]:
+    """Rank labels in overall order within each protocol group (``groups``: model → group letter; None: one group):
+    models whose intervals overlap in a chain share the first one's rank ('2='); with several groups each rank names
+    its group ('1 (B)'), since scores of different protocols are not comparable and never ranked against each other;
+    a model without an overall score has none ('—'), and a smoke model (random weights: it measures nothing) is not
     ranked ('smoke')."""
     out: dict[str, str] = {}
-    rank, previous = 0, None
-    shared: dict[int, int] = {}
-    ranked = [r for r in board if r.get("overall") is not None and not r.get("smoke")]
     for row in board:
         if row.get("overall") is None or row.get("smoke"):
             out[row["model"]] = "smoke" if row.get("smoke") else "—"
-    for i, row in enumerate(ranked):
-        if previous is not None and row["model"] in tied_with_next([previous, row]):
-            shared[rank] = shared.get(rank, 1) + 1
-        else:
-            rank = i + 1
-        out[row["model"]] = str(rank)
-        previous = row
-    return {m: (f"{r}=" if r.isdigit() and shared.get(int(r), 1) > 1 else r) for m, r in out.items()}
+    by_group = _ranked_by_group(board, groups)
+    for group, members in by_group.items():
+        labels: list[int] = []
+        for i, row in enumerate(members):
+            shares = i > 0 and row["model"] in tied_with_next(members[i - 1 : i + 1])  # overlaps the one above
+            labels.append(labels[-1] if shares else i + 1)
+        suffix = f" ({group})" if len(by_group) > 1 else ""
+        for row, rank in zip(members, labels, strict=True):
+            shared = labels.count(rank) > 1
+            out[row["model"]] = f"{rank}{'=' if shared else ''}{suffix}"
+    return out
 
 
 SOME_SMOKE_NOTE = (
@@ -313,8 +327,8 @@ def _benchmark_text(row: dict[str, Any], name: str, cols: StoredColumns, letters
 
 def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict[str, str]) -> str:
     spine = spine_report()
-    ties = tied_with_next(data["board"])
-    rank = ranks(data["board"])
+    ties = tied_with_next(data["board"], groups)
+    rank = ranks(data["board"], groups)
     shown = _shown_benchmarks(data["board"])
     headers = ["rank", "model", *spine.board_headers(level_text(data["board"])), *(cols.title for _, cols, _ in shown),
                "images (prompts)", "FKEA VENDI-1", "truncated VENDI-1", "RKE", "Scendi", "diversity rank", "σ",
@@ -328,7 +342,7 @@ def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict
         label = f'<br><span class="label">{html.escape(row["label"])}</span>' if row.get("label") else ""
         smoke = ' <span class="label">(smoke)</span>' if row.get("smoke") else ""
         cells = [
-            Cell.text(rank[model], sort=rank[model].rstrip("=") if rank[model][0].isdigit() else "", css=""),
+            Cell.text(rank[model], sort=rank[model].split()[0].rstrip("=") if rank[model][0].isdigit() else "", css=""),
             Cell(name + smoke + label, model, "text"),
             *spine.board_cells(row, data, page_link, model in ties),
         ]
@@ -408,8 +422,9 @@ def _markdown(
     provenance: str,
 ) -> str:
     spine = spine_report()
-    ties = tied_with_next(data["board"])
-    rank = ranks(data["board"])
+    groups, _ = protocols(data)
+    ties = tied_with_next(data["board"], groups)
+    rank = ranks(data["board"], groups)
     shown = _shown_benchmarks(data["board"])
     headers = ["rank", "model", *spine.markdown_headers(level_text(data["board"])),
                *(cols.title for _, cols, _ in shown), "images (prompts)", "FKEA VENDI-1", "VENDI-1 interval",
@@ -541,7 +556,8 @@ def render_reports(
         shown = ", ".join(differing[:8]) + (f" and {len(differing) - 8} more" if len(differing) > 8 else "")
         flag = (
             f'<p class="flag" id="protocol-flag">These models were measured under {len(set(groups.values()))} '
-            f"different protocols (column 'protocol'); scores of different groups are not comparable. They differ "
+            f"different protocols (column 'protocol'); scores of different groups are not comparable, so each model is "
+            f"ranked within its group only ('1 (B)'). They differ "
             f"in: {html.escape(shown)}. See each model card.</p>"
         )
     flags = diversity_flags(data["board"])
