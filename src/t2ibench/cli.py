@@ -8,7 +8,7 @@ import argparse
 import logging
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from t2ibench import __version__
@@ -30,32 +30,54 @@ def flow_program(args: argparse.Namespace) -> str | None:
     return str(kind.program)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser for every verb (defaults come from the config classes: one place for each)."""
+# The command line's own verbs, each added by one function (which adds that verb only: tests/unit/test_cli_verbs.py
+# checks it against the parser it builds). A command naming one of them builds that verb's parser alone, so it
+# imports only what that verb needs (`t2ibench sql` starts without the config, numpy or the model registries); the
+# benchmarks' own verbs, help and unknown verbs build the whole parser.
+VERBS: dict[str, Callable[[Any], Any]] = {
+    "diversity": add_diversity,
+    "evaluate": add_evaluate,
+    "generate": add_generate,
+    "run": add_run,
+    "gc": add_gc,
+    "report": add_report,
+    "sql": add_sql,
+    "data": add_data,
+    "schedule": add_schedule,
+    "paper": add_paper,
+}
+
+
+def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser for every verb, or for ``verb`` alone when it is one of ``VERBS`` (defaults come from
+    the config classes: one place for each)."""
     parser = argparse.ArgumentParser(prog="t2ibench", description="Benchmark system for text-to-image models.")
     parser.add_argument("--version", action="version", version=f"t2ibench {__version__}")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
 
-    add_diversity(verbs)
-    add_evaluate(verbs)
-    add_generate(verbs)
-    for name in names():  # each benchmark's own verbs (its ``commands`` module), e.g. GenEval's selftest
-        own = role_module(name, "commands")
-        if own is not None:
-            own.add_verbs(verbs)
-    add_run(verbs)
-    add_gc(verbs)
-    add_report(verbs)
-    add_sql(verbs)
-    add_data(verbs)
-    add_schedule(verbs)
-    kinds = add_paper(verbs)
+    nested = []
+    if verb in VERBS:
+        nested.append(VERBS[verb](verbs))
+    else:
+        for name, add in VERBS.items():
+            nested.append(add(verbs))
+            if name == "generate":  # each benchmark's own verbs (its ``commands`` module), e.g. GenEval's selftest
+                for benchmark_name in names():
+                    own = role_module(benchmark_name, "commands")
+                    if own is not None:
+                        own.add_verbs(verbs)
 
     from t2ibench.params import add_params_option
 
-    for verb in [*verbs.choices.values(), *kinds.choices.values()]:  # every verb reads a params file the same way
-        add_params_option(verb)
+    kinds = [k for k in nested if isinstance(k, argparse._SubParsersAction)]  # paper's kinds
+    for parsed in [*verbs.choices.values(), *(c for k in kinds for c in k.choices.values())]:
+        add_params_option(parsed)  # every verb reads a params file the same way
     return parser
+
+
+def verb_of(argv: Sequence[str]) -> str | None:
+    """The verb a command line names: its first word not starting with '-' (None: none, e.g. --version)."""
+    return next((a for a in argv if not a.startswith("-")), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -69,8 +91,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with stop_on_signals("t2ibench"):
             from t2ibench.params import expand_params
 
-            parser = build_parser()  # inside: building the parser imports modules, --params reads files
-            args = parser.parse_args(expand_params(parser, sys.argv[1:] if argv is None else argv))
+            words = sys.argv[1:] if argv is None else list(argv)
+            parser = build_parser(verb_of(words))  # inside: building the parser imports modules
+            args = parser.parse_args(expand_params(parser, words))  # --params reads files
     except InputError as exc:
         print(f"t2ibench: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return EXIT_USAGE
