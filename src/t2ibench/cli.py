@@ -30,7 +30,7 @@ def flow_program(args: argparse.Namespace) -> str | None:
     return str(kind.program)
 
 
-# The command line's own verbs, each added by one function (which adds that verb only: tests/unit/test_cli_verbs.py
+# The command line's own verbs, each added by one function (which adds that verb only: tests/unit/test_derived_verbs.py
 # checks it against the parser it builds). A command naming one of them builds that verb's parser alone, so it
 # imports only what that verb needs (`t2ibench sql` starts without the config, numpy or the model registries); the
 # benchmarks' own verbs, help and unknown verbs build the whole parser.
@@ -76,8 +76,9 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
 
 
 def verb_of(argv: Sequence[str]) -> str | None:
-    """The verb a command line names: its first word not starting with '-' (None: none, e.g. --version)."""
-    return next((a for a in argv if not a.startswith("-")), None)
+    """The verb a command line starts with (None when it starts with an option: ``--version``, or ``-h`` before a
+    verb, which asks for the whole command's help)."""
+    return argv[0] if argv and not argv[0].startswith("-") else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -590,7 +590,11 @@ def names_in_code(path: Path, pattern: re.Pattern[str]) -> list[tuple[int, str]]
     found = []
     for tok in tokenize.generate_tokens(io.StringIO(path.read_text()).readline):
         text = tok.string
-        key = tok.type == tokenize.NAME or (tok.type == tokenize.STRING and not any(c.isspace() for c in text))
+        literal = tok.type in (
+            tokenize.STRING,
+            getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING),
+        )  # 3.12+: f-strings
+        key = tok.type == tokenize.NAME or (literal and not any(c.isspace() for c in text))
         if key and pattern.search(text):
             found.append((tok.start[0], text))
     return found

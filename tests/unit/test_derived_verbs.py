@@ -209,15 +209,31 @@ def test_a_params_file_value_is_checked_by_the_same_field(tmp_path, capsys):
     assert capsys.readouterr().err.strip() == (f"t2ibench: error: {params}: div.top: must be in [1, 10000]; got 0")
 
 
-def _spelling(parser: argparse.ArgumentParser) -> list[tuple[tuple[str, ...], str, object, object]]:
-    """A parser's actions as (option strings, dest, default, choices), sub-parsers entered."""
-    out: list[tuple[tuple[str, ...], str, object, object]] = []
+def _spelling(parser: argparse.ArgumentParser) -> list[tuple[object, ...]]:
+    """A parser's actions (option strings, dest, default, choices, nargs, type, required) and its set defaults (the
+    verb's function and request type), sub-parsers entered."""
+
+    def plain(value: object) -> object:  # functions and closures (made anew per build) by name, not address
+        if hasattr(value, "flag") and hasattr(value, "field"):  # a FieldOption: which field, under which option
+            return (value.field, value.flag, value.dest, value.positional)
+        if isinstance(value, argparse.Action):
+            return (value.option_strings, value.dest, repr(value.default), value.nargs, plain(value.type))
+        if isinstance(value, (list, tuple)):
+            return [plain(v) for v in value]
+        if isinstance(value, dict):
+            return {k: plain(v) for k, v in value.items()}
+        if callable(value) and hasattr(value, "__qualname__"):
+            return f"{getattr(value, '__module__', '')}.{value.__qualname__}"
+        return repr(value)
+
+    out: list[tuple[object, ...]] = [("defaults", [(k, plain(v)) for k, v in sorted(parser._defaults.items())])]
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for name, sub in action.choices.items():
-                out += [((name, *o), d, df, c) for o, d, df, c in _spelling(sub)]
+                out += [(name, *row) for row in _spelling(sub)]
         else:
-            out.append((tuple(action.option_strings), action.dest, repr(action.default), repr(action.choices)))
+            out.append((tuple(action.option_strings), action.dest, repr(action.default), repr(action.choices),
+                        action.nargs, plain(action.type), action.required))  # fmt: skip
     return out
 
 
@@ -233,6 +249,14 @@ def test_a_command_naming_one_verb_builds_that_verbs_parser_alone_and_the_same(v
     assert list(subparsers.choices) == [verb]
     assert _spelling(subparsers.choices[verb]) == _spelling(whole[verb])
     assert verb_of(["--version"]) is None
+    assert verb_of(["-h", verb]) is None  # help before the verb: the whole command's
+
+
+def test_help_before_a_verb_lists_every_verb(capsys):
+    with pytest.raises(SystemExit):
+        main(["-h", "sql"])
+    listed = capsys.readouterr().out
+    assert all(verb in listed for verb in ("diversity", "selftest", "sql", "paper"))
 
 
 def test_sql_on_a_store_starts_without_the_config_or_the_model_registries(tmp_path):

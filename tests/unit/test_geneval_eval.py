@@ -8,6 +8,7 @@ from PIL import Image
 from t2ibench.benchmarks.geneval.evaluate import (
     ResultRow,
     evaluate_scan,
+    judge_image,
     read_results,
     scan_folder,
     summarise,
@@ -16,6 +17,7 @@ from t2ibench.benchmarks.geneval.evaluate import (
 from t2ibench.benchmarks.geneval.metrics import Detection, GenEvalParams
 from t2ibench.benchmarks.geneval.suite import generate_suite, write_suite
 from t2ibench.cli import main
+from t2ibench.errors import InputError
 from t2ibench.models.detection import DetectionSet
 
 SUITE = generate_suite(seed=3, per_task=2)  # small: 80 single-object prompts + 2 per other task
@@ -422,3 +424,51 @@ def test_a_stray_partial_fifo_is_refused_not_read(tmp_path):
     os.mkfifo(tmp_path / "r.jsonl.partial")
     with pytest.raises(InputError, match=r"r\.jsonl\.partial: partial results file is a FIFO"):
         evaluate_scan(scan, detector=None, colour=None, out=tmp_path / "r.jsonl", show_progress=False)
+
+
+def test_an_image_is_refused_when_its_detector_or_colour_classifier_speaks_another_vocabulary(tmp_path):
+    """A detector built without GenEval's label space names a computer mouse 'mouse': judged as is, a prompt asking
+    for one would fail silently. Such a label, or a colour GenEval does not have, stops the image in one line."""
+    suite = [
+        {"tag": "colors", "include": [{"class": "car", "count": 1, "color": "red"}], "prompt": "a photo of a red car"}
+    ]
+    scan = scan_folder(make_folder(tmp_path / "imgs", suite, per_prompt=1), suite, images_per_prompt=1)
+    (item,) = scan.items
+    native = OracleDetector()
+    native.current = [Detection("mouse", (0, 0, 10, 10), 0.9), Detection("car", (20, 0, 30, 10), 0.9)]
+    with pytest.raises(InputError, match=r"00000\.png: the detector labels \['mouse'\] are not GenEval classes"):
+        judge_image(item, native, RedColour())
+    oracle = OracleDetector()
+    oracle.current = [Detection("car", (20, 0, 30, 10), 0.9)]
+
+    class Crimson:
+        def classify(self, image, objects, classname):
+            return ["crimson"] * len(objects)
+
+    with pytest.raises(InputError, match="the colour classifier named 'crimson', not one of GenEval's colours"):
+        judge_image(item, oracle, Crimson())
+    assert judge_image(item, oracle, RedColour()).correct
+
+
+def test_build_models_hands_geneval_s_label_space_and_colours_to_the_registries(monkeypatch):
+    """The one place GenEval builds its detector and colour classifier (the refresh, evaluate, selftest)."""
+    from t2ibench.benchmarks.geneval.evaluate import build_models
+    from t2ibench.benchmarks.geneval.metrics import COLORS
+    from t2ibench.benchmarks.geneval.options import GenEvalConfig
+    from t2ibench.benchmarks.geneval.suite import vocabulary
+    from t2ibench.models import registry
+
+    seen = []
+    for reg in (registry.DETECTORS, registry.COLOUR_CLASSIFIERS):
+        for how in ("build", "reuse"):
+            monkeypatch.setattr(reg, how, lambda name, spec, /, _how=how, **options: seen.append((_how, options)))
+    cfg = GenEvalConfig()
+    build_models(cfg, device="cpu")
+    build_models(cfg, device="cpu", reuse=True)
+    labels = vocabulary().labels
+    assert [(how, sorted(o)) for how, o in seen] == [
+        ("build", ["device", "label_space"]), ("build", ["colors", "device"]),
+        ("reuse", ["device", "label_space"]), ("reuse", ["colors", "device"]),
+    ]  # fmt: skip
+    assert all(o["label_space"] == labels for _, o in seen[::2])
+    assert all(tuple(o["colors"]) == COLORS for _, o in seen[1::2])

@@ -228,7 +228,8 @@ HUE_SECTORS: tuple[tuple[float, float, str], ...] = (
 
 
 class LabColourClassifier:
-    """The dominant colour of an object's masked pixels among GenEval's ten names, by a fixed CIELAB rule ("lite").
+    """The dominant colour of an object's masked pixels among ten basic colour names (GenEval's), by a fixed CIELAB
+    rule ("lite"); ties go to the earlier name of the caller's ``colors``, which must hold all ten.
 
     Every pixel inside the mask (and the box) is converted to CIELAB (D65). A pixel with chroma C* below
     ``chroma_floor`` is achromatic. A chromatic pixel is named by its hue angle h (``HUE_SECTORS``): red

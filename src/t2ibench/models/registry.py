@@ -171,7 +171,9 @@ def _ssd_detector(spec: DetectorConfig, *, device: str, label_space: LabelSpace 
     return SSDMobileNetDetector(spec, label_space=label_space)
 
 
-@COLOUR_CLASSIFIERS.register("clip", "OpenCLIP zero-shot over GenEval's ten colours on the masked crop (reference)")
+@COLOUR_CLASSIFIERS.register(
+    "clip", "OpenCLIP zero-shot over the caller's colours on the masked crop (GenEval's reference)"
+)
 def _clip_colour(spec: ColourConfig, *, device: str, colors: Sequence[str]) -> ColourClassifier:
     from t2ibench.models.colour import ClipColourClassifier
 

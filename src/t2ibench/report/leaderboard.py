@@ -151,7 +151,7 @@ def _ranked_by_group(board: list[dict[str, Any]], groups: dict[str, str] | None)
     out: dict[str, list[dict[str, Any]]] = {}
     for row in board:
         if row.get("overall") is not None and not row.get("smoke"):
-            out.setdefault((groups or {}).get(row["model"], "—") if groups is not None else "", []).append(row)
+            out.setdefault(groups.get(row["model"], "—") if groups is not None else "", []).append(row)
     return out
 
 
@@ -192,6 +192,13 @@ def ranks(board: list[dict[str, Any]], groups: dict[str, str] | None = None) -> 
             shared = labels.count(rank) > 1
             out[row["model"]] = f"{rank}{'=' if shared else ''}{suffix}"
     return out
+
+
+def rank_sort_key(label: str, group: str) -> str:
+    """The rank column's sort key: by protocol group, then rank ('' for the unranked, who sort last)."""
+    if not label[:1].isdigit():
+        return ""
+    return f"{ord(group[:1] or '-'):05d}{int(label.split()[0].rstrip('=')):06d}"
 
 
 SOME_SMOKE_NOTE = (
@@ -342,7 +349,7 @@ def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict
         label = f'<br><span class="label">{html.escape(row["label"])}</span>' if row.get("label") else ""
         smoke = ' <span class="label">(smoke)</span>' if row.get("smoke") else ""
         cells = [
-            Cell.text(rank[model], sort=rank[model].split()[0].rstrip("=") if rank[model][0].isdigit() else "", css=""),
+            Cell.text(rank[model], sort=rank_sort_key(rank[model], groups.get(model, "—")), css=""),
             Cell(name + smoke + label, model, "text"),
             *spine.board_cells(row, data, page_link, model in ties),
         ]
@@ -552,6 +559,11 @@ def render_reports(
         banners.append(f"{spine.LITE_NOTE}: {'; '.join(lite)}.")
     groups, differing = protocols(data)
     flag = ""
+    if not differing and len(set(groups.values())) > 1:  # some models have no stored protocol record
+        flag = (
+            '<p class="flag" id="protocol-flag">Some models have no stored protocol record (protocol "—"): they are '
+            "ranked apart from the others.</p>"
+        )
     if differing:
         shown = ", ".join(differing[:8]) + (f" and {len(differing) - 8} more" if len(differing) > 8 else "")
         flag = (

@@ -455,10 +455,15 @@ def judge_image(
     params: GenEvalParams | None = None,
 ) -> ResultRow:
     """Detect objects in one image, classify the colours the prompt needs, and apply GenEval's rules."""
+    from t2ibench.benchmarks.geneval.suite import vocabulary
     from t2ibench.images import load_rgb
 
     image, _ = load_rgb(item.path)
     found = detector.detect([image])[0]
+    outside = sorted({d.label for d in found.detections} - set(vocabulary().classes))
+    if outside:  # a detector built without GenEval's label space (build_models passes it): never judged as absent
+        raise InputError(f"{item.path}: the detector labels {outside[:3]} are not GenEval classes (build it with "
+                         "GenEval's label space: benchmarks/geneval/evaluate.py:build_models)")  # fmt: skip
 
     def colour_of(
         requests: list[tuple[str, int]], kept: Mapping[str, Sequence[Detection]]
@@ -470,6 +475,8 @@ def judge_image(
             indices = [i for c, i in requests if c == classname]
             objects = [(kept[classname][i].box, found.mask(kept[classname][i].ref)) for i in indices]
             for i, name in zip(indices, colour.classify(image, objects, classname), strict=True):
+                if name not in COLORS:
+                    raise InputError(f"{item.path}: the colour classifier named {name!r}, not one of GenEval's colours")
                 out[(classname, i)] = name
         return out
 

@@ -134,7 +134,7 @@ def legend_markdown(level: str) -> str:
     return (
         f"GenEval accuracy (Table 2 layout: overall = mean of the six tasks; {level} CI = percentile bootstrap over "
         "prompts, 1,000 resamples, all images of a prompt together; ≈ marks a model whose interval overlaps the "
-        "next one's: not ranked as different, rank shared as '2=')"
+        "next one's of its protocol group: not ranked as different, rank shared as '2=')"
     )
 
 
