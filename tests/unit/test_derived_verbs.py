@@ -261,7 +261,7 @@ def test_help_before_a_verb_lists_every_verb(capsys):
 
 def test_sql_on_a_store_starts_without_the_config_or_the_model_registries(tmp_path):
     """The start-up of `t2ibench sql --store`: the parser of that verb only, no config, no benchmark evaluation,
-    no model registry (measured: median 0.53 s → 0.34 s here)."""
+    no model registry."""
     import subprocess
     import sys
 

@@ -92,6 +92,12 @@ def test_models_of_different_protocols_are_ranked_within_their_group_only():
     one = dict.fromkeys(groups, "A")
     assert leaderboard.ranks(board, one) == leaderboard.ranks(board)  # one protocol: plain ranks, as before
     assert leaderboard.ranks(board) == {"a": "1=", "x": "1=", "b": "1=", "y": "4=", "c": "4="}
+    # the rank column sorts by group, then rank: A's 1=, 1=, 3 before B's 1, 2
+    labels = leaderboard.ranks(board, groups)
+    order = {"A": 0, "B": 1}
+    keys = {m: int(leaderboard.rank_sort_key(labels[m], order[groups[m]])) for m in groups}
+    assert sorted(keys, key=keys.__getitem__) == ["a", "b", "c", "x", "y"]
+    assert leaderboard.rank_sort_key("smoke", 0) == leaderboard.rank_sort_key("—", 0) == ""
 
 
 def test_protocol_groups_name_what_differs():

@@ -245,7 +245,7 @@ class LabColourClassifier:
     name = "lab-colour-lite"
 
     def __init__(self, *, colors: Sequence[str], chroma_floor: float = 15.0, chromatic_share: float = 0.25) -> None:
-        names = {family for _, _, family in HUE_SECTORS} | {"pink", "red", "brown", "white", "black"}
+        names = {family for _, _, family in HUE_SECTORS} | {"brown", "white", "black"}  # + the lightness rules' names
         if sorted(names - set(colors)):
             raise InputError(f"the lite colour rule names {sorted(names - set(colors))}, which the colour list "
                              f"{list(colors)} lacks")  # fmt: skip

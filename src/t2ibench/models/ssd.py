@@ -8,11 +8,11 @@ boxes, not GenEval's Mask2Former, so its numbers are not comparable with publish
 
 * ``SSDMobileNetDetector``: boxes (x1, y1, x2, y2) in pixels of the original image (the network's normalised
   corners × width/height, clipped to the image), the wheel's 90 COCO category ids named in the caller's label
-  space (GenEval's 80 names, for GenEval),
-  scores as the network's float32. The network has no masks: an object's mask is derived from its box by OpenCV's
-  GrabCut (5 iterations, initialised with the box as "probably foreground" and everything outside as background),
-  computed only when the colour step asks for it, on the box region downscaled to 320 px; a box GrabCut cannot
-  separate (nothing left, or a box covering the whole image) falls back to the full box.
+  space (GenEval's 80 names, for GenEval), scores as the network's float32. The network has no masks: an object's
+  mask is derived from its box by OpenCV's GrabCut (5 iterations, initialised with the box as "probably
+  foreground" and everything outside as background), computed only when the colour step asks for it, on the box
+  region downscaled to 320 px; a box GrabCut cannot separate (nothing left, or a box covering the whole image)
+  falls back to the full box.
 * ``MobileNetFeatures``: the same network's MobileNet-v2 backbone, the 1280-channel ``Conv_1`` activation (10×10
   on the 300×300 input) averaged over positions: a real pretrained image embedding for the diversity metrics.
 """

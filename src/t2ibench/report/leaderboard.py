@@ -162,11 +162,10 @@ def tied_with_next(board: list[dict[str, Any]], groups: dict[str, str] | None = 
     tied: set[str] = set()
     for members in _ranked_by_group(board, groups).values():
         for a, b in itertools.pairwise(members):
-            if a["overall_ci_low"] is None or b["overall_ci_low"] is None:
+            (a_low, a_high), (b_low, b_high) = ((r.get("overall_ci_low"), r.get("overall_ci_high")) for r in (a, b))
+            if a_low is None or a_high is None or b_low is None or b_high is None:
                 continue
-            if a["overall_ci_high"] is None or b["overall_ci_high"] is None:
-                continue
-            if a["overall_ci_low"] <= b["overall_ci_high"] and b["overall_ci_low"] <= a["overall_ci_high"]:
+            if a_low <= b_high and b_low <= a_high:
                 tied |= {a["model"], b["model"]}
     return tied
 
@@ -194,11 +193,9 @@ def ranks(board: list[dict[str, Any]], groups: dict[str, str] | None = None) -> 
     return out
 
 
-def rank_sort_key(label: str, group: str) -> str:
-    """The rank column's sort key: by protocol group, then rank ('' for the unranked, who sort last)."""
-    if not label[:1].isdigit():
-        return ""
-    return f"{ord(group[:1] or '-'):05d}{int(label.split()[0].rstrip('=')):06d}"
+def rank_sort_key(label: str, group: int) -> str:
+    """The rank column's sort key: by protocol group (its position), then rank ('' for the unranked: sorted last)."""
+    return f"{group * 1_000_000 + int(label.split()[0].rstrip('='))}" if label[:1].isdigit() else ""
 
 
 SOME_SMOKE_NOTE = (
@@ -336,6 +333,7 @@ def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict
     spine = spine_report()
     ties = tied_with_next(data["board"], groups)
     rank = ranks(data["board"], groups)
+    group_order = {g: i for i, g in enumerate(dict.fromkeys([*groups.values(), "—"]))}
     shown = _shown_benchmarks(data["board"])
     headers = ["rank", "model", *spine.board_headers(level_text(data["board"])), *(cols.title for _, cols, _ in shown),
                "images (prompts)", "FKEA VENDI-1", "truncated VENDI-1", "RKE", "Scendi", "diversity rank", "σ",
@@ -349,7 +347,7 @@ def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict
         label = f'<br><span class="label">{html.escape(row["label"])}</span>' if row.get("label") else ""
         smoke = ' <span class="label">(smoke)</span>' if row.get("smoke") else ""
         cells = [
-            Cell.text(rank[model], sort=rank_sort_key(rank[model], groups.get(model, "—")), css=""),
+            Cell.text(rank[model], sort=rank_sort_key(rank[model], group_order[groups.get(model, "—")]), css=""),
             Cell(name + smoke + label, model, "text"),
             *spine.board_cells(row, data, page_link, model in ties),
         ]
