@@ -7,6 +7,10 @@ PIP    := $(PY) -m pip --disable-pip-version-check -q
 # Quiet, offline-friendly settings for every tool the targets run.
 export DO_NOT_TRACK := 1
 export PIP_NO_INPUT := 1
+# Python writes its bytecode caches (src/**/__pycache__, ignored by git and DVC): an environment that forbids it
+# (PYTHONDONTWRITEBYTECODE, set on some build machines) makes each of the hundreds of Python processes the tests and
+# a refresh start compile the package's modules again (~1 s of CPU each).
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: run test lint unit repro bench clean
 

@@ -6,6 +6,7 @@ error names the file and line.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -55,6 +56,20 @@ def clean_stale_tmp(folder: Path, pattern: str = "*.tmp") -> None:
         parts = tmp.name.split(".")
         if len(parts) >= 3 and parts[-2].isdigit() and not pid_alive(int(parts[-2])):
             tmp.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def exclusive(path: str | Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on the lock file ``path`` (made if missing) across threads and processes: one
+    builder of a shared cache entry at a time, the others wait and then find it built."""
+    import fcntl
+
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def append_line(path: str | Path, line: str, *, sync: bool = True) -> None:

@@ -95,7 +95,11 @@ def _healthy(url: str) -> bool:
 
 
 def _start_server(home: Path) -> tuple[subprocess.Popen, str]:
-    """A Prefect API server on a free port, its home and log in ``home``; returns once it answers."""
+    """A Prefect API server on a free port, its home and log in ``home``; returns once it answers.
+
+    It runs without Prefect's background services (scheduler, late-run marker, event persister, vacuum, ...): they
+    halve its CPU when idle (measured ~16 % → ~8 % of a core) and cut its share of the flow tests by half, and no
+    test needs what they do (the deployment test's worker picks up a run created through the API)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -111,7 +115,18 @@ def _start_server(home: Path) -> tuple[subprocess.Popen, str]:
     )
     with open(home / "server.log", "w") as log:
         server = subprocess.Popen(
-            [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+            [
+                sys.executable,
+                "-m",
+                "prefect",
+                "server",
+                "start",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--no-services",
+            ],
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -31,8 +31,10 @@ def t2ibench(*args: str) -> list[str]:
 
 
 def slow_generation(config: dict) -> None:
-    """Generation long enough (tiny model, many denoising steps) that a signal lands while the refresh works."""
+    """Generation long enough (tiny model, many denoising steps) that a signal lands while the refresh works; one
+    image per prompt (the run that completes after the stops makes them all)."""
     config["models"][0]["generator"]["steps"] = 60
+    config["models"][0]["generator"]["images_per_prompt"] = 1
 
 
 def wait_for(log: Path, offset: int, anchor: str, proc: subprocess.Popen, timeout: float = 180) -> None:

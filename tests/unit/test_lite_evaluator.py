@@ -357,3 +357,43 @@ def test_calibration_punishes_a_threshold_that_sees_absent_objects():
     for item in items:
         item.probe = None
     assert calibrate(items, None, low, folds=5, seed=0).params.threshold == 0.1
+
+
+def test_processes_sharing_a_cache_build_the_cut_outs_once(tmp_path, monkeypatch):
+    """Two refreshes (here: threads; ``flock`` locks conflict between open files either way) that need the
+    cut-outs at the same time: one builds them, the other waits and reads its files; a changed key builds again."""
+    import threading
+    import time
+
+    from t2ibench.models import compositor, ssd
+
+    built = []
+
+    class Detector:  # the key's detector part, without loading the network
+        def __init__(self, spec):
+            self.spec = spec
+
+        def describe(self):
+            return {"model": self.spec.model}
+
+    def extract(detector):
+        built.append(detector.spec.model)
+        time.sleep(0.5)  # long enough that the second caller arrives mid-build
+        rgba = np.zeros((4, 3, 4), np.uint8)
+        rgba[..., 3] = 255
+        return [compositor.Cutout("horse", "photo", 0.9, rgba)]
+
+    monkeypatch.setenv("T2IBENCH_CACHE", str(tmp_path))
+    monkeypatch.setattr(ssd, "SSDMobileNetDetector", Detector)
+    monkeypatch.setattr(compositor, "extract_cutouts", extract)
+    monkeypatch.setattr(compositor, "usable_cutouts", lambda detector, cutouts: cutouts)
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(compositor.load_cutouts("m1"))) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert built == ["m1"]
+    assert [[(c.label, c.source, c.rgba.shape) for c in r] for r in results] == [[("horse", "photo", (4, 3, 4))]] * 2
+    compositor.load_cutouts("m2")  # another detector: another key, built again
+    assert built == ["m1", "m2"]

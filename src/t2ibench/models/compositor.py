@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from t2ibench.errors import InputError, note
-from t2ibench.io import write_text_atomic
+from t2ibench.io import exclusive, write_text_atomic
 from t2ibench.models.colour import COLOUR_ANCHORS
 from t2ibench.models.generation import ImageRecord, MakesImages, OutputFolder
 from t2ibench.progress import progress
@@ -166,26 +166,47 @@ def usable_cutouts(detector: Any, candidates: Sequence[Cutout]) -> list[Cutout]:
 
 @cache
 def load_cutouts(detector_model: str = SSD_MODEL) -> tuple[Cutout, ...]:
-    """The usable cut-outs (built once with the SSD detector, then read from the cache folder)."""
-    from PIL import Image
-
+    """The usable cut-outs (built once with the SSD detector, then read from the cache folder). Processes sharing
+    the cache folder build them one at a time: a second waits for the first (~20 s of GrabCut) and reads its files."""
     from t2ibench.models.ssd import SSDMobileNetDetector
 
     detector = SSDMobileNetDetector(DetectorConfig(backend="opencv-ssd", model=detector_model))
     key = {"version": CUTOUT_VERSION, "detector": detector.describe()}
     folder = cache_dir()
+    found = _stored_cutouts(folder, key)
+    if found is not None:
+        return found
+    folder.mkdir(parents=True, exist_ok=True)
+    with exclusive(folder / ".build.lock"):
+        found = _stored_cutouts(folder, key)  # built by another process while this one waited
+        if found is not None:
+            return found
+        return _build_cutouts(detector, folder, key)
+
+
+def _stored_cutouts(folder: Path, key: dict[str, Any]) -> tuple[Cutout, ...] | None:
+    """The cut-outs the cache folder's index holds for ``key``, or None (no index, or one for another key)."""
+    from PIL import Image
+
     index = folder / "index.json"
-    if index.is_file():
-        stored = json.loads(index.read_text())
-        if stored.get("key") == key:
-            return tuple(
-                Cutout(e["label"], e["source"], e["score"], np.asarray(Image.open(folder / e["file"]).convert("RGBA")))
-                for e in stored["cutouts"]
-            )
+    if not index.is_file():
+        return None
+    stored = json.loads(index.read_text())
+    if stored.get("key") != key:
+        return None
+    return tuple(
+        Cutout(e["label"], e["source"], e["score"], np.asarray(Image.open(folder / e["file"]).convert("RGBA")))
+        for e in stored["cutouts"]
+    )
+
+
+def _build_cutouts(detector: Any, folder: Path, key: dict[str, Any]) -> tuple[Cutout, ...]:
+    """Cut the usable cut-outs out of the bundled photos and write them and their index to ``folder``."""
+    from PIL import Image
+
     cutouts = usable_cutouts(detector, extract_cutouts(detector))
     if not cutouts:
         raise InputError("the detector re-found none of the bundled cut-outs; the compositor has no classes")
-    folder.mkdir(parents=True, exist_ok=True)
     entries = []
     for i, cut in enumerate(cutouts):
         file = f"{i:02d}-{cut.label.replace(' ', '_')}-{cut.source}.png"
@@ -193,7 +214,7 @@ def load_cutouts(detector_model: str = SSD_MODEL) -> tuple[Cutout, ...]:
         Image.fromarray(cut.rgba, "RGBA").save(tmp, format="PNG")
         os.replace(tmp, folder / file)
         entries.append({"label": cut.label, "source": cut.source, "score": cut.score, "file": file})
-    write_text_atomic(index, json.dumps({"key": key, "cutouts": entries}, indent=2) + "\n")
+    write_text_atomic(folder / "index.json", json.dumps({"key": key, "cutouts": entries}, indent=2) + "\n")
     return tuple(cutouts)
 
 
