@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from t2ibench.benchmarks.geneval.suite import REWRITTEN
 from t2ibench.benchmarks.t2i_compbench.suite import ENV as T2I_COMPBENCH_ENV
 
 REPO = Path(__file__).resolve().parents[1]
@@ -17,6 +18,9 @@ GENEVAL_DATA = Path(os.environ.get("T2IBENCH_GENEVAL_DATA") or REPO.parent / "sh
 # GenEval 2's file (CC BY-NC 4.0: read from this copy, never copied into the repository): $T2IBENCH_GENEVAL2_DATA,
 # default ../shared/geneval2; the product fetches it (`t2ibench data fetch geneval2`, the geneval2_data stage).
 GENEVAL2_DATA = Path(os.environ.get("T2IBENCH_GENEVAL2_DATA") or REPO.parent / "shared" / "geneval2")
+# GenEval's prompts rewritten long (BAGEL's file, Apache-2.0): $T2IBENCH_GENEVAL_REWRITTEN_DATA (the release's env),
+# default ../shared/geneval_rewritten; the product fetches it (`t2ibench data fetch geneval_rewritten`)
+GENEVAL_REWRITTEN_DATA = Path(os.environ.get(REWRITTEN.env) or REPO.parent / "shared" / "geneval_rewritten")
 # T2I-CompBench++'s prompt files (MIT, shipped in the package): a local copy the tests compare the shipped ones with,
 # $T2IBENCH_T2I_COMPBENCH_DATA (its name: the suite module's ENV), default ../shared/t2i_compbench
 T2I_COMPBENCH_DATA = Path(os.environ.get(T2I_COMPBENCH_ENV) or REPO.parent / "shared" / "t2i_compbench")

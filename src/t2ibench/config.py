@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
-from t2ibench.benchmarks import SPINE, benchmark_options, label, names
+from t2ibench.benchmarks import SPINE, benchmark_options, label, names, prompt_wordings
 from t2ibench.benchmarks.geneval.suite_published import BUILTIN, load_published
 from t2ibench.errors import FieldError, InputError, unknown_choice
 from t2ibench.fields import check_ranges, decode, type_hints
@@ -161,6 +161,10 @@ class ModelConfig:
     label: str | None = None
     # the benchmarks this model runs (None: every configured one); GenEval is always among them
     benchmarks: tuple[str, ...] | None = None
+    # the wording of the spine's prompts this model is given: "original" (as written), or a rewrite the spine's suite
+    # pins (GenEval: "rewritten", its prompts rewritten long by an LLM; a separate protocol, marked †, never ranked
+    # with the originals)
+    wording: str = "original"
 
     def __post_init__(self) -> None:
         try:
@@ -177,6 +181,9 @@ class ModelConfig:
                     f"must list {SPINE} (its images are what diversity measures) and each benchmark once; "
                     f"got {list(self.benchmarks)}",
                 )
+        wordings = prompt_wordings()
+        if self.wording not in wordings:
+            raise FieldError("wording", str(unknown_choice("wording", self.wording, wordings)))
         if self.label is not None and (not self.label.strip() or not visible_text(self.label)):
             raise FieldError(
                 "label", f"must be one line of visible text (no control or bidi characters); got {self.label!r}"

@@ -27,15 +27,17 @@ from t2ibench.suites.release import ReleasedFile as ReleasedFile
 
 
 def benchmark_releases() -> dict[str, Release]:
-    """The releases the registered benchmarks pin: ``RELEASE`` in the ``suite`` module beside each entry's module
-    (a benchmark that needs no external data has none)."""
+    """The releases the registered benchmarks pin: ``RELEASES`` (several) or ``RELEASE`` in the ``suite`` module
+    beside each entry's module (a benchmark that needs no external data has none)."""
     from t2ibench.benchmarks import names, role_module
 
     found: dict[str, Release] = {}
     for name in names():
-        pinned = getattr(role_module(name, "suite"), "RELEASE", None)
-        if isinstance(pinned, Release):
-            found[pinned.name] = pinned
+        suite = role_module(name, "suite")
+        pinned = getattr(suite, "RELEASES", None) or (getattr(suite, "RELEASE", None),)
+        for item in pinned:
+            if isinstance(item, Release):
+                found[item.name] = item
     return found
 
 

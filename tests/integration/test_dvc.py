@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from t2ibench.store import Store
-from tests.conftest import GENEVAL2_DATA, GENEVAL_DATA
+from tests.conftest import GENEVAL2_DATA, GENEVAL_DATA, GENEVAL_REWRITTEN_DATA
 from tests.integration._workspace import STEP_COLUMNS, noise, summary_table
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,6 +58,7 @@ def project_env(root: Path, **extra: str) -> dict[str, str]:
             "PREFECT_HOME": str(root / ".prefect"),
             "T2IBENCH_GENEVAL_DATA": str(GENEVAL_DATA),
             "T2IBENCH_GENEVAL2_DATA": str(GENEVAL2_DATA),
+            "T2IBENCH_GENEVAL_REWRITTEN_DATA": str(GENEVAL_REWRITTEN_DATA),
             **extra,
         }
     )
@@ -133,14 +134,17 @@ def test_repro_is_idempotent_and_outputs_round_trip_a_remote(project, tmp_path):
 @needs_geneval
 def test_external_data_and_agreement_stages_run_offline_with_the_local_override(project):
     root, env = project
-    dvc(root, "repro", "human_agreement", "geneval2_data", env=env)
+    dvc(root, "repro", "human_agreement", "geneval2_data", "geneval_rewritten_data", env=env)
     for name in ("geneval2_data.jsonl", "LICENSE"):  # GenEval 2's file: fetched from the override, verified
         assert (root / "data" / "external" / "geneval2" / name).read_bytes() == (GENEVAL2_DATA / name).read_bytes()
+    for name in ("evaluation_metadata_long.jsonl", "LICENSE"):  # the rewritten prompts: the same way
+        got = root / "data" / "external" / "geneval_rewritten" / name
+        assert got.read_bytes() == (GENEVAL_REWRITTEN_DATA / name).read_bytes()
     for name in ("evaluation_metadata.jsonl", "annotations_clip.csv", "annotations_sdv2.csv", "LICENSE"):
         assert (root / "data" / "external" / "geneval" / name).read_bytes() == (GENEVAL_DATA / name).read_bytes()
     metrics = json.loads((root / "data" / "paper" / "agreement" / "metrics.json").read_text())
     assert metrics, "the agreement stage wrote no headline numbers"
-    again = dvc(root, "repro", "human_agreement", "geneval2_data", env=env)
+    again = dvc(root, "repro", "human_agreement", "geneval2_data", "geneval_rewritten_data", env=env)
     assert "Running stage" not in again
 
 

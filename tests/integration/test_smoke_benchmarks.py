@@ -15,7 +15,7 @@ import pytest
 from t2ibench.benchmarks.geneval2.evaluate import read_results
 from t2ibench.benchmarks.geneval2.suite import first_per_atom_count, read_geneval2
 from t2ibench.cli import main
-from tests.conftest import GENEVAL2_DATA
+from tests.conftest import GENEVAL2_DATA, GENEVAL_REWRITTEN_DATA
 
 RELEASED = GENEVAL2_DATA / "geneval2_data.jsonl"
 pytestmark = pytest.mark.skipif(not RELEASED.is_file(), reason="GenEval 2's file is not available")
@@ -45,13 +45,21 @@ def same_rows(refresh: Any, cli: Any, query: dict[str, str], names: str, folder:
 
 @pytest.fixture(scope="module")
 def refreshed(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> tuple[Path, Path, str]:
-    """configs/smoke_benchmarks.yaml refreshed once in a scratch workspace, its GenEval 2 suite fetched by the run
-    from the local copy $T2IBENCH_GENEVAL2_DATA names (as on an offline machine); (root, config, console)."""
+    """configs/smoke_benchmarks.yaml refreshed once in a scratch workspace, with a second model given GenEval's
+    rewritten prompts; GenEval 2's suite and the rewrites fetched by the run from the local copies
+    $T2IBENCH_GENEVAL2_DATA and $T2IBENCH_GENEVAL_REWRITTEN_DATA name (as on an offline machine);
+    (root, config, console)."""
     from tests.integration._workspace import make_workspace, run
 
     root = tmp_path_factory.mktemp("refresh-benchmarks")
-    config, env = make_workspace(root, model_cache, models=None, source="smoke_benchmarks")
+
+    def reworded(config: dict[str, Any]) -> None:  # a second model, on GenEval's rewritten prompts only
+        config["models"].append({**config["models"][0], "name": "tiny-r", "label": "tiny-random, rewritten prompts",
+                                 "wording": "rewritten", "benchmarks": ["geneval"]})  # fmt: skip
+
+    config, env = make_workspace(root, model_cache, models=None, source="smoke_benchmarks", edit=reworded)
     env["T2IBENCH_GENEVAL2_DATA"] = str(GENEVAL2_DATA)
+    env["T2IBENCH_GENEVAL_REWRITTEN_DATA"] = str(GENEVAL_REWRITTEN_DATA)
     code, console = run(config, env)
     assert code == 0, console[-4000:]
     return root, config, console
@@ -69,14 +77,14 @@ def test_the_refresh_generates_judges_stores_and_shows_geneval2(refreshed):
     assert noise(console) == [], console
     table = summary_table(console)
     assert table["tiny-a"]["geneval2"] == "computed", console
-    assert "1 models × 6 prompts + 8 GenEval 2 prompts" in console
+    assert "2 models × 6 prompts + 8 GenEval 2 prompts" in console
     assert table["tiny-a"]["generate"] == "computed (18 new)", console  # 6 GenEval + 8 GenEval 2 + 4 T2I-CompBench++
     fetched = root / "data" / "external" / "geneval2" / "geneval2_data.jsonl"
     from t2ibench.hashing import file_sha256
 
     assert file_sha256(fetched) == RELEASE_SHA256
     store = Store(root / "data" / "t2ibench.duckdb")
-    (board,) = store.rows("SELECT * FROM leaderboard")
+    (board,) = store.rows("SELECT * FROM leaderboard WHERE model = 'tiny-a'")
     assert board["geneval2_prompts"] == 8
     assert board["geneval2_judge"] == "tiny-random:0"
     answers = store.rows(
@@ -165,7 +173,7 @@ def test_the_refresh_generates_judges_stores_and_shows_t2i_compbench(refreshed):
     assert summary_table(console)["tiny-a"]["t2i_compbench"] == "computed", console
     assert "+ 4 T2I-CompBench++ prompts" in console
     store = Store(root / "data" / "t2ibench.duckdb")
-    (board,) = store.rows("SELECT * FROM leaderboard")
+    (board,) = store.rows("SELECT * FROM leaderboard WHERE model = 'tiny-a'")
     images = store.rows(
         "SELECT i.* FROM benchmark_images i JOIN t2i_compbench_current c ON c.model = i.model "
         "AND c.model_hash = i.model_hash AND c.t2i_compbench_hash = i.evaluator_hash ORDER BY prompt_index"
@@ -216,3 +224,71 @@ def test_a_refresh_stored_and_a_cli_stored_t2i_compbench_evaluation_store_identi
     }
     names = "SELECT prompt_index, image FROM benchmark_images ORDER BY 1"
     same_rows(Store(root / "data" / "t2ibench.duckdb"), Store(other), query, names, images.relative_to(root))
+
+
+# -- GenEval on rewritten prompts beside the originals ---------------------------------------------------------------
+
+
+def test_a_model_on_rewritten_prompts_is_its_own_protocol_marked_and_never_ranked_with_the_originals(refreshed):
+    """tiny-r (tiny-a's generator, GenEval's rewritten prompts): its images were made from the rewrites (the pinned
+    file, fetched and verified), judged on the same objects, stored under the suite 'geneval-rewritten' with the long
+    texts; on the leaderboard it is in a protocol group of its own ('suite' named as the difference), marked †, with
+    the banner saying why — in the Markdown, the HTML, SQL and a real browser (screenshot kept)."""
+    from t2ibench.benchmarks.geneval.suite import REWRITTEN, REWRITTEN_DATA, REWRITTEN_FILE, read_rewritten
+    from t2ibench.hashing import file_sha256
+    from t2ibench.report.leaderboard import protocols
+    from t2ibench.store import Store
+    from tests.integration.browser import browser, screenshot, visit
+
+    root, _, _ = refreshed
+    fetched = root / REWRITTEN_DATA
+    assert file_sha256(fetched) == REWRITTEN.file(REWRITTEN_FILE).sha256
+    texts = read_rewritten(fetched)
+    store = Store(root / "data" / "t2ibench.duckdb")
+    versions = {
+        r["model"]: r["suite"]
+        for r in store.rows(
+            "SELECT DISTINCT model, suite FROM verdicts JOIN current_models USING (model, model_hash, evaluator_hash)"
+        )
+    }
+    assert versions == {"tiny-a": "geneval", "tiny-r": "geneval-rewritten"}
+    stored = store.rows("SELECT prompt_index, prompt FROM prompts WHERE suite = 'geneval-rewritten' ORDER BY 1")
+    assert len(stored) == 6
+    assert all(r["prompt"] == texts[r["prompt_index"]] for r in stored)
+    verdicts = store.rows(
+        "SELECT v.model, v.prompt_index, v.task FROM verdicts v JOIN current_models USING (model, model_hash, "
+        "evaluator_hash) ORDER BY 1, 2"
+    )
+    by_model = {m: [(r["prompt_index"], r["task"]) for r in verdicts if r["model"] == m] for m in ("tiny-a", "tiny-r")}
+    assert by_model["tiny-a"] == by_model["tiny-r"]  # the same prompts judged
+    assert len(by_model["tiny-r"]) == 6
+    (folder,) = [p.parent for p in (root / "data" / "images" / "tiny-r").glob("*/manifest.json")]
+    first = by_model["tiny-r"][0][0]
+    made = json.loads((folder / f"{first:05d}" / "metadata.jsonl").read_text())
+    assert made["prompt"] == texts[first]  # the generator was given the rewrite
+    from t2ibench.report.leaderboard import collect
+
+    groups, differing = protocols(collect(store))
+    assert groups["tiny-a"] != groups["tiny-r"]
+    assert "suite" in differing
+    report = (root / "reports" / "leaderboard.md").read_text()
+    assert "| tiny-r (smoke) † |" in report
+    assert "| tiny-a (smoke) |" in report
+    assert "† GenEval on its prompts rewritten long by an LLM" in report
+    html = (root / "reports" / "leaderboard.html").read_text()
+    assert 'id="protocol-flag"' in html
+    card = (root / "reports" / "models" / "tiny-r.html").read_text()
+    assert "geneval-rewritten" in card
+    assert "rewritten long by an LLM" in card
+    with browser() as (page, problems):
+        visit(page, (root / "reports" / "leaderboard.html").as_uri(), problems)
+        rows = page.eval_on_selector_all(
+            "#leaderboard tbody tr", "rs => rs.map(r => [r.cells[0].innerText, r.cells[1].innerText])"
+        )
+        shown = {name.split()[0]: (rank, name) for rank, name in rows}
+        assert "†" in shown["tiny-r"][1]
+        assert "†" not in shown["tiny-a"][1]
+        assert not any(rank[:1].isdigit() for rank, _ in rows)  # smoke rows: never ranked, whatever their group
+        assert page.locator("#protocol-flag").count() == 1
+        screenshot(page, "leaderboard-rewritten")
+    assert not problems, problems

@@ -122,5 +122,6 @@ def test_geneval2_local_override_and_cli(tmp_path, monkeypatch, capsys):
     ).read_bytes()
     assert "geneval2_data.jsonl, LICENSE (verified)" in capsys.readouterr().err
     # a typo gets a did-you-mean listing the releases
-    with pytest.raises(InputError, match=r"unknown dataset 'geneval3'; did you mean .*geneval, geneval2"):
+    listed = r"geneval, geneval_rewritten, geneval2"
+    with pytest.raises(InputError, match=rf"unknown dataset 'geneval3'; did you mean .*{listed}"):
         datasets.release("geneval3")

@@ -269,7 +269,7 @@ def test_generates_generator_options_are_the_generator_specs_fields(tmp_path, ca
 @pytest.mark.parametrize("verb", [["prompts", "geneval"], ["evaluate", "geneval", "imgs"], ["summary", "r.jsonl"]])
 def test_genevals_suite_options_are_its_selections_fields(verb, capsys):
     """GenEval's suite options (`prompts`, `evaluate geneval`, `summary`, `generate`, `agreement`) are GenEvalSuite's
-    fields (a refresh's benchmarks.geneval) but its refresh-only subset fields, checked by its own rules with each
+    fields (a refresh's benchmarks.geneval) but its refresh-only fields, checked by its own rules with each
     error under its option; --classes is one comma-separated value (Option(sep=","))."""
     from t2ibench.benchmarks.geneval.benchmark_cli import suite_records
     from t2ibench.benchmarks.geneval.options import GenEvalSuite
@@ -279,7 +279,8 @@ def test_genevals_suite_options_are_its_selections_fields(verb, capsys):
     parser = build_parser()
     args = parser.parse_args(verb)
     fields = {f.name for f in dataclasses.fields(GenEvalSuite)}
-    assert {o.field for o in args.geneval_suite} == fields - {"limit_per_task", "prompts"}
+    # not a suite's: the refresh's subset (limit_per_task, prompts) and the file its reworded models read
+    assert {o.field for o in args.geneval_suite} == fields - {"limit_per_task", "prompts", "rewritten"}
     assert from_args(GenEvalSuite, args, args.geneval_suite) == GenEvalSuite()  # the defaults are the section's
     given = parser.parse_args([*verb, "--classes", " person, motorcycle ,horse", "--per-task", "2", "--seed", "7"])
     assert from_args(GenEvalSuite, given, given.geneval_suite).classes == ("person", "motorcycle", "horse")

@@ -246,9 +246,17 @@ class Benchmark(ABC, Generic[SuiteT, EvaluatorT, ScanT, RecordT, TablesT]):
         ``t2ibench.pipeline.results.PromptSet`` (the ``prompts`` step)."""
         raise InputError(f"{self.name}: not the refresh's spine benchmark")
 
-    def suite_id(self, selection: Any) -> str:
-        """The spine's prompt suite as the store names it (``model_versions.suite``) for ``selection``."""
+    def suite_id(self, selection: Any, wording: str = "original") -> str:
+        """The spine's prompt suite as the store names it (``model_versions.suite``) for ``selection`` in
+        ``wording`` (one of ``prompt_wordings()``)."""
         raise InputError(f"{self.name}: not the refresh's spine benchmark")
+
+    def reword(self, prompts: Any, wording: str, config: Any, workspace: Any, *, where: str) -> Any:
+        """The spine's ``prompts`` (a ``PromptSet``) in ``wording``, one of ``prompt_wordings()`` (the first: as they
+        are); InputError naming the setting ``where`` when this selection has no such wording."""
+        if wording != "original":
+            raise InputError(f"{where}: {self.name} has no {wording!r} prompts")
+        return prompts
 
     def spine_rows(self, judged: Any, scores: Any, generated: Any, *, suite: str, model: str) -> SpineRows:
         """The spine's rows of one model version for the store write, from its judged results (a
@@ -411,6 +419,12 @@ def prompt_structure() -> PromptStructure:
     if not isinstance(found, PromptStructure):
         raise TypeError(f"benchmark {SPINE!r} (the refresh's spine) has no PROMPT_STRUCTURE in its suite module")
     return found
+
+
+def prompt_wordings() -> tuple[str, ...]:
+    """The wordings of the spine's prompts a model can be given (``WORDINGS`` in the spine's suite module; the first
+    is the prompts as written, the only one when the suite has no rewrites)."""
+    return tuple(getattr(role_module(SPINE, "suite"), "WORDINGS", ("original",)))
 
 
 def benchmark_options(name: str) -> Any | None:

@@ -346,7 +346,7 @@ def refresh_benchmarks(config: Config, model: ModelConfig) -> list[Any]:
 def acquire_suites(config: Config, root: Path) -> list[Path]:
     """The released suite files a refresh of ``config`` (workspace ``root``) reads, fetched where they are missing
     and verified, before any work: each benchmark a model runs acquires its own (``Benchmark.acquire_for_refresh``)."""
-    found: list[Path] = []
+    found: list[Path] = spine().acquire_for_refresh(config, root)
     done: set[str] = set()
     for model in config.models:
         for bench in refresh_benchmarks(config, model):
@@ -371,6 +371,9 @@ def plan_model(
     ev = config.evaluators
     # placement (where and how work runs, never what it computes) is read here, once, outside every call
     device, cache = config.runtime.device, ws.cache
+    # the spine's prompts in this model's wording (its rewrites: another suite, whose texts key every call below)
+    where = f"models[{config.models.index(model)}].wording"
+    prompts = spine().reword(prompts, model.wording, config, ws, where=where)
 
     # the model version: the settings of its unsharded generation (where it writes is not part of it)
     with building(f"{name}/generate"):
@@ -429,7 +432,7 @@ def plan_model(
             "store": ws.store,
             "run_id": run_id,
             "model": model,
-            "suite": spine().suite_id(config.spine_prompts),
+            "suite": spine().suite_id(config.spine_prompts, model.wording),
             "model_hash": model_hash,
             "evaluator_hash": evaluator_hash,
             "protocol": protocol,

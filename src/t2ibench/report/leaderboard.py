@@ -346,6 +346,8 @@ def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict
         name = f'<a href="{html.escape(page_link)}">{html.escape(model)}</a>' if page_link else html.escape(model)
         label = f'<br><span class="label">{html.escape(row["label"])}</span>' if row.get("label") else ""
         smoke = ' <span class="label">(smoke)</span>' if row.get("smoke") else ""
+        mark = spine.row_mark(data, model)
+        smoke += f' <span class="label" title="{html.escape(spine.REWRITTEN_NOTE)}">{mark}</span>' if mark else ""
         cells = [
             Cell.text(rank[model], sort=rank_sort_key(rank[model], group_order[groups.get(model, "—")]), css=""),
             Cell(name + smoke + label, model, "text"),
@@ -439,13 +441,14 @@ def _markdown(
     for row in data["board"]:
         model = row["model"]
         div = _diversity(data, model)
+        mark = spine.row_mark(data, model)
         mode_links = " ".join(
             f"[{source}]({links[(model, source)]})" for source in ("fkea", "scendi") if (model, source) in links
         )
         rows.append(
             [
                 rank[model],
-                f"{model}{' (smoke)' if row['smoke'] else ''}",
+                f"{model}{' (smoke)' if row['smoke'] else ''}{(' ' + mark) if mark else ''}",
                 *spine.markdown_cells(row, model in ties),
                 *(_benchmark_text(row, name, cols, letters) for name, cols, letters in shown),
                 f"{row['images']} ({row['prompts']})" if row.get("images") is not None else "—",
@@ -552,6 +555,8 @@ def render_reports(
         banners.append(SMOKE_NOTE)
     elif any(r.get("smoke") for r in data["board"]):
         banners.append(SOME_SMOKE_NOTE)
+    if any(spine.row_mark(data, r["model"]) for r in data["board"]):
+        banners.append(spine.REWRITTEN_NOTE)
     lite = lite_parts(data["run"])
     if lite:
         banners.append(f"{spine.LITE_NOTE}: {'; '.join(lite)}.")

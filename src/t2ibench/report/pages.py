@@ -112,7 +112,7 @@ def card(protocol: Mapping[str, Any] | None, diversity: Mapping[str, Any] | None
             f"{gen.get('guidance')}, {size}, dtype {gen.get('dtype')}, seed {gen.get('seed')} ({gen.get('seeding')}), "
             f"scheduler {gen.get('scheduler') or 'default'}, negative prompt {gen.get('negative_prompt') or 'none'}",
         ),
-        ("prompt rewriting", gen.get("prompt_rewriting") or "none"),
+        ("prompt rewriting", gen.get("prompt_rewriting") or spine_report().wording_of(suite) or "none"),
         *spine_report().card_items(ev),
         ("image embedder", _component(ev.get("image_embedder"))),
         ("image–text embedder", _component(ev.get("clip"))),

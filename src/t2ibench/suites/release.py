@@ -1,6 +1,6 @@
 """What a published dataset version is: its files, each data file pinned by its SHA-256, where they are downloaded
 from and the environment variable naming a local copy. A benchmark pins its release beside the reader of its suite
-(``RELEASE`` in its ``suite`` module); ``t2ibench.datasets`` fetches and verifies them."""
+(``RELEASE``, or ``RELEASES`` for several, in its ``suite`` module); ``t2ibench.datasets`` fetches and verifies them."""
 
 from __future__ import annotations
 

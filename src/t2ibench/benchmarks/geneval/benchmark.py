@@ -99,10 +99,25 @@ class GenEvalBenchmark(Benchmark[Sequence[Mapping[str, Any]], Any, FolderScan, R
 
         return select_prompts(selection)
 
-    def suite_id(self, selection: Any) -> str:
-        """'geneval' for the official suite (seed 43, 100 per task), else with its seed and size."""
+    def suite_id(self, selection: Any, wording: str = "original") -> str:
+        """'geneval' for the official suite (seed 43, 100 per task), else with its seed and size; '-rewritten' after
+        it for the rewritten prompts (a suite of its own: the generator reads other text)."""
         official = selection.seed == 43 and selection.per_task == 100
-        return "geneval" if official else f"geneval-s{selection.seed}-n{selection.per_task}"
+        base = "geneval" if official else f"geneval-s{selection.seed}-n{selection.per_task}"
+        return base if wording == "original" else f"{base}-{wording}"
+
+    def reword(self, prompts: Any, wording: str, config: Any, workspace: Any, *, where: str) -> Any:
+        """``steps.reword_prompts``: ``prompts`` in ``wording`` (the spine's selection from ``config``, read from the
+        workspace's rewritten file); ``where`` names the setting that asked for it."""
+        from t2ibench.benchmarks.geneval.steps import reword_prompts
+
+        return reword_prompts(prompts, wording, config, workspace, where=where)
+
+    def acquire_for_refresh(self, config: Any, root: Path) -> list[Path]:
+        """``plan.acquire_rewritten``: the rewritten prompts' pinned file when a model is given them."""
+        from t2ibench.benchmarks.geneval.plan import acquire_rewritten
+
+        return acquire_rewritten(config, root)
 
     def spine_rows(self, judged: Any, scores: Any, generated: Any, *, suite: str, model: str) -> SpineRows:
         """``rows.spine_rows``: verdicts, detections and Table 2 of one model version."""

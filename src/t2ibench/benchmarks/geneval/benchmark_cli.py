@@ -31,10 +31,11 @@ COLOUR_OPTIONS = {"backend": "--colour", "arch": "--clip-arch", "pretrained": "-
 def suite_options(p: Any, *, metadata: bool) -> None:
     """GenEval's suite options on the argparse parser or group ``p``: ``GenEvalSuite``'s seed, per_task and classes
     (a refresh's ``benchmarks.geneval``; its subset fields, limit_per_task and prompts, choose prompts of a refresh and
-    are not a suite's), and --metadata (a released file instead of the generated suite)."""
+    are not a suite's, and rewritten names the file a refresh's reworded models read), and --metadata (a released
+    file instead of the generated suite)."""
     from t2ibench.options import add_fields
 
-    made = add_fields(p, GenEvalSuite, skip=("limit_per_task", "prompts"))
+    made = add_fields(p, GenEvalSuite, skip=("limit_per_task", "prompts", "rewritten"))
     p.set_defaults(geneval_suite=made)
     if metadata:
         add_fields(p, SuiteFile)

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field, fields
 from typing import Annotated
 
 from t2ibench.benchmarks.geneval.metrics import GenEvalParams
-from t2ibench.benchmarks.geneval.suite import MAX_PER_TASK, generate_suite
+from t2ibench.benchmarks.geneval.suite import MAX_PER_TASK, REWRITTEN_DATA, generate_suite
 from t2ibench.errors import FieldError, InputError
 from t2ibench.fields import Option, Range
-from t2ibench.specs import MAX_SEED, ColourConfig, DetectorConfig, check_int, check_seed
+from t2ibench.specs import MAX_SEED, ColourConfig, DetectorConfig, check_int, check_seed, visible_text
 from t2ibench.suites.selection import parse_indices
 
 
@@ -30,6 +30,9 @@ class GenEvalSuite:
     classes: Annotated[tuple[str, ...] | None, Option(sep=",")] = None
     """Draw prompts from these classes only, comma-separated on the command line (e.g. the compositor's; default:
     all 80)."""
+    rewritten: str = REWRITTEN_DATA
+    """The rewritten prompts' file a model with ``wording: rewritten`` is given (workspace-relative; the default is
+    where `t2ibench data fetch geneval_rewritten` and its DVC stage put the pinned release)."""
 
     def __post_init__(self) -> None:
         check_seed(self)
@@ -42,11 +45,18 @@ class GenEvalSuite:
                 generate_suite(seed=self.seed, per_task=1, classes=self.classes)
             except InputError as exc:
                 raise FieldError("classes", str(exc).removeprefix("classes: ")) from None
+        if not self.rewritten.strip() or not visible_text(self.rewritten):
+            raise FieldError("rewritten", f"must name the rewritten prompts' file; got {self.rewritten!r}")
         if self.prompts is not None:
             try:
                 parse_indices(self.prompts, size=self.size)
             except InputError as exc:
                 raise FieldError("prompts", str(exc)) from None
+
+    @property
+    def official(self) -> bool:
+        """Whether the suite is GenEval's official one (seed 43, 100 per task, all classes), a subset aside."""
+        return self.seed == 43 and self.per_task == 100 and self.classes is None
 
     @property
     def size(self) -> int:

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from t2ibench.benchmarks.geneval.options import GenEvalConfig
+from t2ibench.benchmarks.geneval.options import GenEvalConfig, GenEvalSuite
 from t2ibench.benchmarks.geneval.steps import photo_truth_digest, step_geneval, step_selftest
+from t2ibench.benchmarks.geneval.suite import REWRITTEN, REWRITTEN_DATA
 from t2ibench.pipeline.identity import settings, version_hash
 from t2ibench.pipeline.plan import Call, ModelScope, Ref, building
 from t2ibench.pipeline.results import LocalFiles, PromptSet
@@ -93,6 +94,25 @@ def plan_model(scope: ModelScope, prompts: PromptSet) -> SpinePart:
     scores = scope.add(Call(f"{name}/scores", "scores", params, name, "geneval"))
     protocol = {"geneval": settings(step_geneval, geneval_settings)}
     return SpinePart(generated, judged, scores, protocol, results, images)
+
+
+def acquire_rewritten(config: Any, root: Path) -> list[Path]:
+    """The rewritten prompts' file a refresh of ``config`` (workspace ``root``) reads when a model is given them,
+    fetched where it is missing: at its default place (``benchmarks.geneval.rewritten`` left as is) it comes from
+    ``$T2IBENCH_GENEVAL_REWRITTEN_DATA`` or the pinned release, as ``t2ibench data fetch geneval_rewritten`` would,
+    and is verified against the release's SHA-256 every time. A file named elsewhere is the user's own and is never
+    fetched over (each of its lines is still checked against its official record when the run is planned)."""
+    from t2ibench.datasets import check_release_copy, fetch_release
+    from t2ibench.errors import note
+
+    suite: GenEvalSuite = config.spine_prompts
+    if all(m.wording == "original" for m in config.models) or suite.rewritten != REWRITTEN_DATA:
+        return []
+    target = root / suite.rewritten
+    if target.is_file():
+        return [check_release_copy(REWRITTEN.name, target, where="benchmarks.geneval.rewritten")]
+    note(f"{suite.rewritten}: fetching GenEval's rewritten prompts (as `t2ibench data fetch {REWRITTEN.name}`)")
+    return [p for p in fetch_release(REWRITTEN.name, target.parent) if p.name == target.name]
 
 
 def plan_selftest(config: Any, ws: Any) -> tuple[str, str, dict[str, Any]]:

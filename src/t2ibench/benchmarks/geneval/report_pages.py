@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 from t2ibench.benchmarks.geneval.metrics import TASKS
 from t2ibench.benchmarks.geneval.report import TASK_TITLES
+from t2ibench.benchmarks.geneval.suite import WORDINGS
 from t2ibench.report import thumbs
 from t2ibench.report.pages import THUMB, VIEW, href
 from t2ibench.report.site import Cell, esc, interval, page, select, table
@@ -118,6 +119,30 @@ def failure_rank(kind: str) -> int:
 def model_suites(data: Mapping[str, Any], model: str) -> list[str]:
     """The suites a model's stored verdicts name, sorted."""
     return sorted({str(v.get("suite")) for v in data["verdicts"] if v["model"] == model})
+
+
+REWRITTEN_MARK = "†"
+REWRITTEN_NOTE = (
+    "† GenEval on its prompts rewritten long by an LLM (BAGEL's evaluation_metadata_long.jsonl; same objects, counts, "
+    "colours and positions judged): a protocol of its own, ranked only with other rewritten-prompt rows, never with "
+    "original-prompt ones."
+)
+
+
+def row_mark(data: Mapping[str, Any], model: str) -> str:
+    """'†' for a model whose GenEval verdicts were judged on rewritten prompts (a suite of the rewritten wording),
+    else ''."""
+    rewritten = f"-{WORDINGS[1]}"
+    return REWRITTEN_MARK if any(s.endswith(rewritten) for s in model_suites(data, model)) else ""
+
+
+def wording_of(suite: str) -> str | None:
+    """The model card's 'prompt rewriting' line for a suite of the rewritten wording (None for the originals)."""
+    return (
+        "GenEval's prompts rewritten long by an LLM (BAGEL's release, pinned) †"
+        if suite.endswith(f"-{WORDINGS[1]}")
+        else None
+    )
 
 
 def card_items(evaluator: Mapping[str, Any]) -> list[tuple[str, str]]:

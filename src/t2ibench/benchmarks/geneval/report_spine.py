@@ -18,6 +18,7 @@ from t2ibench.benchmarks.geneval import report_failures as failures
 from t2ibench.benchmarks.geneval import report_selftest as selftest
 from t2ibench.benchmarks.geneval.metrics import TASKS
 from t2ibench.benchmarks.geneval.report import TASK_TITLES
+from t2ibench.benchmarks.geneval.report_pages import REWRITTEN_NOTE as REWRITTEN_NOTE
 from t2ibench.benchmarks.geneval.report_pages import (
     card_items,
     draw_thumbnails,
@@ -27,7 +28,9 @@ from t2ibench.benchmarks.geneval.report_pages import (
     model_suites,
     prompt_list,
     prompt_pages,
+    row_mark,
     score_section,
+    wording_of,
 )
 from t2ibench.benchmarks.geneval.suite_published import BUILTIN, PublishedTable, load_published
 from t2ibench.report.markdown import markdown_table
@@ -39,6 +42,7 @@ __all__ = [  # the spine's report hooks (docs/benchmarks.md#the-spines-report), 
     "HEADLINE",
     "LITE_NOTE",
     "PUBLISHED",
+    "REWRITTEN_NOTE",
     "board_cells",
     "board_headers",
     "card_items",
@@ -61,9 +65,11 @@ __all__ = [  # the spine's report hooks (docs/benchmarks.md#the-spines-report), 
     "plotted",
     "prompt_list",
     "prompt_pages",
+    "row_mark",
     "score_section",
     "sections_html",
     "sections_markdown",
+    "wording_of",
     "write_pages",
 ]
 

@@ -5,6 +5,7 @@ Table 2 with its intervals. Plain functions: their typed parameters are their ca
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from t2ibench.benchmarks.geneval.options import GenEvalConfig, GenEvalSuite
 from t2ibench.config import SelftestConfig
@@ -33,6 +34,31 @@ def select_prompts(suite: GenEvalSuite) -> PromptSet:
     if not selected:
         raise InputError("geneval: the prompt selection is empty")
     return PromptSet.of(selected)
+
+
+def reword_prompts(prompts: PromptSet, wording: str, config: Any, workspace: Any, *, where: str) -> PromptSet:
+    """``prompts`` (GenEval's, selected by ``config``'s ``benchmarks.geneval``) with each record's text in
+    ``wording``: 'original' as they are, 'rewritten' from the workspace's rewritten file (``read_rewritten``: every
+    line checked to be its official record's rewrite). InputError naming ``where`` for a suite that is not the
+    official one (the rewrites are of its 553 prompts) and for the structure embedder, which reads templated text."""
+    from t2ibench.benchmarks.geneval.suite import read_rewritten
+
+    if wording == "original":
+        return prompts
+    suite: GenEvalSuite = config.spine_prompts
+    if not suite.official:
+        raise InputError(
+            f"{where}: {wording} prompts exist for GenEval's official suite only (benchmarks.geneval: seed 43, "
+            f"per_task 100, no classes; a subset by prompts or limit_per_task is fine); got seed {suite.seed}, "
+            f"per_task {suite.per_task}" + (f", classes {list(suite.classes)}" if suite.classes else "")
+        )
+    if config.evaluators.clip.backend == "mobilenet+structure":
+        raise InputError(
+            f"{where}: the structure embedder (evaluators.clip backend mobilenet+structure) reads GenEval's templated "
+            f"prompts back and cannot read {wording} ones; use a text encoder (backend open_clip)"
+        )
+    texts = read_rewritten(workspace.path(suite.rewritten))
+    return PromptSet.of([(i, {**r, "prompt": texts[i]}) for i, r in prompts])
 
 
 def step_geneval(

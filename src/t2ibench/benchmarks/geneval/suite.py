@@ -64,6 +64,35 @@ RELEASE = Release(
 """GenEval's released prompt metadata and the MTurk annotations of two of the paper's models (``t2ibench data fetch
 geneval``): the official prompts' provenance and the human-agreement data."""
 
+WORDINGS = ("original", "rewritten")
+"""The wordings of GenEval's prompts a model can be given: GenEval's own templated ones, or the same records
+rewritten long by an LLM (``REWRITTEN``; tables mark such scores †). The records' include/exclude are the same, so the
+verdict rules apply unchanged; only the text the generator reads differs."""
+REWRITTEN_FILE = "evaluation_metadata_long.jsonl"
+REWRITTEN = Release(
+    name="geneval_rewritten",
+    title="GenEval's prompts rewritten long by an LLM (BAGEL's evaluation_metadata_long.jsonl)",
+    repository="https://raw.githubusercontent.com/ByteDance-Seed/Bagel",
+    revision="056b5fd51a88c1eb4547318609e25d40080fcf87",
+    env="T2IBENCH_GENEVAL_REWRITTEN_DATA",
+    licence="Apache-2.0",
+    files=(
+        ReleasedFile(
+            REWRITTEN_FILE,
+            "eval/gen/geneval/prompts/evaluation_metadata_long.jsonl",
+            "09472cc9c24e225417b1d5df27e688e5f2a0fcac9ec772f33d9debe4e5d49f27",
+        ),
+        ReleasedFile("LICENSE", "LICENSE", "43070e2d4e532684de521b885f385d0841030efa2b1a20bafb76133a5e1379c1"),
+    ),
+)
+"""GenEval's 553 official prompts rewritten into long descriptions, line for line (``t2ibench data fetch
+geneval_rewritten``): the rewritten-prompt protocol several recent papers report GenEval with."""
+RELEASES = (RELEASE, REWRITTEN)
+"""Every release this suite reads (``t2ibench.datasets`` collects them)."""
+REWRITTEN_DATA = "data/external/geneval_rewritten/" + REWRITTEN_FILE  # where `t2ibench data fetch` (DVC) puts it
+# the released file's longest line has 902 bytes (its longest prompt 784 characters)
+MAX_REWRITTEN_LINE_BYTES = 4096
+
 MAX_PER_TASK = 100_000
 # bounds checked before a prompt-metadata file is read: the largest suite generate_suite makes (one single-object
 # prompt per class, MAX_PER_TASK for each of the five other tasks), and bytes per line on average (the official
@@ -268,6 +297,34 @@ def read_suite(path: str | Path) -> list[dict[str, Any]]:
         seen[key] = f"line {where.rsplit(':', 1)[-1]}"
         records.append(record)
     return records
+
+
+def read_rewritten(path: str | Path) -> dict[int, str]:
+    """The rewritten prompts of a ``REWRITTEN`` file by official prompt index, each line checked against the official
+    suite's record at that index (same tag, include and exclude: only the wording may differ); InputError names the
+    file and line of a line that is not a rewrite of its official record, and a file of another length."""
+    official = generate_suite(seed=vocabulary().official_seed, per_task=vocabulary().official_per_task)
+    found: dict[int, str] = {}
+    lines = read_suite_lines(path, what="rewritten prompt file", max_lines=len(official) + 1,
+                             max_line_bytes=MAX_REWRITTEN_LINE_BYTES)  # fmt: skip
+    for index, (where, record) in enumerate(lines):
+        validate_record(record, where=where)
+        if index >= len(official):
+            raise InputError(f"{where}: GenEval's official suite has {len(official)} prompts; this file has more")
+        if _judged(record) != _judged(official[index]):
+            raise InputError(
+                f"{where}: not a rewrite of GenEval's prompt {index} ({official[index]['prompt']!r}): its tag, include "
+                "or exclude differ, so GenEval's verdict for it would be about another prompt"
+            )
+        found[index] = record["prompt"]
+    if len(found) != len(official):
+        raise InputError(f"{path}: {len(found)} rewritten prompts; GenEval's official suite has {len(official)}")
+    return found
+
+
+def _judged(record: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    """What GenEval's verdict rules read of a record: its tag, include and exclude (none: an empty list)."""
+    return record["tag"], record["include"], record.get("exclude", [])
 
 
 RECORD_KEYS = ("tag", "include", "exclude", "prompt")
