@@ -2398,10 +2398,21 @@ def _(tmp: Path) -> Any:
 
 
 @case(
+    "config-wording-on-another-suite",
+    "a model given GenEval's rewritten prompts on a suite that is not the official one",
+    "error naming models[0].wording: rewrites exist for the official suite only",
+    r"models\[0\]\.wording: rewritten prompts exist for GenEval's official suite only",
+)
+def _(tmp: Path) -> Any:
+    text = "name: x\nbenchmarks: {geneval: {seed: 7}}\nmodels: [{name: a, wording: rewritten}]\n"
+    return write_config(tmp, text)
+
+
+@case(
     "config-prompt-rewriting-diffusers",
     "prompt_rewriting declared for a model t2ibench generates",
-    "error: t2ibench never rewrites prompts; only an imported folder can declare it",
-    r"generator\.prompt_rewriting: t2ibench never rewrites prompts",
+    "error: t2ibench never rewrites prompts itself; only an imported folder can declare it",
+    r"generator\.prompt_rewriting: t2ibench never rewrites prompts itself",
 )
 def _(tmp: Path) -> Any:
     return write_config(tmp, "name: x\nmodels: [{name: a, generator: {prompt_rewriting: LLM expansion}}]\n")

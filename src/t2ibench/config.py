@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 from t2ibench.benchmarks import SPINE, benchmark_options, label, names, prompt_wordings
+from t2ibench.benchmarks import benchmark as spine_lookup
 from t2ibench.benchmarks.geneval.suite_published import BUILTIN, load_published
 from t2ibench.errors import FieldError, InputError, unknown_choice
 from t2ibench.fields import check_ranges, decode, type_hints
@@ -515,6 +516,11 @@ class Config:
                     f"{', '.join(others)} needs a text-to-image generator (diffusers): give this model "
                     f"benchmarks: [{SPINE}], and judge its images with `t2ibench evaluate {others[0]} DIR`",
                 )
+            if m.wording != prompt_wordings()[0]:  # the spine says whether this selection has such prompts
+                try:
+                    spine_lookup(SPINE).check_wording(m.wording, self, where=f"models[{i}].wording")
+                except InputError as exc:
+                    raise FieldError(f"models[{i}].wording", str(exc).split(": ", 1)[-1]) from None
 
     @property
     def spine_prompts(self) -> Any:

@@ -181,8 +181,9 @@ class GeneratorConfig:
     """Also save a contact sheet (grid.png) per prompt."""
     prompt_rewriting: str | None = None
     """How an imported folder's prompts were rewritten before generation (e.g. "LLM expansion, GPT-4, template v2"):
-    part of the protocol, shown on the model card and compared across models; t2ibench never rewrites prompts, so
-    only the folder backend declares it (None: the prompts were used as written)."""
+    part of the protocol, shown on the model card and compared across models; t2ibench never rewrites prompts itself
+    (a model given GenEval's published rewrites says ``wording: rewritten``), so only the folder backend declares it
+    (None: the prompts were used as written)."""
 
     def __post_init__(self) -> None:
         if self.seeding not in SEEDINGS:
@@ -191,7 +192,8 @@ class GeneratorConfig:
             if self.backend != "folder":
                 raise FieldError(
                     "prompt_rewriting",
-                    "t2ibench never rewrites prompts; this field records how an imported folder's images were made "
+                    "t2ibench never rewrites prompts itself (GenEval's published rewrites: the model's wording: "
+                    "rewritten); this field records how an imported folder's images were made "
                     f"(backend: folder), not backend {self.backend!r}",
                 )
             if (

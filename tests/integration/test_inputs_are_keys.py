@@ -123,7 +123,7 @@ CANDIDATES: dict[str, list[Any]] = {
     "benchmarks.geneval.classes": [["person", "dog", "cat", "car", "horse", "bench"]],
     "benchmarks.geneval2.data": ["suite-copy.jsonl"],  # the same bytes elsewhere: the same prompts and numbers
     "benchmarks.geneval.rewritten": ["rewritten-copy.jsonl"],  # read by a reworded model only (none here)
-    "models[0].wording": ["rewritten"],  # the released rewrites, placed where the refresh fetches them
+    "models[0].wording": ["rewritten"],  # a stand-in for the rewrites, placed where the refresh fetches them
     "benchmarks.geneval2.prompts": ["0"],
     "models[0].benchmarks": [["geneval"]],
     "evaluators.geneval2.judge.model": ["tiny-random:1"],
@@ -457,14 +457,13 @@ def baseline(tmp_path_factory, model_cache):
     text = "".join(json.dumps(line) + "\n" for line in LINES)
     (root / "suite.jsonl").write_text(text)
     (root / "suite-copy.jsonl").write_text(text)
-    import shutil
+    from t2ibench.benchmarks.geneval.suite import REWRITTEN_DATA, generate_suite
 
-    from t2ibench.benchmarks.geneval.suite import REWRITTEN_DATA, REWRITTEN_FILE
-    from tests.conftest import GENEVAL_REWRITTEN_DATA
-
+    # a stand-in for the rewrites (the plan reads, not the release, is under test here), where the refresh puts them
+    reworded = "".join(json.dumps({**r, "prompt": f"a long rewrite of {r['prompt']}"}) + "\n" for r in generate_suite())
     (root / REWRITTEN_DATA).parent.mkdir(parents=True)
-    shutil.copy(GENEVAL_REWRITTEN_DATA / REWRITTEN_FILE, root / REWRITTEN_DATA)  # as the refresh acquires it
-    shutil.copy(GENEVAL_REWRITTEN_DATA / REWRITTEN_FILE, root / "rewritten-copy.jsonl")
+    (root / REWRITTEN_DATA).write_text(reworded)
+    (root / "rewritten-copy.jsonl").write_text(reworded)
     from t2ibench.benchmarks.t2i_compbench.suite import pinned_sha256
     from t2ibench.benchmarks.t2i_compbench.suite_phrases import table_json
 

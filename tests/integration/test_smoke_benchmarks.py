@@ -18,7 +18,10 @@ from t2ibench.cli import main
 from tests.conftest import GENEVAL2_DATA, GENEVAL_REWRITTEN_DATA
 
 RELEASED = GENEVAL2_DATA / "geneval2_data.jsonl"
-pytestmark = pytest.mark.skipif(not RELEASED.is_file(), reason="GenEval 2's file is not available")
+REWRITES = GENEVAL_REWRITTEN_DATA / "evaluation_metadata_long.jsonl"  # the refresh's second model reads them
+pytestmark = pytest.mark.skipif(
+    not (RELEASED.is_file() and REWRITES.is_file()), reason="GenEval 2's file or GenEval's rewrites are not available"
+)
 
 
 def images_of(root: Path, marker: str) -> Path:
@@ -271,6 +274,11 @@ def test_a_model_on_rewritten_prompts_is_its_own_protocol_marked_and_never_ranke
     groups, differing = protocols(collect(store))
     assert groups["tiny-a"] != groups["tiny-r"]
     assert "suite" in differing
+    diversity = {r["model"]: r for r in store.rows("SELECT model, diversity_rank, diversity_note FROM leaderboard")}
+    for model in ("tiny-a", "tiny-r"):  # one kernel, but other images: their diversity is not ranked together
+        assert diversity[model]["diversity_rank"] is None, diversity
+        assert "prompt suite no other current model shares" in diversity[model]["diversity_note"], diversity
+    assert "geneval-rewritten" in diversity["tiny-r"]["diversity_note"]
     report = (root / "reports" / "leaderboard.md").read_text()
     assert "| tiny-r (smoke) † |" in report
     assert "| tiny-a (smoke) |" in report

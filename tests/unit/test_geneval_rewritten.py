@@ -135,9 +135,11 @@ def test_a_models_wording_gives_it_the_rewrites_under_a_suite_of_their_own_and_c
     ids=["another-seed", "another-size", "structure-embedder"],
 )  # fmt: skip
 def test_a_wording_the_refresh_cannot_honour_is_refused_naming_the_model(tmp_path, raw, message):
-    place_release(tmp_path)
-    with pytest.raises(InputError, match=message):
-        plan_of(raw, tmp_path)
+    """Refused when the config is read (before a run is recorded or anything is fetched), naming the file."""
+    with pytest.raises(InputError, match=message) as err:
+        parse_config(raw, source="c.yaml")
+    assert str(err.value).startswith("c.yaml")
+    assert "\n" not in str(err.value)
 
 
 def test_an_unknown_wording_is_a_config_error_with_a_suggestion():
@@ -160,8 +162,12 @@ def test_a_missing_or_edited_file_is_refused_before_any_work(tmp_path, monkeypat
     got.write_text(got.read_text().replace("bench", "bunch", 1))
     with pytest.raises(InputError, match=r"benchmarks\.geneval\.rewritten .*edited or damaged"):
         acquire_rewritten(cfg, tmp_path)
-    with pytest.raises(InputError, match=r"empty/data/external/geneval_rewritten/.*: no such rewritten prompt file"):
-        plan_of(config(), tmp_path / "empty")  # a plan without the file: refused, naming it
+    with pytest.raises(
+        InputError,
+        match=r"models\[1\]\.wording: .*empty/data/external/geneval_rewritten/.*: no "
+        r"rewritten prompt file \(benchmarks\.geneval\.rewritten\); `t2ibench data fetch",
+    ):
+        plan_of(config(), tmp_path / "empty")  # a plan without the file (gc, say): refused, naming it and the fix
 
 
 def test_the_report_marks_rewritten_rows_and_says_why():

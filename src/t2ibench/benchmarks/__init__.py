@@ -251,11 +251,16 @@ class Benchmark(ABC, Generic[SuiteT, EvaluatorT, ScanT, RecordT, TablesT]):
         ``wording`` (one of ``prompt_wordings()``)."""
         raise InputError(f"{self.name}: not the refresh's spine benchmark")
 
-    def reword(self, prompts: Any, wording: str, config: Any, workspace: Any, *, where: str) -> Any:
-        """The spine's ``prompts`` (a ``PromptSet``) in ``wording``, one of ``prompt_wordings()`` (the first: as they
-        are); InputError naming the setting ``where`` when this selection has no such wording."""
-        if wording != "original":
+    def check_wording(self, wording: str, config: Any, *, where: str) -> None:
+        """InputError naming the setting ``where`` unless a refresh of ``config`` can give a model the spine's prompts
+        in ``wording`` (one of ``prompt_wordings()``; the first, the prompts as written, always)."""
+        if wording != prompt_wordings()[0]:
             raise InputError(f"{where}: {self.name} has no {wording!r} prompts")
+
+    def reword(self, prompts: Any, wording: str, config: Any, workspace: Any, *, where: str) -> Any:
+        """The spine's ``prompts`` (a ``PromptSet``) in ``wording`` (``check_wording`` passed; the first wording: as
+        they are)."""
+        self.check_wording(wording, config, where=where)
         return prompts
 
     def spine_rows(self, judged: Any, scores: Any, generated: Any, *, suite: str, model: str) -> SpineRows:

@@ -371,12 +371,11 @@ def plan_model(
     ev = config.evaluators
     # placement (where and how work runs, never what it computes) is read here, once, outside every call
     device, cache = config.runtime.device, ws.cache
-    # the spine's prompts in this model's wording (its rewrites: another suite, whose texts key every call below)
-    where = f"models[{config.models.index(model)}].wording"
-    prompts = spine().reword(prompts, model.wording, config, ws, where=where)
-
-    # the model version: the settings of its unsharded generation (where it writes is not part of it)
+    where = f"models[{config.models.index(model)}].wording"  # the setting an error about its wording names
+    # the model version: the settings of its unsharded generation (where it writes is not part of it), on the
+    # spine's prompts in this model's wording (its rewrites: another suite, whose texts key every call below)
     with building(f"{name}/generate"):
+        prompts = spine().reword(prompts, model.wording, config, ws, where=where)
         generation = {"generator": model.generator, "model": name, "prompts": prompts, "local": local_files(ws, model)}
     model_hash = version_hash({"generate": settings(steps.step_generate, generation)})
     calls: list[Call] = []

@@ -350,9 +350,10 @@ VIEWS = {
         GROUP BY ALL ORDER BY c.model
     """,
     # which current models' diversity may be ranked against each other: those measured under one kernel
-    # (diversity.diversity_kernel equal), with a shared σ (a fixed value or a reference set's: never a model's own
-    # median, and never an unknown one); diversity_rank is VENDI-1's rank within such a group, NULL with a note
-    # otherwise
+    # (diversity.diversity_kernel equal) on images of one prompt suite (images.suite: the same prompts in the same
+    # wording — a model given GenEval's rewritten prompts is measured on other images), with a shared σ (a fixed
+    # value or a reference set's: never a model's own median, and never an unknown one); diversity_rank is VENDI-1's
+    # rank within such a group, NULL with a note otherwise
     "diversity_comparison": """
         WITH s AS (
             -- each σ's source (NULL where the kernel has none: cosine), 'unknown' where a Gaussian σ has none recorded
@@ -365,17 +366,20 @@ VIEWS = {
             FROM diversity WHERE vendi_1 IS NOT NULL
         ), f AS (
             SELECT model, model_hash, evaluator_hash, vendi_1, diversity_kernel,
+                   (SELECT min(i.suite) FROM images i WHERE i.model = s.model AND i.model_hash = s.model_hash)
+                     AS prompt_suite,
                    coalesce(image_src LIKE 'median:%' OR clip_src LIKE 'median:%' OR text_src LIKE 'median:%', false)
                      AS per_model,
                    coalesce(image_src = 'unknown' OR clip_src = 'unknown' OR text_src = 'unknown', false) AS unrecorded
             FROM s
         ), d AS (SELECT *, NOT (per_model OR unrecorded) AS shared_sigma FROM f),
-        g AS (SELECT diversity_kernel, count(*) AS kernel_models FROM d GROUP BY ALL),
-        k AS (SELECT count(DISTINCT diversity_kernel) AS kernels FROM d)
+        g AS (SELECT diversity_kernel, prompt_suite, count(*) AS kernel_models FROM d GROUP BY ALL),
+        k AS (SELECT count(DISTINCT (diversity_kernel, prompt_suite)) AS kernels FROM d)
         SELECT d.model, d.model_hash, d.evaluator_hash, d.diversity_kernel, g.kernel_models, k.kernels,
                d.shared_sigma AND (k.kernels = 1 OR g.kernel_models > 1) AS comparable,
                CASE WHEN d.shared_sigma AND (k.kernels = 1 OR g.kernel_models > 1)
-                    THEN rank() OVER (PARTITION BY d.diversity_kernel, d.shared_sigma ORDER BY d.vendi_1 DESC) END
+                    THEN rank() OVER (PARTITION BY d.diversity_kernel, d.prompt_suite, d.shared_sigma
+                                      ORDER BY d.vendi_1 DESC) END
                  AS diversity_rank,
                CASE
                  WHEN d.per_model
@@ -384,12 +388,15 @@ VIEWS = {
                  WHEN d.unrecorded
                    THEN 'where σ came from was not recorded (stored before schema 10): not ranked'
                  WHEN k.kernels > 1 AND g.kernel_models = 1
-                   THEN 'measured under a kernel no other current model shares (σ, rff_dim or embedder differ): '
-                        || 'not ranked'
+                   THEN 'measured under a kernel or on a prompt suite no other current model shares (σ, rff_dim, '
+                        || 'embedder or suite ' || coalesce(d.prompt_suite, 'unknown') || ' differ): not ranked'
                  WHEN k.kernels > 1
-                   THEN 'current models were measured under ' || k.kernels || ' kernels: ranked only within its group'
+                   THEN 'current models were measured under ' || k.kernels || ' kernels or prompt suites: ranked '
+                        || 'only within its group'
                END AS diversity_note
-        FROM d JOIN g USING (diversity_kernel) CROSS JOIN k
+        FROM d JOIN g ON g.diversity_kernel IS NOT DISTINCT FROM d.diversity_kernel
+                      AND g.prompt_suite IS NOT DISTINCT FROM d.prompt_suite
+        CROSS JOIN k
         ORDER BY d.model
     """,
     # the convergence report of each diversity score of each current model: the score on nested prompt subsets

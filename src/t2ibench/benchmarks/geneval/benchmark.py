@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from t2ibench.benchmarks import Benchmark, SpineRows
 from t2ibench.benchmarks.geneval.evaluate import FolderScan, ResultRow, Summary, judge_scan, scan_folder, summarise
 from t2ibench.benchmarks.geneval.report import render_summary
+from t2ibench.benchmarks.geneval.suite import worded_suite
 
 
 class GenEvalBenchmark(Benchmark[Sequence[Mapping[str, Any]], Any, FolderScan, ResultRow, Summary]):
@@ -104,7 +105,13 @@ class GenEvalBenchmark(Benchmark[Sequence[Mapping[str, Any]], Any, FolderScan, R
         it for the rewritten prompts (a suite of its own: the generator reads other text)."""
         official = selection.seed == 43 and selection.per_task == 100
         base = "geneval" if official else f"geneval-s{selection.seed}-n{selection.per_task}"
-        return base if wording == "original" else f"{base}-{wording}"
+        return worded_suite(base, wording)
+
+    def check_wording(self, wording: str, config: Any, *, where: str) -> None:
+        """``steps.check_wording``: rewrites exist for the official suite, read by a text encoder."""
+        from t2ibench.benchmarks.geneval.steps import check_wording
+
+        check_wording(wording, config, where=where)
 
     def reword(self, prompts: Any, wording: str, config: Any, workspace: Any, *, where: str) -> Any:
         """``steps.reword_prompts``: ``prompts`` in ``wording`` (the spine's selection from ``config``, read from the

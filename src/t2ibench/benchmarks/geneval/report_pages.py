@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from t2ibench.benchmarks.geneval.metrics import TASKS
 from t2ibench.benchmarks.geneval.report import TASK_TITLES
-from t2ibench.benchmarks.geneval.suite import WORDINGS
+from t2ibench.benchmarks.geneval.suite import REWRITTEN, WORDINGS, wording_of_suite
 from t2ibench.report import thumbs
 from t2ibench.report.pages import THUMB, VIEW, href
 from t2ibench.report.site import Cell, esc, interval, page, select, table
@@ -130,19 +130,15 @@ REWRITTEN_NOTE = (
 
 
 def row_mark(data: Mapping[str, Any], model: str) -> str:
-    """'†' for a model whose GenEval verdicts were judged on rewritten prompts (a suite of the rewritten wording),
-    else ''."""
-    rewritten = f"-{WORDINGS[1]}"
-    return REWRITTEN_MARK if any(s.endswith(rewritten) for s in model_suites(data, model)) else ""
+    """'†' for a model whose GenEval verdicts were judged on rewritten prompts (a suite of another wording), else ''."""
+    return REWRITTEN_MARK if any(wording_of_suite(s) != WORDINGS[0] for s in model_suites(data, model)) else ""
 
 
 def wording_of(suite: str) -> str | None:
     """The model card's 'prompt rewriting' line for a suite of the rewritten wording (None for the originals)."""
-    return (
-        "GenEval's prompts rewritten long by an LLM (BAGEL's release, pinned) †"
-        if suite.endswith(f"-{WORDINGS[1]}")
-        else None
-    )
+    if wording_of_suite(suite) == WORDINGS[0]:
+        return None
+    return f"{REWRITTEN.title}, {REWRITTEN.revision[:7]} (benchmarks.geneval.rewritten) {REWRITTEN_MARK}"
 
 
 def card_items(evaluator: Mapping[str, Any]) -> list[tuple[str, str]]:

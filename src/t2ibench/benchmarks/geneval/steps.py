@@ -36,15 +36,16 @@ def select_prompts(suite: GenEvalSuite) -> PromptSet:
     return PromptSet.of(selected)
 
 
-def reword_prompts(prompts: PromptSet, wording: str, config: Any, workspace: Any, *, where: str) -> PromptSet:
-    """``prompts`` (GenEval's, selected by ``config``'s ``benchmarks.geneval``) with each record's text in
-    ``wording``: 'original' as they are, 'rewritten' from the workspace's rewritten file (``read_rewritten``: every
-    line checked to be its official record's rewrite). InputError naming ``where`` for a suite that is not the
-    official one (the rewrites are of its 553 prompts) and for the structure embedder, which reads templated text."""
-    from t2ibench.benchmarks.geneval.suite import read_rewritten
+def check_wording(wording: str, config: Any, *, where: str) -> None:
+    """InputError naming ``where`` unless a model of ``config`` can be given GenEval's prompts in ``wording``: the
+    rewrites are of the official suite's 553 prompts (seed 43, 100 per task, no class subset; a subset of its prompts
+    is fine), and the structure embedder reads templated prompts back, so it cannot embed them."""
+    from t2ibench.benchmarks.geneval.suite import WORDINGS
 
-    if wording == "original":
-        return prompts
+    if wording == WORDINGS[0]:
+        return
+    if wording not in WORDINGS:
+        raise InputError(f"{where}: GenEval has no {wording!r} prompts (choose from: {', '.join(WORDINGS)})")
     suite: GenEvalSuite = config.spine_prompts
     if not suite.official:
         raise InputError(
@@ -57,7 +58,25 @@ def reword_prompts(prompts: PromptSet, wording: str, config: Any, workspace: Any
             f"{where}: the structure embedder (evaluators.clip backend mobilenet+structure) reads GenEval's templated "
             f"prompts back and cannot read {wording} ones; use a text encoder (backend open_clip)"
         )
-    texts = read_rewritten(workspace.path(suite.rewritten))
+
+
+def reword_prompts(prompts: PromptSet, wording: str, config: Any, workspace: Any, *, where: str) -> PromptSet:
+    """``prompts`` (GenEval's, selected by ``config``'s ``benchmarks.geneval``) with each record's text in
+    ``wording`` (``check_wording``): the first as they are, 'rewritten' from the workspace's rewritten file
+    (``read_rewritten``: every line checked to be its official record's rewrite)."""
+    from t2ibench.benchmarks.geneval.suite import WORDINGS, read_rewritten
+
+    check_wording(wording, config, where=where)
+    if wording == WORDINGS[0]:
+        return prompts
+    suite: GenEvalSuite = config.spine_prompts
+    path = workspace.path(suite.rewritten)
+    if not path.is_file():
+        raise InputError(
+            f"{where}: {path}: no rewritten prompt file (benchmarks.geneval.rewritten); `t2ibench data fetch "
+            "geneval_rewritten --out data/external/geneval_rewritten` fetches the pinned one (a refresh does so itself)"
+        )
+    texts = read_rewritten(path)
     return PromptSet.of([(i, {**r, "prompt": texts[i]}) for i, r in prompts])
 
 

@@ -68,6 +68,19 @@ WORDINGS = ("original", "rewritten")
 """The wordings of GenEval's prompts a model can be given: GenEval's own templated ones, or the same records
 rewritten long by an LLM (``REWRITTEN``; tables mark such scores †). The records' include/exclude are the same, so the
 verdict rules apply unchanged; only the text the generator reads differs."""
+
+
+def worded_suite(suite: str, wording: str) -> str:
+    """The store's name of suite ``suite`` given in ``wording``: itself in the first wording, else with the wording
+    after it ('geneval-rewritten': the generator read other text)."""
+    return suite if wording == WORDINGS[0] else f"{suite}-{wording}"
+
+
+def wording_of_suite(suite: str) -> str:
+    """The wording a stored suite name says its prompts were given in (``worded_suite`` read back)."""
+    return next((w for w in WORDINGS[1:] if suite.endswith(f"-{w}")), WORDINGS[0])
+
+
 REWRITTEN_FILE = "evaluation_metadata_long.jsonl"
 REWRITTEN = Release(
     name="geneval_rewritten",
