@@ -248,3 +248,23 @@ def test_generate_cli_then_evaluate_layout(tiny_env, tmp_path, capsys):
     assert "4 images for 2 prompts" in captured.out
     assert "smoke model" in captured.err
     assert sorted(p.name for p in (tmp_path / "imgs").iterdir() if p.is_dir()) == ["00000", "00002"]
+
+
+def test_generate_cli_gives_the_generator_the_rewritten_prompts(tiny_env, tmp_path, capsys):
+    """`generate geneval --wording rewritten`: the generator reads the long texts; the folder's metadata holds them,
+    with the official record's objects (so `evaluate geneval --wording rewritten` judges it as made)."""
+    from t2ibench.benchmarks.geneval.suite import REWRITTEN_FILE, generate_suite, read_rewritten
+    from t2ibench.cli import main
+    from tests.conftest import GENEVAL_REWRITTEN_DATA
+
+    released = GENEVAL_REWRITTEN_DATA / REWRITTEN_FILE
+    if not released.is_file():
+        pytest.skip("GenEval's rewritten prompts are not available")
+    argv = ["generate", "geneval", "--wording", "rewritten", "--rewritten", str(released), "--out",
+            str(tmp_path / "imgs"), "--model", "tiny-random", "--steps", "2", "--images-per-prompt", "1", "--device",
+            "cpu", "--quiet", "--prompts", "7"]  # fmt: skip
+    assert main(argv) == 0
+    made = json.loads((tmp_path / "imgs" / "00007" / "metadata.jsonl").read_text())
+    assert made == {**generate_suite()[7], "prompt": read_rewritten(released)[7]}
+    samples = [json.loads(line) for line in (tmp_path / "imgs" / "samples.jsonl").read_text().splitlines()]
+    assert [s["prompt"] for s in samples] == [made["prompt"]]

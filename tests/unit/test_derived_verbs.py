@@ -10,7 +10,7 @@ import typing
 
 import pytest
 
-from t2ibench.benchmarks.geneval.benchmark_cli import SuiteFile
+from t2ibench.benchmarks.geneval.benchmark_cli import SuiteFile, SuiteWording
 from t2ibench.benchmarks.geneval.commands import (
     AgreementMode,
     FailuresRequest,
@@ -96,17 +96,21 @@ def _cli_fields(cls: type) -> set[str]:
         ("evaluate geneval", EvaluateRequest, {"store", "model"}),  # GenEval's entry does not store
         ("evaluate geneval", Device, set()),
         ("evaluate geneval", SuiteFile, set()),
+        ("evaluate geneval", SuiteWording, set()),
         ("evaluate geneval2", EvaluateRequest, set()),
         ("evaluate geneval2", Geneval2SuiteFile, set()),
         ("generate", GenerateRequest, set()),
         ("generate", Device, set()),
         ("generate", SuiteFile, set()),
+        ("generate", SuiteWording, set()),
         ("generate", Geneval2SuiteFile, set()),
         ("prompts", PromptsRequest, set()),
+        ("prompts", SuiteWording, set()),
         ("selftest", SelftestRequest, set()),
         ("selftest", Device, set()),
         ("summary", SummaryRequest, set()),
         ("summary", SuiteFile, set()),
+        ("summary", SuiteWording, set()),
         ("agreement", AgreementRequest, set()),
         ("agreement", AgreementMode, set()),
     ],

@@ -177,3 +177,78 @@ def test_the_report_marks_rewritten_rows_and_says_why():
     assert (row_mark(data, "a"), row_mark(data, "r")) == ("", REWRITTEN_MARK)
     assert wording_of("geneval") is None
     assert "rewritten" in (wording_of("geneval-rewritten") or "")
+
+
+# -- the command line: `--wording rewritten` on GenEval's verbs -----------------------------------------------------
+
+
+def test_the_command_lines_wording_gives_the_official_records_their_rewrites(tmp_path, capsys):
+    """`prompts geneval --wording rewritten` writes the official records with the file's texts (what `generate` makes
+    images for and `evaluate` / `summary` check folders against); nothing else of a record changes."""
+    from t2ibench.cli import main
+
+    out = tmp_path / "m.jsonl"
+    assert main(["prompts", "geneval", "--wording", "rewritten", "--rewritten", str(RELEASED), "--out", str(out)]) == 0
+    import json
+
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    texts = read_rewritten(RELEASED)
+    official = generate_suite()
+    assert [r["prompt"] for r in written] == [texts[i] for i in range(553)]
+    assert [{k: v for k, v in r.items() if k != "prompt"} for r in written] == [
+        {k: v for k, v in r.items() if k != "prompt"} for r in official
+    ]
+    capsys.readouterr()
+    # the default place, where `t2ibench data fetch` puts it, missing here: one line naming the option and the fix
+    monkey_cwd = tmp_path / "empty"
+    monkey_cwd.mkdir()
+    import os
+
+    here = os.getcwd()
+    os.chdir(monkey_cwd)
+    try:
+        assert main(["prompts", "geneval", "--wording", "rewritten"]) == 2
+    finally:
+        os.chdir(here)
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(
+        "--wording rewritten (--rewritten): data/external/geneval_rewritten/evaluation_metadata_long.jsonl: no "
+        "rewritten prompt file; `t2ibench data fetch geneval_rewritten --out data/external/geneval_rewritten` "
+        "fetches the pinned one"
+    )
+    assert len(err.splitlines()) == 1
+    # a damaged file is refused naming its line, as the refresh refuses it
+    bad = reworded(tmp_path, lambda ls: ls.__setitem__(9, ls[9].replace('"count": 1', '"count": 2', 1)))
+    assert main(["prompts", "geneval", "--wording", "rewritten", "--rewritten", str(bad)]) == 2
+    assert ":10: not a rewrite of GenEval's prompt 9" in capsys.readouterr().err
+
+
+def test_a_folder_is_judged_against_the_wording_it_was_made_for_and_says_so(tmp_path):
+    """A folder generated from the rewritten prompts matches only the reworded suite (its metadata holds the texts
+    the generator read); `evaluate`'s caveat marks the numbers † whatever named the wording (also a --metadata
+    file of rewrites), and says nothing for GenEval's templated prompts."""
+    import json
+    from types import SimpleNamespace
+
+    from t2ibench.benchmarks import benchmark
+    from t2ibench.benchmarks.geneval.evaluate import scan_folder
+    from t2ibench.benchmarks.geneval.suite import reword_records
+
+    official = generate_suite()
+    long = reword_records(official, "rewritten", RELEASED, where="--wording rewritten")
+    from PIL import Image
+
+    for index in (0, 200):
+        folder = tmp_path / "imgs" / f"{index:05d}"
+        (folder / "samples").mkdir(parents=True)
+        (folder / "metadata.jsonl").write_text(json.dumps(long[index]) + "\n")
+        Image.new("RGB", (16, 16)).save(folder / "samples" / "00000.png")
+    assert len(scan_folder(tmp_path / "imgs", long, images_per_prompt=1).items) == 2
+    problems = "\n".join(scan_folder(tmp_path / "imgs", official, images_per_prompt=1).problems)
+    assert "00000" in problems  # the templated suite is not what these images were made for
+    assert "00200" in problems
+    full = SimpleNamespace(lite=False)  # GenEval's own evaluator (its caveat reads only this of it)
+    entry = benchmark("geneval")
+    assert entry.caveat(official, full) is None
+    assert "† prompts not in GenEval's templated wording (rewritten)" in (entry.caveat(long, full) or "")
+    assert entry.caveat(long[:1] + official[1:], full)  # one reworded prompt is enough to be another protocol

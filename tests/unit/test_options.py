@@ -279,12 +279,18 @@ def test_genevals_suite_options_are_its_selections_fields(verb, capsys):
     parser = build_parser()
     args = parser.parse_args(verb)
     fields = {f.name for f in dataclasses.fields(GenEvalSuite)}
-    # not a suite's: the refresh's subset (limit_per_task, prompts) and the file its reworded models read
-    assert {o.field for o in args.geneval_suite} == fields - {"limit_per_task", "prompts", "rewritten"}
+    # not a suite's: the refresh's subset (limit_per_task, prompts); these verbs all have --wording and its file
+    assert {o.field for o in args.geneval_suite} == fields - {"limit_per_task", "prompts"}
+    assert args.wording == "original"
     assert from_args(GenEvalSuite, args, args.geneval_suite) == GenEvalSuite()  # the defaults are the section's
     given = parser.parse_args([*verb, "--classes", " person, motorcycle ,horse", "--per-task", "2", "--seed", "7"])
     assert from_args(GenEvalSuite, given, given.geneval_suite).classes == ("person", "motorcycle", "horse")
     assert suite_records(given) == generate_suite(seed=7, per_task=2, classes=["person", "motorcycle", "horse"])
+    with pytest.raises(InputError, match=r"--wording rewritten \(--rewritten\): rewritten prompts exist for .*offic"):
+        suite_records(parser.parse_args([*verb, "--seed", "7", "--wording", "rewritten"]))
+    agreement = parser.parse_args(["agreement", "--annotations", "a.csv"])
+    assert {o.field for o in agreement.geneval_suite} == fields - {"limit_per_task", "prompts", "rewritten"}
+    assert not hasattr(agreement, "wording")  # the annotations are of the original prompts' images
     with pytest.raises(SystemExit):
         parser.parse_args([*verb, "--classes", "person,,dog"])
     assert "none empty" in capsys.readouterr().err

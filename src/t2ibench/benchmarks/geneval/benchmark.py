@@ -46,10 +46,10 @@ class GenEvalBenchmark(Benchmark[Sequence[Mapping[str, Any]], Any, FolderScan, R
     images_per_prompt: ClassVar[int] = 4  # the reference's generation script makes 4 per prompt
 
     def add_suite_options(self, parser: Any) -> None:
-        """The suite: generated (--seed, --per-task, --classes) or a released --metadata file."""
+        """The suite: generated (--seed, --per-task, --classes) or a released --metadata file, in a --wording."""
         from t2ibench.benchmarks.geneval.benchmark_cli import suite_options
 
-        suite_options(parser, metadata=True)
+        suite_options(parser, metadata=True, wording=True)
 
     def add_options(self, parser: Any) -> None:
         """The suite's options, then the detector's, colour classifier's and thresholds' (their fields')."""
@@ -59,10 +59,12 @@ class GenEvalBenchmark(Benchmark[Sequence[Mapping[str, Any]], Any, FolderScan, R
         evaluator_options(parser)  # --device is every command's
 
     def suite_inputs_from(self, args: Any) -> list[Any]:
-        """The --metadata file, if given."""
+        """The --metadata file, if given, and the --rewritten file the --wording reads."""
+        from t2ibench.benchmarks.geneval.suite import WORDINGS
         from t2ibench.paths import place
 
-        return [place("--metadata", args.metadata)]
+        reworded = getattr(args, "wording", WORDINGS[0]) != WORDINGS[0]
+        return [place("--metadata", args.metadata), place("--rewritten", args.rewritten if reworded else None)]
 
     def suite_from(self, args: Any) -> Sequence[Mapping[str, Any]]:
         """The suite's records: generated or read from --metadata."""
@@ -168,5 +170,11 @@ class GenEvalBenchmark(Benchmark[Sequence[Mapping[str, Any]], Any, FolderScan, R
         return tables.to_dict()
 
     def caveat(self, suite: Sequence[Mapping[str, Any]], evaluator: Any) -> str | None:
-        """The lite evaluator's numbers are not GenEval's."""
-        return "lite evaluator, not comparable with published GenEval" if evaluator.lite else None
+        """The lite evaluator's numbers are not GenEval's; prompts in other words than GenEval's templates (rewritten)
+        are another protocol."""
+        from t2ibench.benchmarks.geneval.suite import templated
+
+        found = ["lite evaluator, not comparable with published GenEval"] if evaluator.lite else []
+        if not templated(suite):
+            found.append("† prompts not in GenEval's templated wording (rewritten): compare only with the same prompts")
+        return "; ".join(found) or None

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from t2ibench.benchmarks.geneval.options import GenEvalConfig, GenEvalSuite
+from t2ibench.benchmarks.geneval.suite import WORDINGS
 from t2ibench.errors import InputError
 
 
@@ -22,34 +23,50 @@ class SuiteFile:
     """An evaluation_metadata.jsonl to use instead of generating the suite."""
 
 
+@dataclass(frozen=True)
+class SuiteWording:
+    """The wording of the suite's prompts (``generate geneval``, ``evaluate geneval``, ``prompts``, ``summary``):
+    a refresh's ``models[].wording`` for one command."""
+
+    wording: str = WORDINGS[0]
+    """The prompts' wording: original (GenEval's templates) or rewritten (the official suite's prompts rewritten long
+    by an LLM, read from --rewritten: another protocol, marked †; same records, so the same verdicts apply)."""
+
+
 DETECTOR_OPTIONS = {"backend": "--detector", "model": "--detector-model", "revision": "--detector-revision"}
 """The detector spec's fields whose options are not ``--field-name``."""
 COLOUR_OPTIONS = {"backend": "--colour", "arch": "--clip-arch", "pretrained": "--clip-pretrained"}
 """The colour spec's fields whose options are not ``--field-name``."""
 
 
-def suite_options(p: Any, *, metadata: bool) -> None:
+def suite_options(p: Any, *, metadata: bool, wording: bool) -> None:
     """GenEval's suite options on the argparse parser or group ``p``: ``GenEvalSuite``'s seed, per_task and classes
     (a refresh's ``benchmarks.geneval``; its subset fields, limit_per_task and prompts, choose prompts of a refresh and
-    are not a suite's, and rewritten names the file a refresh's reworded models read), and --metadata (a released
-    file instead of the generated suite)."""
+    are not a suite's), --metadata (a released file instead of the generated suite) where ``metadata``, and
+    --wording with the rewritten file it reads (``GenEvalSuite.rewritten``) where ``wording``."""
     from t2ibench.options import add_fields
 
-    made = add_fields(p, GenEvalSuite, skip=("limit_per_task", "prompts", "rewritten"))
+    made = add_fields(p, GenEvalSuite, skip=("limit_per_task", "prompts", *(() if wording else ("rewritten",))))
     p.set_defaults(geneval_suite=made)
     if metadata:
         add_fields(p, SuiteFile)
+    if wording:
+        add_fields(p, SuiteWording, choices={"wording": WORDINGS})  # --rewritten: GenEvalSuite's field, above
 
 
 def suite_records(args: argparse.Namespace) -> list[dict[str, Any]]:
-    """GenEval's prompt records the suite options name: generated (--seed, --per-task, --classes) or --metadata."""
-    from t2ibench.benchmarks.geneval.suite import generate_suite, read_suite
+    """GenEval's prompt records the suite options name: generated (--seed, --per-task, --classes) or --metadata, in
+    the --wording asked for (where the command has it)."""
+    from t2ibench.benchmarks.geneval.suite import generate_suite, read_suite, reword_records
     from t2ibench.options import from_args
 
-    if getattr(args, "metadata", None):
-        return read_suite(args.metadata)
     suite = from_args(GenEvalSuite, args, args.geneval_suite)  # checked as the config's, each error under its option
-    return generate_suite(seed=suite.seed, per_task=suite.per_task, classes=suite.classes)
+    if getattr(args, "metadata", None):
+        records = read_suite(args.metadata)
+    else:
+        records = generate_suite(seed=suite.seed, per_task=suite.per_task, classes=suite.classes)
+    wording = getattr(args, "wording", WORDINGS[0])
+    return reword_records(records, wording, suite.rewritten, where=f"--wording {wording} (--rewritten)")
 
 
 def evaluator_options(p: argparse.ArgumentParser, *, device: type | None = None) -> None:

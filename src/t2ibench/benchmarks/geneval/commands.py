@@ -214,7 +214,7 @@ def add_prompts(verbs: Any) -> None:
     """``t2ibench prompts``: its options, ``GenEvalSuite``'s fields and ``PromptsRequest``'s."""
 
     prompts = verbs.add_parser("prompts", help="write a prompt suite (GenEval: the official 553 prompts by default)")
-    suite_options(prompts, metadata=False)
+    suite_options(prompts, metadata=False, wording=True)
     options = add_fields(prompts, PromptsRequest)
     prompts.set_defaults(func=_cmd_prompts, request_options=options)
 
@@ -242,7 +242,7 @@ def add_summary(verbs: Any) -> None:
     """``t2ibench summary``: its options, ``GenEvalSuite``'s and ``SuiteFile``'s fields and ``SummaryRequest``'s."""
 
     summary = verbs.add_parser("summary", help="GenEval Table-2 summary of a results.jsonl (ours or the reference's)")
-    suite_options(summary, metadata=True)
+    suite_options(summary, metadata=True, wording=True)
     options = add_fields(summary, SummaryRequest)
     summary.set_defaults(func=_cmd_summary, request_options=options)
 
@@ -317,7 +317,7 @@ def add_agreement(verbs: Any) -> None:
     )
     # the request's fields are the options (--metadata and --out only the flow needs), beside GenEval's suite
     options = add_fields(agree, AgreementRequest, optional=("metadata", "out"))
-    suite_options(agree, metadata=False)
+    suite_options(agree, metadata=False, wording=False)
     add_fields(agree, AgreementMode)
     agree.set_defaults(func=_cmd_agreement, request=AgreementRequest, request_options=options)
 

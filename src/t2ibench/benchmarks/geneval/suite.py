@@ -335,6 +335,44 @@ def read_rewritten(path: str | Path) -> dict[int, str]:
     return found
 
 
+def reword_records(
+    records: Sequence[Mapping[str, Any]], wording: str, path: str | Path, *, where: str
+) -> list[dict[str, Any]]:
+    """``records`` (a whole suite, in order) with each prompt's text in ``wording`` (``WORDINGS``): the first as they
+    are; 'rewritten' read from the rewritten file ``path`` (``read_rewritten``), for GenEval's official suite only
+    (same records in the same order, their texts aside). InputError naming ``where`` otherwise."""
+    if wording == WORDINGS[0]:
+        return [dict(r) for r in records]
+    if wording not in WORDINGS:
+        raise InputError(f"{where}: GenEval has no {wording!r} prompts (choose from: {', '.join(WORDINGS)})")
+    official = generate_suite(seed=vocabulary().official_seed, per_task=vocabulary().official_per_task)
+    if len(records) != len(official) or any(_judged(r) != _judged(o) for r, o in zip(records, official, strict=False)):
+        raise InputError(
+            f"{where}: {wording} prompts exist for GenEval's official suite only (seed 43, 100 per task, all classes, "
+            f"or its released evaluation_metadata.jsonl); this suite has {len(records)} prompts that are not it"
+        )
+    if not Path(path).is_file():
+        raise InputError(
+            f"{where}: {path}: no rewritten prompt file; `t2ibench data fetch {REWRITTEN.name} --out "
+            f"{Path(REWRITTEN_DATA).parent}` fetches the pinned one"
+        )
+    texts = read_rewritten(path)
+    return [{**r, "prompt": texts[i]} for i, r in enumerate(records)]
+
+
+def templated(records: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether every record's prompt is GenEval's templated wording (``parse_prompt`` reads it back as its record):
+    False for a suite given in other words (rewritten: another protocol, marked †)."""
+    for record in records:
+        try:
+            parsed = parse_prompt(str(record["prompt"]))
+        except InputError:
+            return False
+        if _judged(parsed) != _judged(record):
+            return False
+    return True
+
+
 def _judged(record: Mapping[str, Any]) -> tuple[Any, Any, Any]:
     """What GenEval's verdict rules read of a record: its tag, include and exclude (none: an empty list)."""
     return record["tag"], record["include"], record.get("exclude", [])
