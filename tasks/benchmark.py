@@ -78,6 +78,8 @@ def report_task(
 ) -> dict[str, Any]:
     """Render the leaderboard (Markdown + HTML), plots and mode galleries from the store — only when the rows it
     shows changed since it was last rendered (its files kept otherwise); ``root``: the workspace."""
+    from t2ibench.benchmarks import SPINE, benchmark
     from t2ibench.report.leaderboard import render_reports
 
+    benchmark(SPINE).record_published(store, tuple(published))  # what the report's reproduction check reads
     return render_reports(store, reports, config_name=config_name, published=tuple(published), root=root)

@@ -2398,6 +2398,17 @@ def _(tmp: Path) -> Any:
 
 
 @case(
+    "published-row-without-protocol",
+    "a published row whose source's protocol is not recorded (nor how it was read)",
+    "error at load naming the file, the row and the missing protocol fields ('unstated' is an answer; silence is not)",
+    r"paper\.yaml: row 1: no protocol prompts, detector, images_per_prompt, resolution \(in the row's or its table's",
+)
+def _(tmp: Path) -> Any:
+    (tmp / "paper.yaml").write_text("source: x\ncitation: y\nverified: by hand\nrows: [{model: M, overall: 0.6}]\n")
+    return config_with(tmp, "report: {published: [paper.yaml]}")
+
+
+@case(
     "config-wording-on-another-suite",
     "a model given GenEval's rewritten prompts on a suite that is not the official one",
     "error naming models[0].wording: rewrites exist for the official suite only",

@@ -288,6 +288,9 @@ def test_a_model_on_rewritten_prompts_is_its_own_protocol_marked_and_never_ranke
     card = (root / "reports" / "models" / "tiny-r.html").read_text()
     assert "geneval-rewritten" in card
     assert "rewritten long by an LLM" in card
+    measured = {r["model"]: r for r in store.rows("SELECT * FROM geneval_measured_protocols")}
+    assert (measured["tiny-a"]["prompts"], measured["tiny-r"]["prompts"]) == ("original", "rewritten")
+    assert store.rows("SELECT count(*) AS n FROM geneval_reproduction") == [{"n": 0}]  # tiny-random: no published row
     with browser() as (page, problems):
         visit(page, (root / "reports" / "leaderboard.html").as_uri(), problems)
         rows = page.eval_on_selector_all(
@@ -298,5 +301,14 @@ def test_a_model_on_rewritten_prompts_is_its_own_protocol_marked_and_never_ranke
         assert "†" not in shown["tiny-a"][1]
         assert not any(rank[:1].isdigit() for rank, _ in rows)  # smoke rows: never ranked, whatever their group
         assert page.locator("#protocol-flag").count() == 1
+        # the published rows filter by protocol: rewritten prompts leaves the † rows (BAGEL's) and only them
+        published = "#published tbody tr:not(.hidden)"
+        every = page.locator(published).count()
+        page.select_option("select[name=prompts][data-filter-for=published]", "rewritten")
+        shown = page.eval_on_selector_all(published, "rs => rs.map(r => [r.cells[0].innerText, r.cells[10].innerText])")
+        assert 0 < len(shown) < every
+        assert all("†" in name and prompts == "rewritten" for name, prompts in shown), shown
+        page.select_option("select[name=prompts][data-filter-for=published]", "")
+        assert page.locator(published).count() == every
         screenshot(page, "leaderboard-rewritten")
     assert not problems, problems

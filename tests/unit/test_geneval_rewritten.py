@@ -252,3 +252,20 @@ def test_a_folder_is_judged_against_the_wording_it_was_made_for_and_says_so(tmp_
     assert entry.caveat(official, full) is None
     assert "† prompts not in GenEval's templated wording (rewritten)" in (entry.caveat(long, full) or "")
     assert entry.caveat(long[:1] + official[1:], full)  # one reworded prompt is enough to be another protocol
+
+
+def test_the_paper_table_lists_rewritten_prompt_models_apart_and_marked():
+    from t2ibench.benchmarks.geneval.report_spine import paper_table
+
+    tasks = {"single_object": 1.0, "two_object": 0.5, "counting": 0.5, "colors": 0.5, "position": 0.5,
+             "color_attr": 0.5}  # fmt: skip
+    board = [{"model": "r", "overall": 0.9, **tasks}, {"model": "a", "overall": 0.6, **tasks}]
+    _, plain = paper_table(board, "")
+    assert "†" not in plain
+    assert plain.index("| r ") < plain.index("| a ")
+    _, marked = paper_table(board, "", {"r": "†"})
+    head, tail = marked.split("## † Rewritten prompts")
+    assert "| a " in head
+    assert "| r" not in head  # never in one ordering with the original-prompt rows
+    assert "| r† | 0.90 |" in tail
+    assert "rewritten long by an LLM" in tail

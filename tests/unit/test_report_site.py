@@ -19,36 +19,76 @@ ROW = (
     "{model: A, overall: 0.5, single_object: 0.5, two_object: 0.5, counting: 0.5, colors: 0.5, position: 0.5, "
     "color_attr: 0.5}"
 )
+HEAD = (
+    "source: x\ncitation: y\nverified: read by hand\n"
+    "protocol: {prompts: original, detector: mask2former, images_per_prompt: 4, resolution: unstated}\n"
+)
 
 
 def test_geneval_table2_ships_as_data_and_its_overall_is_the_task_mean():
-    t = load_published("geneval-table2")
+    (t,) = load_published("geneval-table2")
     assert [r.model for r in t.rows] == ["CLIP retrieval", "minDALL-E", "SD v1.5", "SD v2.1", "SD-XL", "IF-XL"]
     if_xl = t.rows[-1]
     assert (if_xl.overall, if_xl.tasks["counting"], if_xl.human) == (0.61, 0.66, 0.72)
     for r in t.rows:  # the published overall is the mean of the published tasks, to the table's rounding
         assert abs(sum(r.tasks[k] for k in TASKS) / 6 - r.overall) <= 0.0101
+        assert (r.protocol.prompts, r.protocol.detector, r.protocol.images_per_prompt) == ("original", "mask2former", 4)
+    assert t.rows[2].hub == ("runwayml/stable-diffusion-v1-5", "stable-diffusion-v1-5/stable-diffusion-v1-5")
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("source: x\ncitation: y\nrows: [{model: A, countng: 0.5}]", "unknown key 'countng'; did you mean 'counting'"),
-        ("source: x\ncitation: y\nrows: [{model: A, counting: 61}]", "row 1: counting: must be an accuracy in [0, 1]"),
-        ("source: x\ncitation: y\nrows: [{model: A}, {model: a}]", "row 2: model 'a' is also row 1"),
-        ("source: x\ncitation: y\nrows: [{model: A, counting: true}]", "counting: must be a number"),
-        ("source: x\nrows: [{model: A}]", "citation must be a non-empty string"),
-        ("source: x\ncitation: y\nrows: []", "rows must be a non-empty list"),
-        ("source: x\ncitation: y\nrows: [" + ROW.replace("overall: 0.5", "overall: 0.6") + "]", "is not the mean"),
-        ("source: x\ncitation: y\nrows: [{model: A}]\nrows: [{model: B}]", "given twice"),
+        (HEAD + "rows: [{model: A, countng: 0.5}]", "row 1: unknown key 'countng'; did you mean 'counting'"),
+        (HEAD + "rows: [{model: A, counting: 61}]", "row 1: counting: must be an accuracy in [0, 1]"),
+        (HEAD + "rows: [{model: A, counting: 0.5}, {model: a, counting: 0.5}]", "row 2: model 'a' is also row 1"),
+        (HEAD + "rows: [{model: A, counting: true}]", "counting: must be a number"),
+        (HEAD.replace("citation: y\n", "") + "rows: [{model: A, counting: 0.5}]", "citation: must be one line"),
+        (HEAD + "rows: []", "rows must be a non-empty list"),
+        (HEAD + "rows: [" + ROW.replace("overall: 0.5", "overall: 0.6") + "]", "is not the mean"),
+        (HEAD + "rows: [{model: A, counting: 0.5}]\nrows: [{model: B}]", "given twice"),
+        # a row without a source's protocol or its reading is refused
+        (HEAD.replace(" resolution: unstated", "") + "rows: [{model: A, counting: 0.5}]",
+         "row 1: no protocol resolution (in the row's or its table's protocol"),
+        (HEAD.replace("verified: read by hand\n", "") + "rows: [{model: A, counting: 0.5}]", "row 1: no verified"),
+        (HEAD.replace("protocol: {", "protocol: 'GenEval's {") + "rows: [{model: A}]", "not valid YAML"),
+        ("source: x\ncitation: y\nverified: z\nprotocol: GenEval's protocol\nrows: [{model: A, counting: 0.5}]",
+         "protocol: must be a mapping of prompts, detector, images_per_prompt, resolution"),
+        (HEAD + "rows: [{model: A, counting: 0.5, protocol: {prompts: rewriten}}]",
+         "row 1: protocol.prompts: must be one of original, rewritten, unstated"),
+        (HEAD + "rows: [{model: A, counting: 0.5, protocol: {images_per_prompt: 0}}]",
+         "protocol.images_per_prompt: must be a positive integer or 'unstated'"),
+        (HEAD + "rows: [{model: A}]", "row 1: no score"),
+        (HEAD + "rows: [{model: 'A†', counting: 0.5}]", "write the name without †"),
+        # the printed row is read back through the table's columns: a transcription slip is caught
+        (HEAD + "columns: [counting, overall]\nrows: [{model: A, counting: 0.5, overall: 0.4, printed: 'A 0.50 0.45'}]",
+         "row 1: overall is 0.4 but printed '0.45'"),
+        (HEAD + "columns: [counting, overall]\nrows: [{model: A, counting: 0.5, printed: 'A 0.50 0.45'}]",
+         "row 1: overall is None but printed '0.45'"),
+        (HEAD + "columns: [counting]\nrows: [{model: A, counting: 0.5, printed: '| A | n/a |'}]",
+         "printed cell 'n/a' under counting is not a number"),
+        (HEAD + "rows: [" + ROW.replace("overall: 0.5", "overall: 0.6, overall_is_mean: false") + "]",
+         "overall_is_mean must be true, or false with a note"),
+        ("tables: [{source: x}]", "table 1: citation: must be one line"),
+        ("tables:\n  - " + HEAD.replace("\n", "\n    ") + "rows: [{model: A, counting: 0.5}]\n  - "
+         + HEAD.replace("\n", "\n    ") + "rows: [{model: A, counting: 0.5}]", "two tables are named 'x'"),
     ],
-)
+)  # fmt: skip
 def test_a_malformed_published_table_is_refused_with_file_row_and_key(tmp_path, text, message):
     path = tmp_path / "paper.yaml"
     path.write_text(text)
     with pytest.raises(InputError, match=r"paper\.yaml") as err:
         load_published(path)
     assert message in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_a_source_that_prints_an_overall_off_the_mean_is_kept_as_printed_with_its_note(tmp_path):
+    path = tmp_path / "paper.yaml"
+    row = ROW.replace("overall: 0.5", "overall: 0.6, overall_is_mean: false, note: as printed")
+    path.write_text(HEAD + "rows: [" + row + "]")
+    (t,) = load_published(path)
+    assert (t.rows[0].overall, t.rows[0].note) == (0.6, "as printed")
 
 
 def test_a_missing_published_table_suggests_the_built_in_name(tmp_path):

@@ -279,6 +279,10 @@ class Benchmark(ABC, Generic[SuiteT, EvaluatorT, ScanT, RecordT, TablesT]):
         their calls count in the run summary's column named after the benchmark)."""
         return {}
 
+    def record_published(self, store: Path, published: Sequence[str | Path] | None) -> None:
+        """Store the published rows a report of ``store`` shows (``published``: their tables, None: the default
+        ones), which its views compare measured rows with; the spine's (none by default)."""
+
     def acquire_for_refresh(self, config: Any, root: Path) -> list[Path]:
         """The released files a refresh of ``config`` (workspace ``root``) reads for this benchmark, fetched where
         they are missing and verified (before any work); none by default."""

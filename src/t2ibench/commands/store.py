@@ -117,6 +117,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
     published = [place("published table", p) for p in cfg.report.published_paths(ws.root) if Path(p).exists()]
     inputs = [*store_places(ws.store), place("--config", req.config), *published]
     refuse_output(req.out or ws.reports, flag="--out" if req.out else "outputs.reports", inputs=inputs, tree=True)
+    from t2ibench.benchmarks import SPINE, benchmark
+
+    benchmark(SPINE).record_published(ws.store, cfg.report.published_paths(ws.root))  # what its views compare with
     out = render_reports(
         ws.store,
         Path(req.out) if req.out else ws.reports,

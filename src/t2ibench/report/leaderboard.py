@@ -329,7 +329,9 @@ def _benchmark_text(row: dict[str, Any], name: str, cols: StoredColumns, letters
     return text + (f" ({'; '.join(labels)})" if labels else "")
 
 
-def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict[str, str]) -> str:
+def _leaderboard_table(
+    data: dict[str, Any], groups: dict[str, str], links: dict[str, str], tables: Sequence[Any] = ()
+) -> str:
     spine = spine_report()
     ties = tied_with_next(data["board"], groups)
     rank = ranks(data["board"], groups)
@@ -367,6 +369,11 @@ def _leaderboard_table(data: dict[str, Any], groups: dict[str, str], links: dict
             Cell.text(groups.get(model, "—"), css=""),
         ]  # fmt: skip
         rows.append(cells)
+    # published rows under a measured model's protocol (the spine places them): beside it, marked, never ranked
+    for placed, spine_cells in spine.board_rows(data, tables):
+        group = groups.get(placed.models[0], "—")
+        filler = [Cell.text("—", sort="", css="") for _ in range(len(headers) - len(spine_cells) - 2)]
+        rows.append([Cell.text("published", sort="~", css=""), *spine_cells, *filler, Cell.text(group, css="")])
     return table("leaderboard", headers, rows, filterable=True, text_columns=(1,))
 
 
@@ -611,7 +618,7 @@ def render_reports(
         "prompts and stayed in its band), ↗ one that is 'not yet' — still moving with the sample size, so it "
         "describes this many images rather than the model; hover for the reason, the model page has the "
         "curve.</p>"
-        + (_leaderboard_table(data, groups, pages) if data["board"] else "<p>No completed model yet.</p>")
+        + (_leaderboard_table(data, groups, pages, tables) if data["board"] else "<p>No completed model yet.</p>")
         + spine.sections_html(data, tables, figures)
         + "".join(report_section(name).html_section(stored["scores"]) for name, stored in data["benchmarks"].items())
         + spine.closing_html(data)

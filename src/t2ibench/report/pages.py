@@ -91,9 +91,16 @@ def evaluator_sections(settings: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def card(protocol: Mapping[str, Any] | None, diversity: Mapping[str, Any] | None, suite: str, group: str) -> str:
+def card(
+    protocol: Mapping[str, Any] | None,
+    diversity: Mapping[str, Any] | None,
+    suite: str,
+    group: str,
+    checks: Sequence[tuple[str, str]] = (),
+) -> str:
     """The model card: generation settings, prompt rewriting, the spine's evaluator, embedder, σ per modality,
-    rff_dim, the run's environment and the stored version hashes (a <dl>)."""
+    rff_dim, the run's environment and the stored version hashes (a <dl>); ``checks``: the spine's lines about its
+    scores (the reproduction check against a published row), after its evaluator's."""
     if protocol is None:
         return "<p>No protocol stored for this model.</p>"
     gen = _json(protocol.get("generation"))
@@ -114,6 +121,7 @@ def card(protocol: Mapping[str, Any] | None, diversity: Mapping[str, Any] | None
         ),
         ("prompt rewriting", gen.get("prompt_rewriting") or spine_report().wording_of(suite) or "none"),
         *spine_report().card_items(ev),
+        *checks,
         ("image embedder", _component(ev.get("image_embedder"))),
         ("image–text embedder", _component(ev.get("clip"))),
         (
@@ -236,7 +244,7 @@ def model_page(
     spine = spine_report()
     suite = ", ".join(spine.model_suites(data, model)) or "—"
     body = (
-        f"<h2>Model card</h2>{card(protocol, diversity, suite, group)}"
+        f"<h2>Model card</h2>{card(protocol, diversity, suite, group, spine.reproduction_items(data, model))}"
         f"{spine.score_section(model, data)}<h2>Diversity</h2>{div_table}"
         f'<h2 id="modes">Modes</h2>{galleries(model, data["modes"], rows, files)}'
         + spine.failure_figures(model, data)

@@ -22,6 +22,7 @@ def write_tables(store_path: str | Path, out_dir: str | Path) -> dict[str, Any]:
     numbers) for current models, every number at the paper artifacts' stated precision (``t2ibench.artifacts``: the
     same bytes on any machine)."""
     store = Store(store_path)
+    store.initialise()  # a store written by an older version gains the current schema first (additive migration)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     board = artifacts.stated(queries.leaderboard_by_model(store))  # every rendering below shows these values
@@ -29,7 +30,7 @@ def write_tables(store_path: str | Path, out_dir: str | Path) -> dict[str, Any]:
     smoke = any(r["smoke"] for r in board)
     note = "Smoke run (random-weight models): numbers test the pipeline only.\n\n" if smoke else ""
     spine = spine_report()
-    spine_file, spine_table = spine.paper_table(board, note)
+    spine_file, spine_table = spine.paper_table(board, note, spine.paper_marks(store))
     artifacts.write_text(out / spine_file, spine_table)
 
     def value(model: str, metric: str, alpha: float | None) -> dict[str, Any] | None:

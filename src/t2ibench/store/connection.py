@@ -392,6 +392,13 @@ class Store:
         with self.write() as con:
             return self.upsert(con, table, rows)
 
+    def replace_table(self, table: str, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Make ``rows`` the whole content of ``table`` (a table that holds one current set: the published rows a
+        report is made with), in one transaction of its own."""
+        with self.write() as con:
+            con.execute(f"DELETE FROM {table}")
+            return self.upsert(con, table, rows)
+
     def write_agreement(
         self, annotations: Sequence[Mapping[str, Any]], statistics: Sequence[Mapping[str, Any]]
     ) -> None:

@@ -122,6 +122,17 @@ class GenEvalBenchmark(Benchmark[Sequence[Mapping[str, Any]], Any, FolderScan, R
 
         return reword_prompts(prompts, wording, config, workspace, where=where)
 
+    def record_published(self, store: Path, published: Sequence[str | Path] | None) -> None:
+        """The published tables (``report_spine.load_tables``) as the store's ``geneval_published`` rows, replacing
+        the last report's: what the reproduction view and the report's placement of published rows read."""
+        from t2ibench.benchmarks.geneval.columns import PUBLISHED_TABLE
+        from t2ibench.benchmarks.geneval.report_spine import load_tables
+        from t2ibench.benchmarks.geneval.suite_published import stored_rows
+        from t2ibench.store import Store
+
+        if Path(store).exists():  # no store yet: nothing to report (the report says so), nothing made here
+            Store(store).replace_table(PUBLISHED_TABLE, stored_rows(load_tables(published)))
+
     def acquire_for_refresh(self, config: Any, root: Path) -> list[Path]:
         """``plan.acquire_rewritten``: the rewritten prompts' pinned file when a model is given them."""
         from t2ibench.benchmarks.geneval.plan import acquire_rewritten

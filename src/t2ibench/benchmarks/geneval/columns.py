@@ -10,6 +10,63 @@ from t2ibench.benchmarks.geneval.metrics_tasks import TASKS
 TASK = {t: t for t in TASKS}  # views name tasks through this map: a task missing from TASKS fails at import
 TASK_COLUMNS = ",\n               ".join(f"max(CASE WHEN t.task = '{t}' THEN t.accuracy END) AS {t}" for t in TASKS)
 
+
+def _sql(text: str) -> str:
+    """``text`` as a SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _measured_prompts() -> str:
+    """SQL naming the prompts a measured row's suite (``s.suite``) gave its generator, in a published protocol's
+    words: each wording of the official suite (``worded_suite``), else 'suite <name>' (matching no published row)."""
+    from t2ibench.benchmarks.geneval.columns_protocol import WORDINGS, worded_suite
+
+    whens = " ".join(f"WHEN {_sql(worded_suite('geneval', w))} THEN {_sql(w)}" for w in WORDINGS)
+    return f"CASE s.suite {whens} ELSE 'suite ' || s.suite END"
+
+
+def _measured_detector() -> str:
+    """SQL naming the evaluator of a measured row (``e.settings``: its evaluators row) in a published protocol's
+    words (``columns_protocol.DETECTOR_NAMES``): 'mask2former' for GenEval's own (its mmdet release, or the default
+    Hugging Face port, with CLIP ViT-L/14 colours on GenEval's background and GenEval's thresholds),
+    'ssd-mobilenet-v2-lite' for the offline lite one (with its own colour rule and calibrated thresholds), else the
+    backend and model, with what departs from GenEval's partners named after them."""
+    import dataclasses
+
+    from t2ibench.benchmarks.geneval.metrics_tasks import GenEvalParams
+    from t2ibench.specs import DEFAULT_DETECTOR_MODEL, ColourConfig
+
+    g = "json_extract_string(e.settings, '$.geneval.geneval.{}')".format
+    colour = ColourConfig()
+    standard_colour = " AND ".join(
+        f"{g('colour.' + k)} = {_sql(str(getattr(colour, k)))}" for k in ("backend", "arch", "pretrained", "background")
+    )
+    defaults = GenEvalParams()
+    standard_thresholds = " AND ".join(
+        f"CAST({g(f.name)} AS DOUBLE) = {float(getattr(defaults, f.name))!r}" for f in dataclasses.fields(defaults)
+    )
+    port = f"{g('detector.backend')} = 'hf' AND {g('detector.model')} = {_sql(DEFAULT_DETECTOR_MODEL)}"
+    mask2former = f"({g('detector.backend')} = 'mmdet' OR ({port}))"
+    return f"""CASE
+            WHEN {g("detector.backend")} = 'opencv-ssd' AND {g("colour.backend")} = 'lite' THEN 'ssd-mobilenet-v2-lite'
+            WHEN {mask2former} AND {standard_colour} AND {standard_thresholds} THEN 'mask2former'
+            ELSE concat_ws(' + ', {g("detector.backend")} || ':' || coalesce({g("detector.model")}, '-'),
+                           'colour ' || {g("colour.backend")} || ':' || coalesce({g("colour.arch")}, '-'),
+                           CASE WHEN NOT ({standard_thresholds}) THEN 'thresholds changed' END)
+        END"""
+
+
+def _published_join() -> str:
+    """The join condition of a published row ``p`` and a measured protocol ``m``: every compared field equal
+    (``columns_protocol.COMPARED``; published values are text, 'unstated' matching nothing measured)."""
+    from t2ibench.benchmarks.geneval.columns_protocol import COMPARED
+
+    return " AND ".join(f"p.{f} = CAST(m.{f} AS VARCHAR)" for f in COMPARED)
+
+
+PUBLISHED_TABLE = "geneval_published"
+"""The published rows a report was last made with (``suite_published.stored_rows``), one per score."""
+
 SPINE_SQL = SpineSQL(
     tables={
         # GenEval Table 2 per model version, as its metrics module computed it (the one place its arithmetic
@@ -19,6 +76,15 @@ SPINE_SQL = SpineSQL(
             "correct INTEGER, images INTEGER, tasks INTEGER, prompts INTEGER, ci_low DOUBLE, ci_high DOUBLE, "
             "ci_level DOUBLE",
             ("model", "model_hash", "evaluator_hash", "task"),
+        ),
+        # the published scores the last report was made with (report.published: their files, read and checked by
+        # suite_published), one row per model and score, with the protocol their source states ('unstated' where
+        # it does not) and how they were read; replaced whole each time a report is made
+        PUBLISHED_TABLE: (
+            "source VARCHAR, citation VARCHAR, file VARCHAR, model VARCHAR, prompts VARCHAR, detector VARCHAR, "
+            "images_per_prompt VARCHAR, resolution VARCHAR, hub JSON, task VARCHAR, value DOUBLE, verified VARCHAR, "
+            "note VARCHAR, row_order INTEGER",
+            ("source", "model", "resolution", "prompts", "task"),
         ),
     },
     views_first={
@@ -41,6 +107,39 @@ SPINE_SQL = SpineSQL(
         LEFT JOIN geneval_tasks t USING (model, model_hash, evaluator_hash)""",
     leaderboard_order="o.overall DESC NULLS LAST",
     views_after={
+        # -- published rows and the reproduction check (docs/geneval.md#published-rows) ---------------------------
+        # each current model's GenEval protocol in a published row's words: the prompts its generator read, the
+        # evaluator that judged them, images per prompt and resolution (its generator's; 'model default' unset)
+        "geneval_measured_protocols": f"""
+        SELECT c.model, c.model_hash, c.evaluator_hash, m.model_id AS generator, s.suite,
+               {_measured_prompts()} AS prompts,
+               {_measured_detector()} AS detector,
+               CAST(json_extract(m.sampling, '$.images_per_prompt') AS INTEGER) AS images_per_prompt,
+               CASE WHEN json_extract_string(m.sampling, '$.width') IS NULL
+                     AND json_extract_string(m.sampling, '$.height') IS NULL THEN 'model default'
+                    ELSE coalesce(json_extract_string(m.sampling, '$.width'), '?') || 'x'
+                         || coalesce(json_extract_string(m.sampling, '$.height'), '?') END AS resolution
+        FROM current_models c
+        JOIN models m USING (model, model_hash)
+        LEFT JOIN evaluators e USING (evaluator_hash)
+        JOIN (SELECT DISTINCT model, model_hash, evaluator_hash, suite FROM verdicts) s
+          USING (model, model_hash, evaluator_hash)
+    """,
+        # the reproduction check: a current model whose generator is a published row's hub id, measured under that
+        # row's protocol (every compared field equal), against it per task and overall: our score and interval, the
+        # published value, and whether the published value (±0.005, its two-decimal rounding) meets the interval
+        "geneval_reproduction": f"""
+        SELECT m.model, p.source, p.citation, p.model AS published_model, p.task, p.value AS published,
+               g.accuracy AS measured, g.accuracy - p.value AS difference, g.ci_low, g.ci_high, g.ci_level,
+               p.value + 0.005 >= g.ci_low AND p.value - 0.005 <= g.ci_high AS inside,
+               g.prompts, g.images, m.prompts AS prompt_wording, m.detector, m.images_per_prompt,
+               m.resolution, p.resolution AS published_resolution, p.verified, m.model_hash, m.evaluator_hash
+        FROM geneval_measured_protocols m
+        JOIN {PUBLISHED_TABLE} p ON list_contains(from_json(p.hub, '["VARCHAR"]'), m.generator) AND {_published_join()}
+        JOIN geneval_scores g ON g.model = m.model AND g.model_hash = m.model_hash
+             AND g.evaluator_hash = m.evaluator_hash AND g.task = p.task
+        ORDER BY m.model, p.source, list_position({["overall", *TASKS]!r}, p.task)
+    """,
         # -- failure patterns (docs/schema.md#failure-patterns): read off stored verdicts and detections ---------------
         # one row per judged image, with its prompt
         "geneval_images": """
@@ -247,6 +346,10 @@ SPINE_SQL = SpineSQL(
     # Table 2 per version
     version_tables={"verdicts": ("suite",), "detections": ("suite",), "geneval_scores": ()},
     queries={
+        # each current model's GenEval protocol in a published row's words (where the report places published rows)
+        "measured_protocols": "SELECT * FROM geneval_measured_protocols ORDER BY model, suite",
+        # the reproduction check's rows, as the view orders them
+        "reproduction": "SELECT * FROM geneval_reproduction",
         # each current model's task intervals with their image and prompt counts, by model and task
         "task_intervals": """SELECT c.model, t.task, t.ci_low, t.ci_high, t.images, t.prompts
            FROM current_models c JOIN geneval_tasks t USING (model, model_hash, evaluator_hash)

@@ -36,39 +36,21 @@ import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Any
 
 import numpy as np
 
 from t2ibench.benchmarks.geneval.metrics_tasks import TASKS as TASKS  # re-exported: the metrics' task order
+from t2ibench.benchmarks.geneval.metrics_tasks import GenEvalParams as GenEvalParams  # re-exported: its thresholds
 from t2ibench.errors import InputError
-from t2ibench.fields import Range, check_ranges
 from t2ibench.metrics.checks import check_memory
 from t2ibench.metrics.levels import BOOTSTRAP_RESAMPLES, CI_LEVEL
 from t2ibench.vision import Box as Box  # re-exported: the detections the engine reads
 from t2ibench.vision import Detection as Detection
 
+DEFAULT_PARAMS = GenEvalParams()  # the reference evaluator's thresholds (each function's default)
 COLORS = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "brown", "black", "white")
 RELATIONS = ("left of", "right of", "above", "below")
-
-
-@dataclass(frozen=True)
-class GenEvalParams:
-    """Thresholds of the verdict engine; the defaults are the reference evaluator's."""
-
-    threshold: Annotated[float, Range(0.0, 1.0, open_high=True)] = 0.3
-    """Detection score threshold."""
-    counting_threshold: Annotated[float, Range(0.0, 1.0, open_high=True)] = 0.9
-    """Detection score threshold for counting."""
-    max_objects: Annotated[int, Range(1, 10_000)] = 16
-    """Detections kept per class."""
-    max_overlap: Annotated[float, Range(0.0, 1.0, open_low=True)] = 1.0
-    """IoU de-duplication threshold (1: off)."""
-    position_margin: Annotated[float, Range(0.0, 1.0, open_high=True)] = 0.1
-    """Relative-position margin."""
-
-    def __post_init__(self) -> None:
-        check_ranges(self)
 
 
 @dataclass(frozen=True)
@@ -106,7 +88,7 @@ def box_iou(a: Box, b: Box) -> float:
 
 
 def keep_detections(
-    detections: Sequence[Detection], tag: str, params: GenEvalParams = GenEvalParams()
+    detections: Sequence[Detection], tag: str, params: GenEvalParams = DEFAULT_PARAMS
 ) -> dict[str, tuple[Detection, ...]]:
     """Per class: above the threshold for ``tag``, highest score first, capped, optionally de-duplicated."""
     threshold = np.float32(params.counting_threshold if tag == "counting" else params.threshold)
@@ -187,7 +169,7 @@ def judge(
     metadata: Mapping[str, Any],
     kept: Mapping[str, Sequence[Detection]],
     colours: Mapping[tuple[str, int], str] | None = None,
-    params: GenEvalParams = GenEvalParams(),
+    params: GenEvalParams = DEFAULT_PARAMS,
 ) -> Verdict:
     """Apply the include/exclude rules to kept objects; ``colours`` must cover ``colour_requests``."""
     colours = colours or {}
@@ -256,7 +238,7 @@ def evaluate_detections(
     detections: Sequence[Detection],
     colour_of: Callable[[list[tuple[str, int]], Mapping[str, Sequence[Detection]]], Mapping[tuple[str, int], str]]
     | None = None,
-    params: GenEvalParams = GenEvalParams(),
+    params: GenEvalParams = DEFAULT_PARAMS,
 ) -> Verdict:
     """Keep detections, ask ``colour_of`` for the colours the rules need, and judge the image."""
     kept = keep_detections(detections, metadata["tag"], params)

@@ -18,8 +18,9 @@ from t2ibench.benchmarks.geneval import report_failures as failures
 from t2ibench.benchmarks.geneval import report_selftest as selftest
 from t2ibench.benchmarks.geneval.metrics import TASKS
 from t2ibench.benchmarks.geneval.report import TASK_TITLES
-from t2ibench.benchmarks.geneval.report_pages import REWRITTEN_NOTE as REWRITTEN_NOTE
 from t2ibench.benchmarks.geneval.report_pages import (
+    REWRITTEN_MARK,
+    REWRITTEN_NOTE,
     card_items,
     draw_thumbnails,
     failure_figures,
@@ -32,10 +33,18 @@ from t2ibench.benchmarks.geneval.report_pages import (
     score_section,
     wording_of,
 )
+from t2ibench.benchmarks.geneval.report_published import (
+    board_rows,
+    published_html,
+    published_markdown,
+    reproduction_html,
+    reproduction_items,
+    reproduction_markdown,
+)
+from t2ibench.benchmarks.geneval.suite import WORDINGS
 from t2ibench.benchmarks.geneval.suite_published import BUILTIN, PublishedTable, load_published
 from t2ibench.report.markdown import markdown_table
 from t2ibench.report.site import BANNER_CSS, Cell, banner_html, fmt, footer_html, interval, level_text, navigation
-from t2ibench.report.site import table as html_table
 from t2ibench.store import Store, queries
 
 __all__ = [  # the spine's report hooks (docs/benchmarks.md#the-spines-report), its drill-down's among them
@@ -45,6 +54,7 @@ __all__ = [  # the spine's report hooks (docs/benchmarks.md#the-spines-report), 
     "REWRITTEN_NOTE",
     "board_cells",
     "board_headers",
+    "board_rows",
     "card_items",
     "closing_html",
     "closing_markdown",
@@ -60,11 +70,13 @@ __all__ = [  # the spine's report hooks (docs/benchmarks.md#the-spines-report), 
     "markdown_headers",
     "model_images",
     "model_suites",
+    "paper_marks",
     "paper_table",
     "plots",
     "plotted",
     "prompt_list",
     "prompt_pages",
+    "reproduction_items",
     "row_mark",
     "score_section",
     "sections_html",
@@ -87,12 +99,15 @@ def collect(store: Store) -> dict[str, Any]:
         "agreement": queries.agreement(store),
         "selftests": queries.evaluator_selftests(store),
         "failures": failures.collect(store),
+        "measured_protocols": queries.spine_rows(store, "measured_protocols"),
+        "reproduction": queries.spine_rows(store, "reproduction"),
     }
 
 
 def load_tables(published: Sequence[str | Path] | None) -> list[PublishedTable]:
-    """The published reference tables to show (``published``: built-in names or YAML paths; None: PUBLISHED)."""
-    return [load_published(p) for p in (PUBLISHED if published is None else published)]
+    """The published reference tables to show (``published``: built-in names or YAML paths, each holding one or
+    more tables; None: PUBLISHED)."""
+    return [t for p in (PUBLISHED if published is None else published) for t in load_published(p)]
 
 
 # -- the leaderboard table ----------------------------------------------------------------------------------------
@@ -211,43 +226,13 @@ def failure_plots(data: Mapping[str, Any], out: Path) -> dict[str, dict[str, str
 # -- sections around the table -----------------------------------------------------------------------------------
 
 
-def _published_html(tables: Sequence[PublishedTable]) -> str:
-    if not tables:
-        return ""
-    headers = ["model", "Overall", *TASK_TITLES.values(), "Human", "source"]
-    rows = []
-    for t in tables:
-        for r in t.rows:
-            rows.append(
-                [
-                    Cell(f'{html.escape(r.model)} <span class="label">published</span>', r.model, "text"),
-                    Cell.number(r.overall),
-                    *(Cell.number(r.tasks[k]) for k in TASKS),
-                    Cell.number(r.human),
-                    Cell.text(t.citation),
-                ]
-            )
-    notes = "".join(
-        f"<li>{html.escape(t.citation)}"
-        + (f' (<a href="{html.escape(t.url)}">{html.escape(t.url)}</a>)' if t.url else "")
-        + (f": {html.escape(t.protocol)}" if t.protocol else "")
-        + "</li>"
-        for t in tables
-    )
-    return (
-        '<section id="published-rows"><h2>Published reference rows</h2><p>Numbers as their papers printed them, '
-        "under their papers' protocols: shown for orientation, not measured here and never ranked with the rows "
-        f"above.</p>{html_table('published', headers, rows, css='published', text_columns=(0, len(headers) - 1))}"
-        f"<ul>{notes}</ul></section>"
-    )
-
-
 def sections_html(data: Mapping[str, Any], tables: Sequence[PublishedTable], figures: str) -> str:
     """What follows the HTML leaderboard table of GenEval's: the self-test card, the published rows, the figures
     (``figures``: every plot, as HTML) and the link to the agreement page."""
     return (
         selftest.html_section(data["selftests"])
-        + _published_html(tables)
+        + reproduction_html(data)
+        + published_html(data, tables)
         + figures
         + '<p><a href="agreement.html">Human agreement</a> (per source and task, with intervals).</p>'
     )
@@ -259,20 +244,8 @@ def sections_markdown(data: Mapping[str, Any], tables: Sequence[PublishedTable],
     card = selftest.markdown_section(data["selftests"])
     if card:
         md += ["", *card]
-    for t in tables:
-        md += [
-            "",
-            f"## Published: {t.source}",
-            "",
-            f"{t.citation}; not measured here, never ranked with the rows above."
-            + (f" Protocol: {t.protocol}" if t.protocol else ""),
-            "",
-            markdown_table(
-                ["model", "Overall", *TASK_TITLES.values(), "Human"],
-                [[f"{r.model} (published)", fmt(r.overall), *(fmt(r.tasks[k]) for k in TASKS), fmt(r.human)]
-                 for r in t.rows],
-            ),
-        ]  # fmt: skip
+    md += reproduction_markdown(data)
+    md += published_markdown(data, tables)
     if plots:
         md += ["", *(f"![{name}]({path})" for name, path in plots.items())]
     agreement = [a for a in data["agreement"] if a["task"] == "all"]
@@ -315,14 +288,33 @@ def write_pages(data: Mapping[str, Any], out: Path, *, banners: Sequence[str], f
 # -- the paper's table ---------------------------------------------------------------------------------------------
 
 
-def paper_table(board: Sequence[Mapping[str, Any]], note: str) -> tuple[str, str]:
+def paper_marks(store: Store) -> dict[str, str]:
+    """Model → '†' for the current models judged on rewritten prompts (``geneval_measured_protocols``): the paper
+    table lists them apart."""
+    rows = queries.spine_rows(store, "measured_protocols")
+    return {r["model"]: REWRITTEN_MARK for r in rows if r["prompts"] != WORDINGS[0] and r["prompts"] in WORDINGS}
+
+
+def paper_table(
+    board: Sequence[Mapping[str, Any]], note: str, marks: Mapping[str, str] | None = None
+) -> tuple[str, str]:
     """GenEval's Table 2 for the paper artifacts: (file name, Markdown) of the current models at the stated
-    precision (``note``: a line before the table, e.g. the smoke label, or '')."""
-    table2 = markdown_table(
-        ["Model", "Overall", *TASK_TITLES.values()],
-        [[r["model"], fmt(r["overall"]), *(fmt(r[t]) for t in TASKS)] for r in board],
-    )
-    return "table2.md", f"# GenEval (Table 2 layout)\n\n{note}{table2}\n"
+    precision (``note``: a line before the table, e.g. the smoke label, or ''); models marked † (``paper_marks``:
+    rewritten prompts) in a table of their own after the others, never in one ordering with them."""
+    marks = marks or {}
+
+    def rows(chosen: Sequence[Mapping[str, Any]]) -> str:
+        return markdown_table(
+            ["Model", "Overall", *TASK_TITLES.values()],
+            [[r["model"] + marks.get(r["model"], ""), fmt(r["overall"]), *(fmt(r[t]) for t in TASKS)] for r in chosen],
+        )
+
+    plain = [r for r in board if r["model"] not in marks]
+    text = f"# GenEval (Table 2 layout)\n\n{note}{rows(plain)}\n"
+    marked = [r for r in board if r["model"] in marks]
+    if marked:
+        text += f"\n## † Rewritten prompts\n\n{REWRITTEN_NOTE}\n\n{rows(marked)}\n"
+    return "table2.md", text
 
 
 HEADLINE = "geneval_overall"  # the paper's metrics.json key of the board's overall score

@@ -28,6 +28,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from t2ibench.benchmarks import PromptStructure
+from t2ibench.benchmarks.geneval.columns_protocol import WORDINGS as WORDINGS  # re-exported
+from t2ibench.benchmarks.geneval.columns_protocol import worded_suite as worded_suite  # re-exported
+from t2ibench.benchmarks.geneval.columns_protocol import wording_of_suite as wording_of_suite  # re-exported
 from t2ibench.errors import InputError, unknown_choice
 from t2ibench.io import load_yaml, write_text_atomic
 from t2ibench.metrics.checks import check_positive_int, check_seed
@@ -63,23 +66,6 @@ RELEASE = Release(
 )
 """GenEval's released prompt metadata and the MTurk annotations of two of the paper's models (``t2ibench data fetch
 geneval``): the official prompts' provenance and the human-agreement data."""
-
-WORDINGS = ("original", "rewritten")
-"""The wordings of GenEval's prompts a model can be given: GenEval's own templated ones, or the same records
-rewritten long by an LLM (``REWRITTEN``; tables mark such scores †). The records' include/exclude are the same, so the
-verdict rules apply unchanged; only the text the generator reads differs."""
-
-
-def worded_suite(suite: str, wording: str) -> str:
-    """The store's name of suite ``suite`` given in ``wording``: itself in the first wording, else with the wording
-    after it ('geneval-rewritten': the generator read other text)."""
-    return suite if wording == WORDINGS[0] else f"{suite}-{wording}"
-
-
-def wording_of_suite(suite: str) -> str:
-    """The wording a stored suite name says its prompts were given in (``worded_suite`` read back)."""
-    return next((w for w in WORDINGS[1:] if suite.endswith(f"-{w}")), WORDINGS[0])
-
 
 REWRITTEN_FILE = "evaluation_metadata_long.jsonl"
 REWRITTEN = Release(
