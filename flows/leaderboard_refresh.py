@@ -323,7 +323,9 @@ def leaderboard_refresh(config: str, wait: float = 0.0, begun: float | None = No
             raise
         finish_run(ws, run_id, "completed", {"states": states, "task_runner": describe(runner)})
         display.at("all models", "report")
-        report = report_task(ws.store, ws.reports, cfg.name, list(cfg.report.published_paths(ws.root)), ws.root)
+        report = report_task(
+            ws.store, ws.reports, cfg.name, list(cfg.report.published_paths(ws.root)), ws.root, cfg.evaluators.ci_level
+        )
     shared_work = tuple((shared_label(c), round(work_of([futures[c.id]]), 3)) for c in plan.shared)
     summary = run_summary(cfg, ws, run_id, len(prompts), outcomes, report, started, plan, shared_work)
     logger.info("reports: %s\n%s", report.get("markdown"), summary.render())
@@ -440,7 +442,9 @@ def refresh_without_prefect(config: str, cfg: Config, wait: float = 0.0, begun: 
             raise
         finish_run(ws, run_id, "completed", {"states": states, "task_runner": "none: every step cached"})
         display.at("all models", "report")
-        report = report_task.fn(ws.store, ws.reports, cfg.name, list(cfg.report.published_paths(ws.root)), ws.root)
+        report = report_task.fn(
+            ws.store, ws.reports, cfg.name, list(cfg.report.published_paths(ws.root)), ws.root, cfg.evaluators.ci_level
+        )
     summary = run_summary(cfg, ws, run_id, len(prompts), outcomes, report, started, plan)
     shared = {c.id: "Cached" for c in plan.shared}
     return Refresh(run_id=run_id, states=states, shared=shared, report=report, model_work_s=0.0, summary=summary)
@@ -524,7 +528,24 @@ def run(request: RefreshRequest) -> int:
             json.dump(dataclasses.asdict(result), fh, indent=2, default=str)
     out.out.write(result.summary.render())
     out.out.flush()
-    return 0
+    return changes(cfg, request, out)
+
+
+def changes(cfg: Config, request: RefreshRequest, out: Any) -> int:
+    """What the paired tests flagged since the last refresh, one line each on the console; with
+    ``fail_on_regression``, status 3 (``EXIT_REGRESSION``) when one is a regression."""
+    from t2ibench.commands.common import EXIT_OK, EXIT_REGRESSION
+    from t2ibench.comparisons import flagged_lines
+    from t2ibench.store import Store, queries
+
+    store = Workspace.for_config(cfg, request.config).store
+    rows = queries.latest_comparisons(Store(store)) if store.exists() else []
+    lines = flagged_lines(rows)
+    for line in lines:
+        print(f"since the last refresh: {line}", file=out.err)
+    out.err.flush()
+    regression = any(r["kind"] == "since" and r["flagged"] == "regression" for r in rows)
+    return EXIT_REGRESSION if request.fail_on_regression and regression else EXIT_OK
 
 
 if __name__ == "__main__":

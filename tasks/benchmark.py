@@ -74,12 +74,23 @@ def prompts_task(suite: Any) -> PromptSet:
 
 @task(name="report", cache_policy=NO_CACHE, persist_result=False)
 def report_task(
-    store: Path, reports: Path, config_name: str, published: Sequence[str], root: Path | None = None
+    store: Path,
+    reports: Path,
+    config_name: str,
+    published: Sequence[str],
+    root: Path | None = None,
+    level: float | None = None,
 ) -> dict[str, Any]:
-    """Render the leaderboard (Markdown + HTML), plots and mode galleries from the store — only when the rows it
-    shows changed since it was last rendered (its files kept otherwise); ``root``: the workspace."""
+    """Record the latest run's paired comparisons (what changed since the run before it, and the current models'
+    pairs, at confidence ``level``; None: the default) and the published rows, then render the leaderboard
+    (Markdown + HTML), plots and mode galleries from the store — only when the rows it shows changed since it was
+    last rendered (its files kept otherwise); ``root``: the workspace."""
+    from t2ibench import comparisons
     from t2ibench.benchmarks import SPINE, benchmark
+    from t2ibench.metrics.levels import CI_LEVEL
     from t2ibench.report.leaderboard import render_reports
+    from t2ibench.store import Store
 
+    comparisons.record(Store(store), level=CI_LEVEL if level is None else level)
     benchmark(SPINE).record_published(store, tuple(published))  # what the report's reproduction check reads
     return render_reports(store, reports, config_name=config_name, published=tuple(published), root=root)

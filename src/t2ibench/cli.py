@@ -18,7 +18,7 @@ from t2ibench.commands.data import add_data
 from t2ibench.commands.diversity import add_diversity
 from t2ibench.commands.evaluate import add_evaluate, add_generate
 from t2ibench.commands.flows import add_paper, add_run, add_schedule
-from t2ibench.commands.store import add_gc, add_report, add_sql
+from t2ibench.commands.store import add_diff, add_gc, add_report, add_sql
 from t2ibench.errors import NOTES, InputError, StateMismatchError
 
 
@@ -42,6 +42,7 @@ VERBS: dict[str, Callable[[Any], Any]] = {
     "gc": add_gc,
     "report": add_report,
     "sql": add_sql,
+    "diff": add_diff,
     "data": add_data,
     "schedule": add_schedule,
     "paper": add_paper,

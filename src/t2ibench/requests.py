@@ -171,6 +171,9 @@ class RefreshRequest(Request):
     """Also write the run's summary as JSON (computed/cached per model and step, task states) to this file."""
     flow: bool = False
     """Run the Prefect flow even when every step is cached (such a refresh otherwise does not start Prefect)."""
+    fail_on_regression: bool = False
+    """Exit with status 3 when a paired test flags a regression since the last refresh (each flagged change is named
+    on the console either way): for cron and CI."""
     begun: Annotated[float | None, Option(cli=False)] = None
     """When the command that asked for the refresh started (Unix seconds): the run's times count from it, so its
     wall time includes starting Prefect (None: from when the flow starts)."""

@@ -411,6 +411,66 @@ def test_a_second_offline_run_reuses_everything(offline):
     assert "(unchanged: its rows are the same)" not in console  # its files were gone: the report was rendered
 
 
+LATEST_SINCE = (
+    "SELECT * FROM paired_comparisons WHERE kind = 'since' "
+    "AND run_id = (SELECT run_id FROM runs ORDER BY finished_at DESC LIMIT 1)"
+)
+
+
+def test_a_changed_model_and_only_it_is_flagged_since_the_last_refresh(offline):
+    """The offline job again with the sloppy model made sloppier (60 % of its images wrong, not 30 %): only its steps
+    run, "since the last refresh" lists it alone as changed, the paired test flags the regression (the difference is
+    its stored overall's, computed by hand from both versions' verdicts), and with fail_on_regression the run exits 3
+    naming it. Put back, the next run finds it changed back, cached."""
+    from t2ibench.metrics.paired import paired_difference
+
+    root, config, env = offline
+    original = config.read_text()
+    store = Store(root / "data" / "t2ibench.duckdb")
+    before = store.rows("SELECT model_hash FROM current_models WHERE model = 'sloppy'")[0]["model_hash"]
+    config.write_text(original.replace('"sloppy:0.3"', '"sloppy:0.6"'))
+    try:
+        code, console = run(config, env, fail_on_regression=True)
+    finally:
+        config.write_text(original)
+    assert code == 3, console[-3000:]
+    table = summary_table(console)
+    assert table["sloppy"]["generate"].startswith("computed"), table
+    assert all(row["generate"] == "cached" for model, row in table.items() if model != "sloppy"), table
+    assert "since the last refresh: regression: sloppy geneval" in console
+    rows = {r["model"]: r for r in store.rows(LATEST_SINCE)}
+    assert {m: r["status"] for m, r in rows.items()} == {
+        "faithful": "unchanged", "sloppy": "changed", "collapsed": "unchanged", "tiny": "unchanged"}  # fmt: skip
+    sloppy = rows["sloppy"]
+    assert sloppy["flagged"] == "regression"
+    assert sloppy["model_hash"] != before == sloppy["other_model_hash"]
+
+    def per_prompt(model_hash: str):
+        got = store.rows(
+            "SELECT prompt_index, task, sum(correct::INTEGER) AS ok, count(*) AS n FROM verdicts "
+            "WHERE model = 'sloppy' AND model_hash = ? GROUP BY ALL ORDER BY prompt_index",
+            [model_hash],
+        )
+        return [r["task"] for r in got], [[r["ok"], r["n"]] for r in got]  # fmt: skip
+
+    tasks, old = per_prompt(before)
+    _, new = per_prompt(sloppy["model_hash"])
+    by_hand = paired_difference(old, new, tasks)
+    assert sloppy["difference"] == pytest.approx(by_hand.difference)
+    assert sloppy["difference"] < -0.1  # twice the errors
+    assert sloppy["p_adjusted"] <= 0.05
+    html = (root / "reports" / "leaderboard.html").read_text()
+    since = html.split('id="since-last-refresh"')[1].split("</section>")[0]
+    assert "sloppy" in since
+    assert "regression ↓" in since
+    assert "faithful" not in since  # unchanged: counted, not listed
+    code, console = run(config, env)  # put back: the old version again, every step cached
+    assert code == 0, console[-3000:]
+    back = {r["model"]: r for r in store.rows(LATEST_SINCE)}
+    assert back["sloppy"]["model_hash"] == before
+    assert back["sloppy"]["flagged"] == "improvement"
+
+
 def test_gallery_artifacts_carry_the_stored_mode_values(offline):
     """modes.json beside each gallery holds exactly the store's eigenvalues, shares, mass and sample scores."""
     root, _, _ = offline

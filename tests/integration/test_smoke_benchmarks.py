@@ -289,7 +289,8 @@ def test_a_model_on_rewritten_prompts_is_its_own_protocol_marked_and_never_ranke
     assert "geneval-rewritten" in card
     assert "rewritten long by an LLM" in card
     measured = {r["model"]: r for r in store.rows("SELECT * FROM geneval_measured_protocols")}
-    assert (measured["tiny-a"]["prompts"], measured["tiny-r"]["prompts"]) == ("original", "rewritten")
+    assert (measured["tiny-a"]["prompts"], measured["tiny-r"]["prompts"]) == (
+        "original, 6 of 553 prompts", "rewritten:bagel-long@056b5fd, 6 of 553 prompts")  # fmt: skip
     assert store.rows("SELECT count(*) AS n FROM geneval_reproduction") == [{"n": 0}]  # tiny-random: no published row
     with browser() as (page, problems):
         visit(page, (root / "reports" / "leaderboard.html").as_uri(), problems)

@@ -274,6 +274,7 @@ FLOORS = {
     "t2ibench.datasets": 6,
     "t2ibench.features": 6,
     "t2ibench.workspace": 6,
+    "t2ibench.comparisons": 7,  # paired tests over stored results (the store, the metrics, the spine's queries)
     "t2ibench.benchmarks.geneval.selftest": 6,
     "t2ibench.diversity": 6,
     "t2ibench.benchmarks.geneval.agreement": 8,
@@ -543,6 +544,10 @@ def test_the_report_holds_no_sql_and_reads_the_store_through_named_queries():
                 used.add(node.attr)
             called = node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else ""
             assert called not in {"rows", "query", "user_query", "user_export"}, f"{rel} calls .{called}() itself"
+    for path in [SRC / "comparisons.py", *py_files(SRC / "commands")]:  # the other readers of the named queries
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "queries":
+                used.add(node.attr)
     assert used == set(functions), (
         f"unused queries: {sorted(set(functions) - used)}; unknown: {sorted(used - set(functions))}"
     )

@@ -25,7 +25,7 @@ from t2ibench.commands.common import DataFolder, Device
 from t2ibench.commands.data import DataRequest
 from t2ibench.commands.diversity_request import DiversityRequest
 from t2ibench.commands.evaluate import EvaluateRequest, GenerateRequest
-from t2ibench.commands.store import GcRequest, ReportRequest, SqlRequest
+from t2ibench.commands.store import DiffRequest, GcRequest, ReportRequest, SqlRequest
 from t2ibench.fields import Option, annotated, meta
 from t2ibench.options import field_of
 from t2ibench.requests import DigitsRequest, PaperTablesRequest, RefreshRequest, ScheduleRequest
@@ -85,6 +85,7 @@ def _cli_fields(cls: type) -> set[str]:
         ("gc", DataFolder, set()),
         ("report", ReportRequest, set()),
         ("sql", SqlRequest, set()),
+        ("diff", DiffRequest, set()),
         ("failures", FailuresRequest, set()),
         ("data", DataRequest, set()),
         ("run", RefreshRequest, set()),

@@ -250,7 +250,7 @@ def test_a_folder_is_judged_against_the_wording_it_was_made_for_and_says_so(tmp_
     full = SimpleNamespace(lite=False)  # GenEval's own evaluator (its caveat reads only this of it)
     entry = benchmark("geneval")
     assert entry.caveat(official, full) is None
-    assert "† prompts not in GenEval's templated wording (rewritten)" in (entry.caveat(long, full) or "")
+    assert "prompts not in GenEval's templated wording (rewritten" in (entry.caveat(long, full) or "")
     assert entry.caveat(long[:1] + official[1:], full)  # one reworded prompt is enough to be another protocol
 
 

@@ -288,6 +288,8 @@ def test_genevals_suite_options_are_its_selections_fields(verb, capsys):
     assert suite_records(given) == generate_suite(seed=7, per_task=2, classes=["person", "motorcycle", "horse"])
     with pytest.raises(InputError, match=r"--wording rewritten \(--rewritten\): rewritten prompts exist for .*offic"):
         suite_records(parser.parse_args([*verb, "--seed", "7", "--wording", "rewritten"]))
+    with pytest.raises(InputError, match=r"--rewritten names the rewritten prompts' file: give --wording"):
+        suite_records(parser.parse_args([*verb, "--rewritten", "long.jsonl"]))
     agreement = parser.parse_args(["agreement", "--annotations", "a.csv"])
     assert {o.field for o in agreement.geneval_suite} == fields - {"limit_per_task", "prompts", "rewritten"}
     assert not hasattr(agreement, "wording")  # the annotations are of the original prompts' images

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from t2ibench.benchmarks import benchmark
+from t2ibench.benchmarks.geneval.columns_protocol import OFFICIAL_PROMPTS
 from t2ibench.benchmarks.geneval.metrics_tasks import TASKS
 from t2ibench.benchmarks.geneval.suite_published import COMPARED, load_published
 from t2ibench.errors import InputError
@@ -101,8 +102,17 @@ def paper_version(evaluators: dict | None = None, **generator):
     return m, suite
 
 
-def plant(store: Store, name: str, version, suite: str, scores: dict[str, tuple[float, float, float]], run: int):
-    """A stored, current model version with planted Table-2 rows (accuracy, ci_low, ci_high per task)."""
+def plant(
+    store: Store,
+    name: str,
+    version,
+    suite: str,
+    scores: dict[str, tuple[float, float, float]],
+    run: int,
+    prompts: int = OFFICIAL_PROMPTS,
+):
+    """A stored, current model version with planted Table-2 rows (accuracy, ci_low, ci_high per task), judged on the
+    first ``prompts`` prompts of ``suite`` (one verdict each: the protocol view counts the prompts judged)."""
     from t2ibench.hashing import to_plain
 
     m = version
@@ -112,8 +122,8 @@ def plant(store: Store, name: str, version, suite: str, scores: dict[str, tuple[
                                       "backend": m.model.generator.backend, "model_id": m.model.generator.model,
                                       "sampling": to_plain(m.model.generator), "smoke": False}])  # fmt: skip
         store.upsert(con, "evaluators", [{"evaluator_hash": m.evaluator_hash, "settings": m.protocol, "lite": []}])
-        store.upsert(con, "verdicts", [{**key, "suite": suite, "prompt_index": 0, "sample": 0, "task": "single_object",
-                                        "correct": True, "reason": "ok"}])  # fmt: skip
+        store.upsert(con, "verdicts", [{**key, "suite": suite, "prompt_index": i, "sample": 0, "task": "single_object",
+                                        "correct": True, "reason": "ok"} for i in range(prompts)])  # fmt: skip
         store.upsert(con, "geneval_scores", [
             {**key, "task": t, "accuracy": a, "ci_low": lo, "ci_high": hi, "ci_level": 0.95, "images": 400,
              "prompts": 100, "correct": round(400 * a), "tasks": 6} for t, (a, lo, hi) in scores.items()])  # fmt: skip
@@ -146,6 +156,7 @@ def planted(tmp_path_factory):
     plant(store, "lite", lite, suite, around(published, 0.0, 0.05), 2)
     one, _ = paper_version(images_per_prompt=1)
     plant(store, "one-image", one, suite, around(published, 0.0, 0.05), 3)
+    plant(store, "subset", full, suite, around(published, 0.0, 0.05), 4, prompts=6)  # 6 of the 553 prompts
     benchmark("geneval").record_published(store.path, None)
     return store, published, miss
 
@@ -153,7 +164,7 @@ def planted(tmp_path_factory):
 def test_the_reproduction_view_compares_only_under_the_same_protocol_and_agrees_with_a_brute_force_check(planted):
     store, published, miss = planted
     rows = store.rows("SELECT * FROM geneval_reproduction")
-    assert {r["model"] for r in rows} == {"hit", "miss"}  # not the lite evaluator, not 1 image per prompt
+    assert {r["model"] for r in rows} == {"hit", "miss"}  # not the lite evaluator, 1 image per prompt, 6 prompts
     assert {(r["source"], r["published_model"]) for r in rows} == {("GenEval paper, Table 2", "SD v1.5")}
     for model, planted_scores in (("hit", around(published, 0.01, 0.04)), ("miss", miss)):
         mine = {r["task"]: r for r in rows if r["model"] == model}
@@ -170,6 +181,7 @@ def test_the_reproduction_view_compares_only_under_the_same_protocol_and_agrees_
     measured = {r["model"]: r for r in store.rows("SELECT * FROM geneval_measured_protocols")}
     assert (measured["hit"]["prompts"], measured["hit"]["detector"], measured["hit"]["images_per_prompt"]) == (
         "original", "mask2former", 4)  # fmt: skip
+    assert measured["subset"]["prompts"] == "original, 6 of 553 prompts"
     assert measured["lite"]["detector"] == "ssd-mobilenet-v2-lite"
     assert measured["one-image"]["images_per_prompt"] == 1
 
@@ -196,6 +208,30 @@ def test_a_changed_threshold_or_colour_model_is_another_evaluator():
     changed = json.loads(json.dumps(base))
     changed["geneval"]["geneval"]["detector"]["model"] = "someone/mask2former-swin-large"
     assert named(changed).startswith("hf:someone/mask2former-swin-large")
+    changed = json.loads(json.dumps(base))
+    changed["geneval"]["geneval"]["detector"]["resize"] = [256, 400]  # another input scale: another detector
+    assert named(changed) != "mask2former"
+
+
+def test_the_official_size_and_the_pinned_rewrite_are_what_the_suite_says():
+    from t2ibench.benchmarks.geneval.columns_protocol import REWRITTEN_REVISION, wording_words
+    from t2ibench.benchmarks.geneval.suite import REWRITTEN, generate_suite
+
+    assert len(generate_suite()) == OFFICIAL_PROMPTS
+    assert REWRITTEN.revision == REWRITTEN_REVISION
+    assert wording_words("rewritten") == f"rewritten:bagel-long@{REWRITTEN_REVISION[:7]}"
+
+
+def test_a_class_subset_of_the_official_seed_and_size_is_not_the_official_suite():
+    from t2ibench.benchmarks.geneval.options import GenEvalSuite
+
+    entry = benchmark("geneval")
+    assert entry.suite_id(GenEvalSuite()) == "geneval"
+    assert entry.suite_id(GenEvalSuite(limit_per_task=1)) == "geneval"  # a subset of its prompts: the view counts them
+    subset = entry.suite_id(GenEvalSuite(classes=("dog", "cat", "person")))
+    assert subset.startswith("geneval-s43-n100-c")
+    assert subset != entry.suite_id(GenEvalSuite(classes=("dog", "cat", "horse")))
+    assert entry.suite_id(GenEvalSuite(seed=1)) == "geneval-s1-n100"  # names unchanged elsewhere
 
 
 def test_the_report_places_published_rows_by_protocol_and_shows_the_check(planted, tmp_path):
@@ -243,3 +279,28 @@ def test_the_lite_leaderboard_keeps_every_published_row_apart_naming_the_evaluat
         "detector: Mask2Former Swin-S (GenEval's evaluator) vs SSD-MobileNet-v2 lite",
         "images per prompt: 4 vs 2",
     )
+
+
+def test_a_report_remade_from_the_same_rows_leaves_the_store_file_as_it_was(planted):
+    """Recording the published rows and the paired comparisons again, unchanged, writes nothing: a DVC-tracked store
+    stays byte for byte what it was."""
+    from t2ibench import comparisons
+    from t2ibench.hashing import file_sha256
+
+    store, _, _ = planted
+    comparisons.record(store)
+    benchmark("geneval").record_published(store.path, None)
+    before = file_sha256(store.path)
+    comparisons.record(store)
+    benchmark("geneval").record_published(store.path, None)
+    assert file_sha256(store.path) == before
+    assert store.replace_if_changed("geneval_published", {}, []) is True  # a change is written
+    assert store.rows("SELECT count(*) AS n FROM geneval_published") == [{"n": 0}]
+    benchmark("geneval").record_published(store.path, None)
+
+
+def test_the_same_source_in_two_files_is_refused():
+    from t2ibench.benchmarks.geneval.report_spine import load_tables
+
+    with pytest.raises(InputError, match=r"table 'GenEval paper, Table 2' is also in published table geneval-table2"):
+        load_tables(["geneval-table2", "geneval-table2"])

@@ -57,7 +57,10 @@ def test_geneval_table2_ships_as_data_and_its_overall_is_the_task_mean():
         (HEAD + "rows: [{model: A, counting: 0.5, protocol: {prompts: rewriten}}]",
          "row 1: protocol.prompts: must be one of original, rewritten, unstated"),
         (HEAD + "rows: [{model: A, counting: 0.5, protocol: {images_per_prompt: 0}}]",
-         "protocol.images_per_prompt: must be a positive integer or 'unstated'"),
+         "protocol.images_per_prompt: must be an integer in [1, 10000] or 'unstated'"),
+        (HEAD + "rows: [{model: \"A\\u202e\", counting: 0.5}]", "model: must be one line of visible text"),
+        (HEAD + "rows: [{model: A, counting: 0.5, protocol: {prompts: 'rewritten: x'}}]",
+         "protocol.prompts: must be one of original, rewritten, unstated (or rewritten:<the rewrite, as"),
         (HEAD + "rows: [{model: A}]", "row 1: no score"),
         (HEAD + "rows: [{model: 'A†', counting: 0.5}]", "write the name without †"),
         # the printed row is read back through the table's columns: a transcription slip is caught
@@ -98,20 +101,25 @@ def test_a_missing_published_table_suggests_the_built_in_name(tmp_path):
         ReportConfig(published=("notes.txt",))
 
 
-def test_ranks_share_a_place_while_intervals_overlap():
+def test_ranks_share_a_place_until_a_paired_test_separates_them():
+    """Ranks come from the stored paired tests (``separated``: the pairs a test separates), not from intervals: b and c
+    are separated, a and b are not (although here their intervals would not say otherwise either)."""
+    separated = {frozenset(("b", "c"))}
     board = [
         {"model": "a", "overall": 0.9, "overall_ci_low": 0.85, "overall_ci_high": 0.95},
         {"model": "b", "overall": 0.88, "overall_ci_low": 0.80, "overall_ci_high": 0.93},
         {"model": "c", "overall": 0.5, "overall_ci_low": 0.4, "overall_ci_high": 0.6},
         {"model": "d", "overall": None, "overall_ci_low": None, "overall_ci_high": None},
     ]
-    assert leaderboard.ranks(board) == {"a": "1=", "b": "1=", "c": "3", "d": "—"}
-    assert leaderboard.tied_with_next(board) == {"a", "b"}
+    assert leaderboard.ranks(board, None, separated) == {"a": "1=", "b": "1=", "c": "3", "d": "—"}
+    assert leaderboard.tied_with_next(board, None, separated) == {"a", "b"}
+    # nothing separated (no comparison stored, or none significant): one shared rank, whatever the intervals say
+    assert leaderboard.ranks(board) == {"a": "1=", "b": "1=", "c": "1=", "d": "—"}
     # a smoke (random-weight) model measures nothing: it is not ranked, and it breaks no tie between the others
     smoke = {"model": "s", "overall": 0.86, "overall_ci_low": 0.8, "overall_ci_high": 0.9, "smoke": True}
     board.insert(1, smoke)
-    assert leaderboard.ranks(board) == {"a": "1=", "s": "smoke", "b": "1=", "c": "3", "d": "—"}
-    assert leaderboard.tied_with_next(board) == {"a", "b"}
+    assert leaderboard.ranks(board, None, separated) == {"a": "1=", "s": "smoke", "b": "1=", "c": "3", "d": "—"}
+    assert leaderboard.tied_with_next(board, None, separated) == {"a", "b"}
 
 
 def test_models_of_different_protocols_are_ranked_within_their_group_only():
@@ -125,15 +133,16 @@ def test_models_of_different_protocols_are_ranked_within_their_group_only():
         {"model": "c", "overall": 0.5, "overall_ci_low": 0.4, "overall_ci_high": 0.6},
     ]
     groups = {"a": "A", "b": "A", "c": "A", "x": "B", "y": "B"}
-    assert leaderboard.ranks(board, groups) == {
+    sep = {frozenset(p) for p in (("b", "c"), ("x", "y"), ("b", "y"))}
+    assert leaderboard.ranks(board, groups, sep) == {
         "a": "1= (A)", "b": "1= (A)", "c": "3 (A)", "x": "1 (B)", "y": "2 (B)",
     }  # fmt: skip
-    assert leaderboard.tied_with_next(board, groups) == {"a", "b"}  # x overlaps a and b, but is another protocol
+    assert leaderboard.tied_with_next(board, groups, sep) == {"a", "b"}  # x ties a, but is another protocol
     one = dict.fromkeys(groups, "A")
-    assert leaderboard.ranks(board, one) == leaderboard.ranks(board)  # one protocol: plain ranks, as before
-    assert leaderboard.ranks(board) == {"a": "1=", "x": "1=", "b": "1=", "y": "4=", "c": "4="}
+    assert leaderboard.ranks(board, one, sep) == leaderboard.ranks(board, None, sep)  # one protocol: plain ranks
+    assert leaderboard.ranks(board, None, sep) == {"a": "1=", "x": "1=", "b": "1=", "y": "4=", "c": "4="}
     # the rank column sorts by group, then rank: A's 1=, 1=, 3 before B's 1, 2
-    labels = leaderboard.ranks(board, groups)
+    labels = leaderboard.ranks(board, groups, sep)
     order = {"A": 0, "B": 1}
     keys = {m: int(leaderboard.rank_sort_key(labels[m], order[groups[m]])) for m in groups}
     assert sorted(keys, key=keys.__getitem__) == ["a", "b", "c", "x", "y"]

@@ -15,6 +15,7 @@ from t2ibench.options import FieldOption, add_fields
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_REGRESSION = 3  # `run --fail-on-regression`: the refresh flagged a regression
 EXIT_INTERRUPTED = 130
 
 

@@ -1,4 +1,4 @@
-"""The store's verbs: ``gc``, ``report``, ``sql`` — each verb's options one typed request's fields
+"""The store's verbs: ``gc``, ``report``, ``sql``, ``diff`` — each verb's options one typed request's fields
 (``t2ibench.options``)."""
 
 from __future__ import annotations
@@ -64,6 +64,45 @@ class SqlRequest(StoreChoice):
     """Stop the query after this many seconds and release the store (a refresh waits 120 s for it)."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class DiffRequest(StoreChoice):
+    """``t2ibench diff``: what changed between two completed runs of the store, by paired tests."""
+
+    run_a: Annotated[str | None, Option(positional=True, metavar="RUN_A")] = None
+    """The earlier run's id (default: the completed run before RUN_B)."""
+    run_b: Annotated[str | None, Option(positional=True, metavar="RUN_B")] = None
+    """The later run's id (default: the latest completed run)."""
+    level: Annotated[float, Range(0.5, 1.0, open_high=True)] = 0.95
+    """Confidence level: a change is flagged when its Holm-adjusted p-value is at most 1 − LEVEL."""
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from t2ibench import comparisons
+    from t2ibench.report.changes import since_markdown
+    from t2ibench.store import Store, queries
+
+    req = from_args(DiffRequest, args, args.request_options)
+    path = store_path(req)
+    if not path.exists():
+        raise InputError(f"{path}: no results store (give --store or --config)")
+    store = Store(path, timeout=req.wait)
+    runs = [str(r["run_id"]) for r in queries.completed_runs(store)]
+    recent = ", ".join(runs[:5]) or "none"
+    for flag, run in (("RUN_A", req.run_a), ("RUN_B", req.run_b)):
+        if run is not None and run not in runs:
+            raise InputError(f"{flag} {run}: not a completed run of {path} (the latest: {recent})")
+    later = req.run_b or (runs[0] if runs else None)
+    earlier = req.run_a
+    if earlier is None and later in runs:  # the completed run before RUN_B
+        earlier = next(iter(runs[runs.index(later) + 1 :]), None)
+    if later is None or earlier is None:
+        raise InputError(f"{path}: two completed runs are needed to compare (the latest: {recent})")
+    rows = comparisons.since(store, later, earlier, level=req.level)
+    print(f"# {later} against {earlier}\n")
+    print("\n".join(since_markdown(rows)))
+    return EXIT_OK
+
+
 def _cmd_gc(args: argparse.Namespace) -> int:
     from t2ibench.config import load_config
     from t2ibench.pipeline.gc import find_garbage, remove
@@ -117,9 +156,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
     published = [place("published table", p) for p in cfg.report.published_paths(ws.root) if Path(p).exists()]
     inputs = [*store_places(ws.store), place("--config", req.config), *published]
     refuse_output(req.out or ws.reports, flag="--out" if req.out else "outputs.reports", inputs=inputs, tree=True)
+    from t2ibench import comparisons
     from t2ibench.benchmarks import SPINE, benchmark
+    from t2ibench.store import Store
 
-    benchmark(SPINE).record_published(ws.store, cfg.report.published_paths(ws.root))  # what its views compare with
+    if Path(ws.store).exists():  # the latest run's paired comparisons and the published rows: what the report reads
+        comparisons.record(Store(ws.store), level=cfg.evaluators.ci_level)
+    benchmark(SPINE).record_published(ws.store, cfg.report.published_paths(ws.root))
     out = render_reports(
         ws.store,
         Path(req.out) if req.out else ws.reports,
@@ -189,6 +232,21 @@ def add_report(verbs: Any) -> None:
     report = verbs.add_parser("report", help="render the leaderboard (Markdown, HTML, plots, galleries) from the store")
     options = add_fields(report, ReportRequest)
     report.set_defaults(func=_cmd_report, request_options=options)
+
+
+def add_diff(verbs: Any) -> None:
+    """``t2ibench diff``: its options, ``DiffRequest``'s fields."""
+
+    diff = verbs.add_parser(
+        "diff",
+        help="what changed between two completed runs: each model old → new by a paired test on shared prompts",
+        description="Compare each model's version in RUN_B with its version in RUN_A on the prompts both judged: the "
+        "paired difference of the spine benchmark's overall score with its interval and the paired randomization "
+        "test's p-value, Holm-adjusted over the changed models; new and removed models listed. The same table the "
+        "report's 'Since the last refresh' section shows for the latest two runs.",
+    )
+    options = add_fields(diff, DiffRequest)
+    diff.set_defaults(func=_cmd_diff, request_options=options)
 
 
 def add_sql(verbs: Any) -> None:

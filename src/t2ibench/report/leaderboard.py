@@ -16,7 +16,7 @@ import hashlib
 import html
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence, Set
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from t2ibench.benchmarks import StoredColumns, report_section, spine_report, sto
 from t2ibench.errors import InputError
 from t2ibench.hashing import code_version
 from t2ibench.io import remove_stale_tmp, write_text_atomic
+from t2ibench.report.changes import since_html, since_markdown
 from t2ibench.report.markdown import markdown_table
 from t2ibench.report.pages import write_model_pages
 from t2ibench.report.site import Cell, fmt, interval, level_text, page, table
@@ -46,6 +47,7 @@ def collect(store: Store) -> dict[str, Any]:
         "convergence": queries.diversity_convergence(store),
         "protocol": queries.protocol(store),
         "run": queries.latest_run(store),
+        "comparisons": queries.latest_comparisons(store),
         "benchmarks": {
             name: {
                 "scores": queries.benchmark_scores(store, name),
@@ -155,27 +157,33 @@ def _ranked_by_group(board: list[dict[str, Any]], groups: dict[str, str] | None)
     return out
 
 
-def tied_with_next(board: list[dict[str, Any]], groups: dict[str, str] | None = None) -> set[str]:
-    """Models (in the board's overall order) whose overall bootstrap interval overlaps the next model's of the same
-    protocol group (``groups``: model → group; None: one group): the report does not rank them as different
-    (marked ≈)."""
+def separated_pairs(comparisons: Sequence[Mapping[str, Any]]) -> set[frozenset[str]]:
+    """The model pairs a stored paired test separates (``paired_comparisons`` of kind 'pair', flagged)."""
+    return {frozenset((r["model"], r["other"])) for r in comparisons if r["kind"] == "pair" and r["flagged"]}
+
+
+def tied_with_next(
+    board: list[dict[str, Any]], groups: dict[str, str] | None = None, separated: Set[frozenset[str]] = frozenset()
+) -> set[str]:
+    """Models (in the board's overall order) that a paired test does not separate from the next model of the same
+    protocol group (``groups``: model → group; None: one group; ``separated``: the pairs a stored paired test
+    separates, ``separated_pairs``): the report does not rank them as different (marked ≈)."""
     tied: set[str] = set()
     for members in _ranked_by_group(board, groups).values():
         for a, b in itertools.pairwise(members):
-            (a_low, a_high), (b_low, b_high) = ((r.get("overall_ci_low"), r.get("overall_ci_high")) for r in (a, b))
-            if a_low is None or a_high is None or b_low is None or b_high is None:
-                continue
-            if a_low <= b_high and b_low <= a_high:
+            if frozenset((a["model"], b["model"])) not in separated:
                 tied |= {a["model"], b["model"]}
     return tied
 
 
-def ranks(board: list[dict[str, Any]], groups: dict[str, str] | None = None) -> dict[str, str]:
+def ranks(
+    board: list[dict[str, Any]], groups: dict[str, str] | None = None, separated: Set[frozenset[str]] = frozenset()
+) -> dict[str, str]:
     """Rank labels in overall order within each protocol group (``groups``: model → group letter; None: one group):
-    models whose intervals overlap in a chain share the first one's rank ('2='); with several groups each rank names
-    its group ('1 (B)'), since scores of different protocols are not comparable and never ranked against each other;
-    a model without an overall score has none ('—'), and a smoke model (random weights: it measures nothing) is not
-    ranked ('smoke')."""
+    a model a paired test does not separate from the one above (``separated``: the pairs it does) shares its rank
+    ('2='); with several groups each rank names its group ('1 (B)'), since scores of different protocols are not
+    comparable and never ranked against each other; a model without an overall score has none ('—'), and a smoke
+    model (random weights: it measures nothing) is not ranked ('smoke')."""
     out: dict[str, str] = {}
     for row in board:
         if row.get("overall") is None or row.get("smoke"):
@@ -184,7 +192,7 @@ def ranks(board: list[dict[str, Any]], groups: dict[str, str] | None = None) -> 
     for group, members in by_group.items():
         labels: list[int] = []
         for i, row in enumerate(members):
-            shares = i > 0 and row["model"] in tied_with_next(members[i - 1 : i + 1])  # overlaps the one above
+            shares = i > 0 and frozenset((members[i - 1]["model"], row["model"])) not in separated
             labels.append(labels[-1] if shares else i + 1)
         suffix = f" ({group})" if len(by_group) > 1 else ""
         for row, rank in zip(members, labels, strict=True):
@@ -333,8 +341,9 @@ def _leaderboard_table(
     data: dict[str, Any], groups: dict[str, str], links: dict[str, str], tables: Sequence[Any] = ()
 ) -> str:
     spine = spine_report()
-    ties = tied_with_next(data["board"], groups)
-    rank = ranks(data["board"], groups)
+    separated = separated_pairs(data["comparisons"])
+    ties = tied_with_next(data["board"], groups, separated)
+    rank = ranks(data["board"], groups, separated)
     group_order = {g: i for i, g in enumerate(dict.fromkeys([*groups.values(), "—"]))}
     shown = _shown_benchmarks(data["board"])
     headers = ["rank", "model", *spine.board_headers(level_text(data["board"])), *(cols.title for _, cols, _ in shown),
@@ -437,8 +446,9 @@ def _markdown(
 ) -> str:
     spine = spine_report()
     groups, _ = protocols(data)
-    ties = tied_with_next(data["board"], groups)
-    rank = ranks(data["board"], groups)
+    separated = separated_pairs(data["comparisons"])
+    ties = tied_with_next(data["board"], groups, separated)
+    rank = ranks(data["board"], groups, separated)
     shown = _shown_benchmarks(data["board"])
     headers = ["rank", "model", *spine.markdown_headers(level_text(data["board"])),
                *(cols.title for _, cols, _ in shown), "images (prompts)", "FKEA VENDI-1", "VENDI-1 interval",
@@ -475,6 +485,7 @@ def _markdown(
         )
     md = ["# Leaderboard", ""]
     md += [f"> **{b}**" for b in banners] + ([""] if banners else [])
+    md += since_markdown(data["comparisons"])
     md += [
         spine.legend_markdown(level_text(data["board"]))
         + " and diversity (FKEA VENDI-1 and RKE on the image embedder with its bootstrap interval, Scendi on "
@@ -610,7 +621,7 @@ def render_reports(
     }
     figures = "".join(f'<figure><img src="{html.escape(p)}" alt="{html.escape(n)}"></figure>' for n, p in plots.items())
     body = (
-        f"{flag}<p>{spine.legend_html()} "
+        since_html(data["comparisons"]) + f"{flag}<p>{spine.legend_html()} "
         "Diversity: FKEA VENDI-1 and RKE on the image embedder (σ, rff_dim), Scendi on image–prompt pairs; "
         "their brackets are bootstrap intervals over prompts for the score at this number of prompts (centred "
         "percentile; how each was obtained, or why none was, is on the model page and in docs/metrics.md). ✓ "

@@ -166,7 +166,7 @@ class Cell:
         shown = esc(fmt(value, digits))
         css = "zero" if isinstance(value, (int, float)) and value == 0 else ""
         if mark:
-            tip = "interval overlaps the next model's of its protocol group: not ranked as different"
+            tip = "a paired test does not separate it from the next model of its protocol group: ranked the same"
             shown += f' <span class="tie" title="{esc(tip)}">{esc(mark)}</span>'
         if verdict is not None and value is not None:
             symbol, css_verdict = ("✓", "converged") if verdict == "converged" else ("↗", "unconverged")

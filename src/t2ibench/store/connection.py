@@ -392,12 +392,27 @@ class Store:
         with self.write() as con:
             return self.upsert(con, table, rows)
 
-    def replace_table(self, table: str, rows: Sequence[Mapping[str, Any]]) -> int:
-        """Make ``rows`` the whole content of ``table`` (a table that holds one current set: the published rows a
-        report is made with), in one transaction of its own."""
+    def replace_if_changed(self, table: str, scope: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> bool:
+        """Make ``rows`` the rows of ``table`` that match ``scope`` (column = value; empty: the whole table), in one
+        transaction of its own — unless they already are, when the store file is not touched (a report re-made
+        from the same rows leaves a DVC-tracked store as it was); True when it wrote."""
+        columns = writes.table_columns(table)
+        where = " AND ".join(f"{c} = ?" for c in scope) or "TRUE"
+        wanted = sorted(
+            (tuple(writes.plain({**r, **scope}.get(c)) for c in columns) for r in rows), key=repr
+        )  # as the store would hold them
+        with self.read() as con:
+            held = con.execute(f"SELECT {', '.join(columns)} FROM {table} WHERE {where}", list(scope.values()))
+            stored = sorted((tuple(v) for v in held.fetchall()), key=repr)
+        if stored == wanted:
+            return False
         with self.write() as con:
-            con.execute(f"DELETE FROM {table}")
-            return self.upsert(con, table, rows)
+            if scope:
+                self.replace(con, table, scope, rows)
+            else:
+                con.execute(f"DELETE FROM {table}")
+                self.upsert(con, table, rows)
+        return True
 
     def write_agreement(
         self, annotations: Sequence[Mapping[str, Any]], statistics: Sequence[Mapping[str, Any]]

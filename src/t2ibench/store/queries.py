@@ -40,6 +40,9 @@ CountingErrorRow: TypeAlias = Row  # model, requested, delta, images, share
 TwoObjectRatesRow: TypeAlias = Row  # the two_object_rates view, with the current_models columns
 ClassFailureRow: TypeAlias = Row  # model, class, requested, missing_rate, failure_rate
 
+VersionRow: TypeAlias = Row  # run_id, model, model_hash, evaluator_hash
+PairedRow: TypeAlias = Row  # a paired_comparisons row (its columns: schema.py)
+
 CURRENT = "JOIN current_models USING (model, model_hash, evaluator_hash)"  # a failure view's rows of current models
 
 
@@ -107,6 +110,28 @@ def current_detections(store: Store) -> list[DetectionRow]:
         """SELECT d.model, d.prompt_index, d.sample, d.class, d.rank, d.x1, d.y1, d.x2, d.y2, d.score, d.color
            FROM detections d JOIN current_models USING (model, model_hash, evaluator_hash)
            ORDER BY d.model, d.prompt_index, d.sample, d.class, d.rank"""
+    )
+
+
+def completed_runs(store: Store) -> list[RunRow]:
+    """Every completed run, the latest first (run_id, finished_at, config_name)."""
+    return store.rows(
+        "SELECT run_id, finished_at, config_name FROM runs WHERE status = 'completed' ORDER BY finished_at DESC, run_id"
+    )
+
+
+def run_versions(store: Store, run_id: str) -> list[VersionRow]:
+    """The model versions a run recorded (its run_models), by model."""
+    return store.rows(
+        "SELECT run_id, model, model_hash, evaluator_hash FROM run_models WHERE run_id = ? ORDER BY model", [run_id]
+    )
+
+
+def latest_comparisons(store: Store) -> list[PairedRow]:
+    """The paired comparisons of the latest completed run (none when it recorded none), by kind and model."""
+    return store.rows(
+        "SELECT * FROM paired_comparisons WHERE run_id = (SELECT run_id FROM runs WHERE status = 'completed' "
+        "ORDER BY finished_at DESC, run_id LIMIT 1) ORDER BY kind, benchmark, model, other"
     )
 
 

@@ -12,29 +12,30 @@ from typing import Any
 from t2ibench.benchmarks import StoredColumns, spine_sql, stored_columns
 from t2ibench.errors import InputError
 
-SCHEMA_VERSION = 16  # 16: geneval_published (the published rows a report was made with, their protocols as stated)
-# and the geneval_measured_protocols / geneval_reproduction views; 15: benchmark_images (every image a benchmark
-# judged, with its score and what its models said, for benchmarks whose judgement is not a list of VQA questions:
-# T2I-CompBench++); 14: output_folders (every version folder a refresh of the store's config planned, relative to its
-# data folder: what `t2ibench gc` may attribute to this store), benchmark_protocols.source (an evaluation stored from
-# outside a refresh: who stored it, from which images, how many of the suite's prompts); 13: evaluator_selftests (the
-# GenEval evaluator's self-test: agreement, false passes and false passes on absent objects on compositor images and
-# on real photographs) and run_selftests (which one a run judged each model's images with); 12: benchmark_protocols
-# (the protocol each VQA-judged benchmark evaluation was measured under, keyed by its version: a refresh stores
-# GenEval 2 under the model version's own evaluator hash, whose evaluators row is the whole refresh's protocol),
-# GenEval 2 columns in the leaderboard view; 11: benchmark results of VQA-judged benchmarks (GenEval 2): vqa_answers
-# (every question asked of every image, with the judge's probability and top answer), benchmark_scores (every cell of
-# a benchmark's tables with its interval), the <benchmark>_scores and <benchmark>_skill_rates views; 10:
-# metrics.sigma_source (where σ came from: fixed, a reference set, or per model), rows of older stores marked from
-# their evaluator settings; the diversity view's kernel key and the diversity_comparison view (which models' diversity
-# may be ranked against each other); store_meta.owner (the config a store belongs to); 2: detections.colour,
-# verdicts.relation, failure-pattern views; 3: geneval_scores; 4: per-model smoke in leaderboard; 5: modes.mass and
-# sample scores; 6: geneval_scores prompts and bootstrap CIs; 7: diversity view; 8: evaluators table, protocol view;
-# 9: metrics and agreement intervals, alpha = inf stored as a value (was NULL), diversity columns in the leaderboard
-# view; truncated, conditional and information VENDI in the diversity view; one spelling per concept: `task` (prompts,
-# verdicts, annotations gain it; `tag` stays as a deprecated copy) and `color` (detections.color; `colour` stays as a
-# deprecated copy), the views say only task/color (colour_attr_outcomes, colour_attr_rates, colour_confusion renamed
-# color_*, their old names dropped), see DEPRECATED_COPIES and RENAMED_VIEWS
+SCHEMA_VERSION = 16  # 16: paired_comparisons (what each refresh changed, and adjacent models' paired tests),
+# geneval_published (the published rows a report was made with, their protocols as stated) and the
+# geneval_measured_protocols / geneval_reproduction views; 15: benchmark_images (every image a benchmark judged, with
+# its score and what its models said, for benchmarks whose judgement is not a list of VQA questions: T2I-CompBench++);
+# 14: output_folders (every version folder a refresh of the store's config planned, relative to its data folder: what
+# `t2ibench gc` may attribute to this store), benchmark_protocols.source (an evaluation stored from outside a refresh:
+# who stored it, from which images, how many of the suite's prompts); 13: evaluator_selftests (the GenEval evaluator's
+# self-test: agreement, false passes and false passes on absent objects on compositor images and on real photographs)
+# and run_selftests (which one a run judged each model's images with); 12: benchmark_protocols (the protocol each
+# VQA-judged benchmark evaluation was measured under, keyed by its version: a refresh stores GenEval 2 under the model
+# version's own evaluator hash, whose evaluators row is the whole refresh's protocol), GenEval 2 columns in the
+# leaderboard view; 11: benchmark results of VQA-judged benchmarks (GenEval 2): vqa_answers (every question asked of
+# every image, with the judge's probability and top answer), benchmark_scores (every cell of a benchmark's tables with
+# its interval), the <benchmark>_scores and <benchmark>_skill_rates views; 10: metrics.sigma_source (where σ came
+# from: fixed, a reference set, or per model), rows of older stores marked from their evaluator settings; the
+# diversity view's kernel key and the diversity_comparison view (which models' diversity may be ranked against each
+# other); store_meta.owner (the config a store belongs to); 2: detections.colour, verdicts.relation, failure-pattern
+# views; 3: geneval_scores; 4: per-model smoke in leaderboard; 5: modes.mass and sample scores; 6: geneval_scores
+# prompts and bootstrap CIs; 7: diversity view; 8: evaluators table, protocol view; 9: metrics and agreement
+# intervals, alpha = inf stored as a value (was NULL), diversity columns in the leaderboard view; truncated,
+# conditional and information VENDI in the diversity view; one spelling per concept: `task` (prompts, verdicts,
+# annotations gain it; `tag` stays as a deprecated copy) and `color` (detections.color; `colour` stays as a deprecated
+# copy), the views say only task/color (colour_attr_outcomes, colour_attr_rates, colour_confusion renamed color_*,
+# their old names dropped), see DEPRECATED_COPIES and RENAMED_VIEWS
 
 SPINE_SQL = spine_sql()  # the spine benchmark's tables, views and part of the leaderboard view
 TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -138,6 +139,20 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     "output_folders": ("folder VARCHAR, model VARCHAR, run_id VARCHAR", ("folder",)),
     # which self-test measured the GenEval evaluator a run judged each of its models with
     "run_selftests": ("run_id VARCHAR, model VARCHAR, selftest_hash VARCHAR", ("run_id", "model")),
+    # what a refresh changed and how its models compare, by paired tests on the prompts both sides share
+    # (t2ibench.comparisons): kind 'since' — each model of the run against its version in the previous completed
+    # run (status new / not in this run / changed / unchanged; a changed one compared old → new); kind 'pair' —
+    # every two current models measured under one protocol, the better first (what the ranks' "≈" read);
+    # difference = model's score − other's, its paired interval, the randomization test's p-value, Holm's adjusted
+    # one over the run's family of that kind, and flagged ('improvement' / 'regression' / 'separated') when
+    # p_adjusted ≤ 1 − ci_level
+    "paired_comparisons": (
+        "run_id VARCHAR, kind VARCHAR, benchmark VARCHAR, model VARCHAR, other VARCHAR, status VARCHAR, "
+        "model_hash VARCHAR, evaluator_hash VARCHAR, other_model_hash VARCHAR, other_evaluator_hash VARCHAR, "
+        "score DOUBLE, other_score DOUBLE, difference DOUBLE, ci_low DOUBLE, ci_high DOUBLE, ci_level DOUBLE, "
+        "p_value DOUBLE, p_adjusted DOUBLE, flagged VARCHAR, prompts INTEGER, method VARCHAR, previous_run VARCHAR",
+        ("run_id", "kind", "benchmark", "model", "other"),
+    ),
     # every image a benchmark judged whose judgement is not a list of questions (T2I-CompBench++): its prompt and
     # category, its score as the benchmark's rule computed it and what its models said (``details`` JSON: the
     # phrases asked and their probabilities, the boxes, the depths, the similarity), keyed by prompt index and sample

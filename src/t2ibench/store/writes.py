@@ -19,6 +19,14 @@ def _json(value: Any) -> Any:
     return json.dumps(value, sort_keys=True, default=str) if isinstance(value, (dict, list, tuple)) else value
 
 
+plain = _json  # a value as a write stores it (``Store.replace_if_changed`` compares with what is held)
+
+
+def table_columns(table: str) -> list[str]:
+    """The columns of ``table``, in the schema's order."""
+    return _columns(table)
+
+
 def upsert(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Mapping[str, Any]]) -> int:
     """Insert or update ``rows`` by the table's natural key (inside the caller's transaction)."""
     if not rows:

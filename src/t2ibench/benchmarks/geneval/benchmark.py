@@ -103,10 +103,14 @@ class GenEvalBenchmark(Benchmark[Sequence[Mapping[str, Any]], Any, FolderScan, R
         return select_prompts(selection)
 
     def suite_id(self, selection: Any, wording: str = "original") -> str:
-        """'geneval' for the official suite (seed 43, 100 per task), else with its seed and size; '-rewritten' after
-        it for the rewritten prompts (a suite of its own: the generator reads other text)."""
-        official = selection.seed == 43 and selection.per_task == 100
-        base = "geneval" if official else f"geneval-s{selection.seed}-n{selection.per_task}"
+        """'geneval' for the official suite (seed 43, 100 per task, all classes), else with its seed and size (and, for
+        a class subset of the official seed and size, its classes' digest: never the official name); '-rewritten'
+        after it for the rewritten prompts (a suite of its own: the generator reads other text)."""
+        import hashlib
+
+        base = "geneval" if selection.official else f"geneval-s{selection.seed}-n{selection.per_task}"
+        if base == "geneval-s43-n100":  # the official seed and size over a class subset
+            base += "-c" + hashlib.sha256(",".join(selection.classes).encode()).hexdigest()[:8]
         return worded_suite(base, wording)
 
     def check_wording(self, wording: str, config: Any, *, where: str) -> None:
@@ -131,7 +135,7 @@ class GenEvalBenchmark(Benchmark[Sequence[Mapping[str, Any]], Any, FolderScan, R
         from t2ibench.store import Store
 
         if Path(store).exists():  # no store yet: nothing to report (the report says so), nothing made here
-            Store(store).replace_table(PUBLISHED_TABLE, stored_rows(load_tables(published)))
+            Store(store).replace_if_changed(PUBLISHED_TABLE, {}, stored_rows(load_tables(published)))
 
     def acquire_for_refresh(self, config: Any, root: Path) -> list[Path]:
         """``plan.acquire_rewritten``: the rewritten prompts' pinned file when a model is given them."""
@@ -187,5 +191,5 @@ class GenEvalBenchmark(Benchmark[Sequence[Mapping[str, Any]], Any, FolderScan, R
 
         found = ["lite evaluator, not comparable with published GenEval"] if evaluator.lite else []
         if not templated(suite):
-            found.append("† prompts not in GenEval's templated wording (rewritten): compare only with the same prompts")
+            found.append("prompts not in GenEval's templated wording (rewritten, or another's): compare only on them")
         return "; ".join(found) or None

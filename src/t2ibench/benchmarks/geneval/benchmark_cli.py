@@ -66,6 +66,8 @@ def suite_records(args: argparse.Namespace) -> list[dict[str, Any]]:
     else:
         records = generate_suite(seed=suite.seed, per_task=suite.per_task, classes=suite.classes)
     wording = getattr(args, "wording", WORDINGS[0])
+    if wording == WORDINGS[0] and suite.rewritten != GenEvalSuite.rewritten:
+        raise InputError("--rewritten names the rewritten prompts' file: give --wording rewritten too")
     return reword_records(records, wording, suite.rewritten, where=f"--wording {wording} (--rewritten)")
 
 

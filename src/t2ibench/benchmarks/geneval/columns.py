@@ -17,12 +17,18 @@ def _sql(text: str) -> str:
 
 
 def _measured_prompts() -> str:
-    """SQL naming the prompts a measured row's suite (``s.suite``) gave its generator, in a published protocol's
-    words: each wording of the official suite (``worded_suite``), else 'suite <name>' (matching no published row)."""
-    from t2ibench.benchmarks.geneval.columns_protocol import WORDINGS, worded_suite
+    """SQL naming the prompts a measured row's suite (``s.suite``, ``s.prompts`` of them judged) gave its generator,
+    in a published protocol's words: each wording of the official suite (``wording_words``) when every official
+    prompt was judged, with 'n of 553 prompts' after it when fewer were, else 'suite <name>' (matching no published
+    row)."""
+    from t2ibench.benchmarks.geneval.columns_protocol import OFFICIAL_PROMPTS, WORDINGS, worded_suite, wording_words
 
-    whens = " ".join(f"WHEN {_sql(worded_suite('geneval', w))} THEN {_sql(w)}" for w in WORDINGS)
-    return f"CASE s.suite {whens} ELSE 'suite ' || s.suite END"
+    whens = " ".join(f"WHEN {_sql(worded_suite('geneval', w))} THEN {_sql(wording_words(w))}" for w in WORDINGS)
+    return (
+        f"CASE WHEN s.suite IN ({', '.join(_sql(worded_suite('geneval', w)) for w in WORDINGS)}) "
+        f"THEN (CASE s.suite {whens} END) || CASE WHEN s.prompts = {OFFICIAL_PROMPTS} THEN '' "
+        f"ELSE ', ' || s.prompts || ' of {OFFICIAL_PROMPTS} prompts' END ELSE 'suite ' || s.suite END"
+    )
 
 
 def _measured_detector() -> str:
@@ -34,7 +40,7 @@ def _measured_detector() -> str:
     import dataclasses
 
     from t2ibench.benchmarks.geneval.metrics_tasks import GenEvalParams
-    from t2ibench.specs import DEFAULT_DETECTOR_MODEL, ColourConfig
+    from t2ibench.specs import DEFAULT_DETECTOR_MODEL, DEFAULT_DETECTOR_RESIZE, ColourConfig
 
     g = "json_extract_string(e.settings, '$.geneval.geneval.{}')".format
     colour = ColourConfig()
@@ -45,7 +51,11 @@ def _measured_detector() -> str:
     standard_thresholds = " AND ".join(
         f"CAST({g(f.name)} AS DOUBLE) = {float(getattr(defaults, f.name))!r}" for f in dataclasses.fields(defaults)
     )
-    port = f"{g('detector.backend')} = 'hf' AND {g('detector.model')} = {_sql(DEFAULT_DETECTOR_MODEL)}"
+    resize = f"[{', '.join(map(str, DEFAULT_DETECTOR_RESIZE))}]"
+    port = (
+        f"{g('detector.backend')} = 'hf' AND {g('detector.model')} = {_sql(DEFAULT_DETECTOR_MODEL)} AND "
+        f"CAST(json_extract(e.settings, '$.geneval.geneval.detector.resize') AS INTEGER[]) = {resize}"
+    )
     mask2former = f"({g('detector.backend')} = 'mmdet' OR ({port}))"
     return f"""CASE
             WHEN {g("detector.backend")} = 'opencv-ssd' AND {g("colour.backend")} = 'lite' THEN 'ssd-mobilenet-v2-lite'
@@ -83,7 +93,7 @@ SPINE_SQL = SpineSQL(
         PUBLISHED_TABLE: (
             "source VARCHAR, citation VARCHAR, file VARCHAR, model VARCHAR, prompts VARCHAR, detector VARCHAR, "
             "images_per_prompt VARCHAR, resolution VARCHAR, hub JSON, task VARCHAR, value DOUBLE, verified VARCHAR, "
-            "note VARCHAR, row_order INTEGER",
+            "note VARCHAR, row_order INTEGER, rounding DOUBLE",
             ("source", "model", "resolution", "prompts", "task"),
         ),
     },
@@ -111,9 +121,11 @@ SPINE_SQL = SpineSQL(
         # each current model's GenEval protocol in a published row's words: the prompts its generator read, the
         # evaluator that judged them, images per prompt and resolution (its generator's; 'model default' unset)
         "geneval_measured_protocols": f"""
-        SELECT c.model, c.model_hash, c.evaluator_hash, m.model_id AS generator, s.suite,
+        SELECT c.model, c.model_hash, c.evaluator_hash, m.model_id AS generator, s.suite, s.prompts AS judged_prompts,
                {_measured_prompts()} AS prompts,
                {_measured_detector()} AS detector,
+               json_extract_string(e.settings, '$.geneval.geneval.detector.backend') AS detector_backend,
+               json_extract_string(e.settings, '$.geneval.geneval.detector.revision') AS detector_revision,
                CAST(json_extract(m.sampling, '$.images_per_prompt') AS INTEGER) AS images_per_prompt,
                CASE WHEN json_extract_string(m.sampling, '$.width') IS NULL
                      AND json_extract_string(m.sampling, '$.height') IS NULL THEN 'model default'
@@ -122,23 +134,25 @@ SPINE_SQL = SpineSQL(
         FROM current_models c
         JOIN models m USING (model, model_hash)
         LEFT JOIN evaluators e USING (evaluator_hash)
-        JOIN (SELECT DISTINCT model, model_hash, evaluator_hash, suite FROM verdicts) s
-          USING (model, model_hash, evaluator_hash)
+        JOIN (SELECT model, model_hash, evaluator_hash, suite, count(DISTINCT prompt_index) AS prompts
+              FROM verdicts GROUP BY ALL) s USING (model, model_hash, evaluator_hash)
     """,
         # the reproduction check: a current model whose generator is a published row's hub id, measured under that
         # row's protocol (every compared field equal), against it per task and overall: our score and interval, the
-        # published value, and whether the published value (±0.005, its two-decimal rounding) meets the interval
+        # published value, and whether the published value (± its printed rounding) meets the interval (NULL: no
+        # interval stored); the detector's backend and revision beside it
         "geneval_reproduction": f"""
         SELECT m.model, p.source, p.citation, p.model AS published_model, p.task, p.value AS published,
                g.accuracy AS measured, g.accuracy - p.value AS difference, g.ci_low, g.ci_high, g.ci_level,
-               p.value + 0.005 >= g.ci_low AND p.value - 0.005 <= g.ci_high AS inside,
-               g.prompts, g.images, m.prompts AS prompt_wording, m.detector, m.images_per_prompt,
+               p.value + p.rounding >= g.ci_low AND p.value - p.rounding <= g.ci_high AS inside,
+               g.prompts, g.images, m.prompts AS prompt_wording, m.detector, m.detector_backend,
+               m.detector_revision, m.images_per_prompt,
                m.resolution, p.resolution AS published_resolution, p.verified, m.model_hash, m.evaluator_hash
         FROM geneval_measured_protocols m
         JOIN {PUBLISHED_TABLE} p ON list_contains(from_json(p.hub, '["VARCHAR"]'), m.generator) AND {_published_join()}
         JOIN geneval_scores g ON g.model = m.model AND g.model_hash = m.model_hash
              AND g.evaluator_hash = m.evaluator_hash AND g.task = p.task
-        ORDER BY m.model, p.source, list_position({["overall", *TASKS]!r}, p.task)
+        ORDER BY m.model, p.source, p.resolution, list_position({["overall", *TASKS]!r}, p.task)
     """,
         # -- failure patterns (docs/schema.md#failure-patterns): read off stored verdicts and detections ---------------
         # one row per judged image, with its prompt
@@ -350,6 +364,12 @@ SPINE_SQL = SpineSQL(
         "measured_protocols": "SELECT * FROM geneval_measured_protocols ORDER BY model, suite",
         # the reproduction check's rows, as the view orders them
         "reproduction": "SELECT * FROM geneval_reproduction",
+        # every stored version's results per prompt, what paired tests read (t2ibench.comparisons): correct images
+        # (successes) of images (trials), its task the stratum, keyed by suite and prompt index
+        "paired_results": """SELECT model, model_hash, evaluator_hash, suite, prompt_index, task AS stratum,
+                  sum(correct::INTEGER) AS successes, count(*) AS trials
+           FROM verdicts GROUP BY ALL
+           ORDER BY model, model_hash, evaluator_hash, suite, prompt_index""",
         # each current model's task intervals with their image and prompt counts, by model and task
         "task_intervals": """SELECT c.model, t.task, t.ci_low, t.ci_high, t.images, t.prompts
            FROM current_models c JOIN geneval_tasks t USING (model, model_hash, evaluator_hash)

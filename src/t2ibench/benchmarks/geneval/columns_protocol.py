@@ -21,6 +21,19 @@ def wording_of_suite(suite: str) -> str:
     return next((w for w in WORDINGS[1:] if suite.endswith(f"-{w}")), WORDINGS[0])
 
 
+REWRITTEN_REVISION = "056b5fd51a88c1eb4547318609e25d40080fcf87"
+"""The BAGEL commit whose evaluation_metadata_long.jsonl is GenEval's pinned rewrite (``suite.REWRITTEN``)."""
+OFFICIAL_PROMPTS = 553
+"""The official suite's prompts (seed 43, 100 per task: ``generate_suite()``, checked by the tests): a measured row
+is on GenEval's prompts only when it judged all of them."""
+
+
+def wording_words(wording: str) -> str:
+    """A measured wording in a published protocol's words: 'original', or the pinned rewrite it read
+    ('rewritten:bagel-long@056b5fd'; a published 'rewritten' names no rewrite, so matches none)."""
+    return wording if wording == WORDINGS[0] else f"{wording}:bagel-long@{REWRITTEN_REVISION[:7]}"
+
+
 STATED = ("prompts", "detector", "images_per_prompt", "resolution")
 """The protocol fields every row states (a value, or 'unstated')."""
 COMPARED = ("prompts", "detector", "images_per_prompt")
@@ -28,7 +41,8 @@ COMPARED = ("prompts", "detector", "images_per_prompt")
 that judged the images and the images per prompt. Resolution is the model's own setting (recorded and shown, and
 named where it differs in a reproduction check), not the benchmark's."""
 UNSTATED = "unstated"
-PROMPTS = (*WORDINGS, UNSTATED)  # what a published row may say of its prompts
+PROMPTS = (*WORDINGS, UNSTATED)
+"""What a published row may say of its prompts (or a rewrite it names, as ``wording_words`` spells it)."""
 DETECTOR_NAMES = {
     "mask2former": "Mask2Former Swin-S (GenEval's evaluator)",
     "ssd-mobilenet-v2-lite": "SSD-MobileNet-v2 lite",

@@ -191,7 +191,7 @@ def reproduction_html(data: Mapping[str, Any]) -> str:
     if not rows:
         return ""
     headers = ["model", "published as", "source", "task", "measured", "interval", "published", "difference",
-               "inside", "resolution (ours / published)"]  # fmt: skip
+               "inside", "resolution (ours / published)", "detector (ours)"]  # fmt: skip
     cells = [
         [
             Cell.text(r["model"]),
@@ -202,23 +202,25 @@ def reproduction_html(data: Mapping[str, Any]) -> str:
             Cell.text(interval(r["ci_low"], r["ci_high"]), css=""),
             Cell.number(r["published"]),
             Cell.number(r["difference"]),
-            Cell.text("yes" if r["inside"] else "no", css="" if r["inside"] else "fail"),
+            Cell.text(_inside(r), css="fail" if r["inside"] is False else ""),
             Cell.text(f"{r['resolution']} / {r['published_resolution']}"),
+            Cell.text(f"{r['detector_backend']}" + (f" @{r['detector_revision']}" if r["detector_revision"] else "")),
         ]
         for r in rows
     ]
     summary = "; ".join(
         f"{model}: {sum(1 for r in rows if r['model'] == model and r['inside'])} of "
-        f"{sum(1 for r in rows if r['model'] == model)} published values inside our interval"
+        f"{sum(1 for r in rows if r['model'] == model and r['inside'] is not None)} published values inside our "
+        "interval"
         for model in dict.fromkeys(r["model"] for r in rows)
     )
     return (
         '<section id="reproduction"><h2>Reproduction check</h2><p>Measured models whose generator has a published '
         "row under the same protocol (prompts, evaluator, images per prompt): per task and overall, our score with "
         "its bootstrap interval over prompts against the published value; 'inside' when the published value, "
-        f"±0.005 for its two-decimal rounding, meets the interval. {html.escape(summary)}. In SQL: the "
+        f"± its printed rounding, meets the interval (n/a: no interval stored). {html.escape(summary)}. In SQL: the "
         "<code>geneval_reproduction</code> view.</p>"
-        + html_table("reproduction", headers, cells, text_columns=(0, 1, 2, 3, 9))
+        + html_table("reproduction", headers, cells, text_columns=(0, 1, 2, 3, 9, 10))
         + "</section>"
     )
 
@@ -232,14 +234,14 @@ def reproduction_markdown(data: Mapping[str, Any]) -> list[str]:
         "",
         "## Reproduction check",
         "",
-        "Measured vs published under the same protocol; inside: the published value (±0.005 rounding) meets our "
-        "interval.",
+        "Measured vs published under the same protocol; inside: the published value (± its printed rounding) meets "
+        "our interval.",
         "",
         markdown_table(
             ["model", "published as", "source", "task", "measured", "interval", "published", "difference", "inside"],
             [[r["model"], r["published_model"], r["source"], r["task"], fmt(r["measured"]),
               interval(r["ci_low"], r["ci_high"]), fmt(r["published"]), fmt(r["difference"]),
-              "yes" if r["inside"] else "no"] for r in rows],
+              _inside(r)] for r in rows],
         ),
     ]  # fmt: skip
 
@@ -249,14 +251,20 @@ def reproduction_items(data: Mapping[str, Any], model: str) -> list[tuple[str, s
     inside our intervals and which do not (none when the model has no published row under its protocol)."""
     rows = [r for r in data.get("reproduction", []) if r["model"] == model]
     found = []
-    for key in dict.fromkeys((r["source"], r["published_model"]) for r in rows):
-        mine = [r for r in rows if (r["source"], r["published_model"]) == key]
-        outside = [f"{r['task']} {fmt(r['measured'])} vs {fmt(r['published'])}" for r in mine if not r["inside"]]
+    for key in dict.fromkeys((r["source"], r["published_model"], r["published_resolution"]) for r in rows):
+        mine = [r for r in rows if (r["source"], r["published_model"], r["published_resolution"]) == key]
+        checked = [r for r in mine if r["inside"] is not None]
+        outside = [f"{r['task']} {fmt(r['measured'])} vs {fmt(r['published'])}" for r in checked if not r["inside"]]
+        at = "" if key[2] in ("unstated", "model default") else f" ({key[2]})"
         found.append(
             (
                 "reproduction",
-                f"{key[1]} in {key[0]}: {len(mine) - len(outside)} of {len(mine)} published values inside our "
-                "intervals" + (f"; outside: {', '.join(outside)}" if outside else ""),
+                f"{key[1]}{at} in {key[0]}: {len(checked) - len(outside)} of {len(checked)} published values inside "
+                "our intervals" + (f"; outside: {', '.join(outside)}" if outside else ""),
             )
         )
     return found
+
+
+def _inside(r: Mapping[str, Any]) -> str:
+    return "n/a" if r["inside"] is None else "yes" if r["inside"] else "no"

@@ -41,8 +41,9 @@ from t2ibench.benchmarks.geneval.report_published import (
     reproduction_items,
     reproduction_markdown,
 )
-from t2ibench.benchmarks.geneval.suite import WORDINGS
+from t2ibench.benchmarks.geneval.suite import WORDINGS, wording_of_suite
 from t2ibench.benchmarks.geneval.suite_published import BUILTIN, PublishedTable, load_published
+from t2ibench.errors import InputError
 from t2ibench.report.markdown import markdown_table
 from t2ibench.report.site import BANNER_CSS, Cell, banner_html, fmt, footer_html, interval, level_text, navigation
 from t2ibench.store import Store, queries
@@ -107,7 +108,14 @@ def collect(store: Store) -> dict[str, Any]:
 def load_tables(published: Sequence[str | Path] | None) -> list[PublishedTable]:
     """The published reference tables to show (``published``: built-in names or YAML paths, each holding one or
     more tables; None: PUBLISHED)."""
-    return [t for p in (PUBLISHED if published is None else published) for t in load_published(p)]
+    found: list[PublishedTable] = []
+    for p in PUBLISHED if published is None else published:
+        for t in load_published(p):
+            twin = next((o for o in found if o.source.casefold() == t.source.casefold()), None)
+            if twin is not None:  # the store keys published rows by source: one name, one table
+                raise InputError(f"{t.path}: table {t.source!r} is also in {twin.path} (each source once)")
+            found.append(t)
+    return found
 
 
 # -- the leaderboard table ----------------------------------------------------------------------------------------
@@ -154,8 +162,9 @@ def legend_markdown(level: str) -> str:
     """What the Markdown leaderboard's GenEval columns are (the start of its legend sentence)."""
     return (
         f"GenEval accuracy (Table 2 layout: overall = mean of the six tasks; {level} CI = percentile bootstrap over "
-        "prompts, 1,000 resamples, all images of a prompt together; ≈ marks a model whose interval overlaps the "
-        "next one's of its protocol group: not ranked as different, rank shared as '2=')"
+        "prompts, 1,000 resamples, all images of a prompt together; ≈ marks a model a paired test on the prompts both "
+        "share does not separate from the next one of its protocol group — paired randomization test, Holm-adjusted "
+        "over every pair of the run, at 1 − the confidence level: not ranked as different, rank shared as '2=')"
     )
 
 
@@ -163,8 +172,10 @@ def legend_html() -> str:
     """What the HTML leaderboard's GenEval columns are and how to drill down (the start of its legend)."""
     return (
         "GenEval accuracy per task and overall (mean of the six tasks) with percentile-bootstrap "
-        "intervals over prompts (all images of a prompt together); ≈ and a shared rank ('2=') mark models whose "
-        "intervals overlap. Click a header to sort, a model for its card and images, a task score for the images "
+        "intervals over prompts (all images of a prompt together); ≈ and a shared rank ('2=') mark models that a "
+        "paired test does not separate (ranks from paired tests: the randomization test of the overall difference on "
+        "the prompts both models share, Holm-adjusted over every pair of the run; a pair with no shared prompt is "
+        "not compared). Click a header to sort, a model for its card and images, a task score for the images "
         "behind it."
     )
 
@@ -292,7 +303,7 @@ def paper_marks(store: Store) -> dict[str, str]:
     """Model → '†' for the current models judged on rewritten prompts (``geneval_measured_protocols``): the paper
     table lists them apart."""
     rows = queries.spine_rows(store, "measured_protocols")
-    return {r["model"]: REWRITTEN_MARK for r in rows if r["prompts"] != WORDINGS[0] and r["prompts"] in WORDINGS}
+    return {r["model"]: REWRITTEN_MARK for r in rows if wording_of_suite(r["suite"]) != WORDINGS[0]}
 
 
 def paper_table(

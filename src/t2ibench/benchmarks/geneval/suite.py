@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from t2ibench.benchmarks import PromptStructure
+from t2ibench.benchmarks.geneval.columns_protocol import REWRITTEN_REVISION
 from t2ibench.benchmarks.geneval.columns_protocol import WORDINGS as WORDINGS  # re-exported
 from t2ibench.benchmarks.geneval.columns_protocol import worded_suite as worded_suite  # re-exported
 from t2ibench.benchmarks.geneval.columns_protocol import wording_of_suite as wording_of_suite  # re-exported
@@ -72,7 +73,7 @@ REWRITTEN = Release(
     name="geneval_rewritten",
     title="GenEval's prompts rewritten long by an LLM (BAGEL's evaluation_metadata_long.jsonl)",
     repository="https://raw.githubusercontent.com/ByteDance-Seed/Bagel",
-    revision="056b5fd51a88c1eb4547318609e25d40080fcf87",
+    revision=REWRITTEN_REVISION,
     env="T2IBENCH_GENEVAL_REWRITTEN_DATA",
     licence="Apache-2.0",
     files=(

@@ -11,9 +11,10 @@ source states: ``prompts`` original / rewritten / unstated, ``detector`` (``DETE
 written as fractions), optional ``protocol`` (fields that differ from the table's: a † row's ``prompts:
 rewritten``), ``printed`` (the row as its source prints it), ``hub`` (generator ids of the model, for the
 reproduction check), ``verified``, ``note`` and ``overall_is_mean: false`` (with a note) for a source whose printed
-overall is not the mean of its printed tasks. A row without a source or without every protocol field is refused;
-a given overall must agree with the mean of the six tasks (to the table's two decimals); a row whose ``printed``
-text disagrees with its numbers (read through ``columns``) is refused.
+overall is not the mean of its printed tasks. A row without a source or without every protocol field is refused; a
+given overall must agree with the mean of the six tasks (to the table's two decimals); where the table names its
+``columns``, a row whose ``printed`` text disagrees with its numbers is refused, and each printed score's rounding
+(half its last digit) is kept for the reproduction check.
 """
 
 from __future__ import annotations
@@ -21,16 +22,18 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from t2ibench.benchmarks.geneval.columns_protocol import COMPARED as COMPARED  # re-exported
-from t2ibench.benchmarks.geneval.columns_protocol import DETECTOR_NAMES, PROMPTS, STATED, UNSTATED
+from t2ibench.benchmarks.geneval.columns_protocol import DETECTOR_NAMES, PROMPTS, STATED, UNSTATED, wording_words
 from t2ibench.benchmarks.geneval.metrics_tasks import TASKS
 from t2ibench.errors import InputError
 from t2ibench.io import load_yaml, read_text_file
+from t2ibench.specs import visible_text
 
 BUILTIN = {"geneval-table2": "published_geneval_table2.yaml", "geneval-current": "published_geneval_current.yaml"}
 TABLE_KEYS = ("source", "citation", "url", "verified", "protocol", "columns", "scale", "rows")
@@ -38,6 +41,7 @@ ROW_KEYS = ("model", "overall", *TASKS, "human", "protocol", "printed", "hub", "
 PROTOCOL_KEYS = ("prompts", "detector", "images_per_prompt", "resolution", "notes")
 CELL_NAMES = ("overall", *TASKS, "human", "-")
 MAX_ROWS = 10_000
+MAX_IMAGES_PER_PROMPT = 10_000
 MAX_TABLES = 100
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
@@ -80,11 +84,12 @@ class PublishedRow:
     hub: tuple[str, ...] = ()
     verified: str = ""
     note: str | None = None
+    rounding: Mapping[str, float] = field(default_factory=dict)  # score → half its printed last digit (fraction)
 
     @property
     def mark(self) -> str:
         """'†' for a row whose prompts were rewritten by an LLM (BAGEL's tables' mark), else ''."""
-        return "†" if self.protocol.prompts == "rewritten" else ""
+        return "†" if self.protocol.prompts.startswith("rewritten") else ""
 
 
 @dataclass(frozen=True)
@@ -118,8 +123,8 @@ def _keys(data: dict[Any, Any], known: tuple[str, ...], where: str) -> None:
 def _text(value: object, where: str, *, required: bool = True) -> str | None:
     if value is None and not required:
         return None
-    if not isinstance(value, str) or not value.strip() or "\n" in value.strip():
-        raise InputError(f"{where}: must be one line of text; got {value!r}")
+    if not isinstance(value, str) or not value.strip() or not visible_text(value.strip()):
+        raise InputError(f"{where}: must be one line of visible text (no control or bidi characters); got {value!r}")
     return value.strip()
 
 
@@ -147,11 +152,17 @@ def _protocol_fields(raw: object, where: str) -> dict[str, Any]:
     for key, value in raw.items():
         at = f"{where}.{key}"
         if key == "prompts":
-            if value not in PROMPTS:
-                raise InputError(f"{at}: must be one of {', '.join(PROMPTS)}; got {value!r}")
+            if value not in PROMPTS and not (isinstance(value, str) and re.fullmatch(r"rewritten:\S+", value)):
+                raise InputError(
+                    f"{at}: must be one of {', '.join(PROMPTS)} (or rewritten:<the rewrite, as "
+                    f"{wording_words('rewritten')!r}>); got {value!r}"
+                )
         elif key == "images_per_prompt":
-            if value != UNSTATED and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise InputError(f"{at}: must be a positive integer or 'unstated'; got {value!r}")
+            bad = isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_IMAGES_PER_PROMPT
+            if value != UNSTATED and bad:
+                raise InputError(
+                    f"{at}: must be an integer in [1, {MAX_IMAGES_PER_PROMPT}] or 'unstated'; got {value!r}"
+                )
         else:
             value = _text(value, at)
         found[key] = value
@@ -169,9 +180,11 @@ def _printed_cells(text: str) -> list[str]:
     return plain.split()
 
 
-def _check_printed(row: PublishedRow, columns: tuple[str, ...], percent: bool, where: str) -> None:
-    """InputError naming ``where`` unless the last cells of ``row.printed`` are its numbers, column by column."""
+def _check_printed(row: PublishedRow, columns: tuple[str, ...], percent: bool, where: str) -> dict[str, float]:
+    """InputError naming ``where`` unless the last cells of ``row.printed`` are its numbers, column by column; each
+    printed score's rounding (half its last digit, as a fraction)."""
     assert row.printed is not None
+    rounding: dict[str, float] = {}
     cells = _printed_cells(row.printed)
     if len(cells) < len(columns):
         raise InputError(f"{where}: printed has {len(cells)} cells; the table's columns name {len(columns)}")
@@ -183,10 +196,13 @@ def _check_printed(row: PublishedRow, columns: tuple[str, ...], percent: bool, w
             read = None
         elif _NUMBER.fullmatch(cell):
             read = float(cell) / (100 if percent else 1)
+            decimals = len(cell.partition(".")[2])
+            rounding[name] = 0.5 * 10.0**-decimals / (100 if percent else 1)
         else:
             raise InputError(f"{where}: printed cell {cell!r} under {name} is not a number or '-'")
         if (read is None) != (value is None) or (read is not None and value is not None and abs(read - value) > 1e-9):
             raise InputError(f"{where}: {name} is {value} but printed {cell!r}: check the transcription")
+    return rounding
 
 
 def _row(raw: object, table: dict[str, Any], where: str) -> PublishedRow:
@@ -236,9 +252,11 @@ def _row(raw: object, table: dict[str, Any], where: str) -> PublishedRow:
         verified=verified,
         note=_text(raw.get("note"), f"{where}: note", required=False),
     )
+    default = 0.0005 if table["percent"] else 0.005  # a table's two decimals (one, in percent)
+    rounding = {k: default for k in ("overall", *TASKS, "human")}
     if row.printed is not None and table["columns"]:
-        _check_printed(row, table["columns"], table["percent"], where)
-    return row
+        rounding |= _check_printed(row, table["columns"], table["percent"], where)
+    return replace(row, rounding=rounding)
 
 
 def _table(data: dict[Any, Any], where: str, path: str) -> PublishedTable:
@@ -344,6 +362,7 @@ def stored_rows(tables: list[PublishedTable]) -> list[dict[str, Any]]:
                         "images_per_prompt": str(row.protocol.images_per_prompt),
                         "resolution": row.protocol.resolution, "hub": list(row.hub), "task": task, "value": value,
                         "verified": row.verified, "note": row.note, "row_order": order,
+                        "rounding": row.rounding[task],
                     }
                 )  # fmt: skip
     return found
