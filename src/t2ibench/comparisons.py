@@ -6,7 +6,8 @@ images, per task).
   completed run before it — new, not in this run (its last version stays current), unchanged, or changed and
   compared old → new.
 * **Pairs** (kind ``pair``): every two current models measured under one protocol (the spine's measured protocol:
-  prompts, evaluator, images per prompt), the better first — what the leaderboard's "≈" and shared ranks read.
+  prompts, evaluator, images per prompt), the better first, smoke models aside — what the leaderboard's "≈" and
+  shared ranks read.
 
 Each kind's p-values form one family per run, adjusted by Holm's step-down method; a comparison is flagged
 (improvement / regression, or separated) when its adjusted p-value is ≤ 1 − the configured confidence level. Two
@@ -138,7 +139,9 @@ def pairs(
     protocols: dict[str, list[tuple[Any, ...]]] = {}
     for m in queries.spine_rows(store, "measured_protocols"):
         protocols.setdefault(m["model"], []).append((m["prompts"], m["detector"], m["images_per_prompt"]))
-    current = {r["model"]: r for r in queries.leaderboard(store) if r.get("overall") is not None}
+    current = {  # a smoke model (random weights) is never ranked: it is compared with none
+        r["model"]: r for r in queries.leaderboard(store) if r.get("overall") is not None and not r.get("smoke")
+    }
     keys = {r["model"]: (r["model"], r["model_hash"], r["evaluator_hash"]) for r in current.values()}
     order = sorted(current, key=lambda m: (-float(current[m]["overall"]), m))
     rows = []

@@ -428,7 +428,11 @@ def test_a_changed_model_and_only_it_is_flagged_since_the_last_refresh(offline):
     original = config.read_text()
     store = Store(root / "data" / "t2ibench.duckdb")
     before = store.rows("SELECT model_hash FROM current_models WHERE model = 'sloppy'")[0]["model_hash"]
-    config.write_text(original.replace('"sloppy:0.3"', '"sloppy:0.6"'))
+    changed = yaml.safe_load(original)
+    (sloppy_entry,) = [m for m in changed["models"] if m["name"] == "sloppy"]
+    assert sloppy_entry["generator"]["model"] == "sloppy:0.3"
+    sloppy_entry["generator"]["model"] = "sloppy:0.6"
+    config.write_text(yaml.safe_dump(changed, sort_keys=False))
     try:
         code, console = run(config, env, fail_on_regression=True)
     finally:
