@@ -18,7 +18,7 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
@@ -154,8 +154,24 @@ else:  # the spine's prompt selection (always) and one optional selection per ot
 
 
 @dataclass(frozen=True)
+class Checkpoint:
+    """One point of a checkpoint series: its training step and where its weights are (a local path or hub id, and/or a
+    hub revision), replacing the series' generator's."""
+
+    step: int
+    model: str | None = None
+    revision: str | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.step, bool) or not isinstance(self.step, int) or self.step < 0:
+            raise FieldError("step", f"must be a training step (an integer ≥ 0); got {self.step!r}")
+        if self.model is None and self.revision is None:
+            raise FieldError("model", "a checkpoint names its weights: give model (a path or hub id) or revision")
+
+
+@dataclass(frozen=True)
 class ModelConfig:
-    """One leaderboard entry: a unique name and its generator."""
+    """One leaderboard entry: a unique name and its generator (or a checkpoint series of them)."""
 
     name: str
     generator: GeneratorConfig = field(default_factory=GeneratorConfig)
@@ -166,12 +182,35 @@ class ModelConfig:
     # pins (GenEval: "rewritten", its prompts rewritten long by an LLM; a separate protocol, marked †, never ranked
     # with the originals)
     wording: str = "original"
+    # a checkpoint series (a training run's checkpoints): one model per checkpoint, named '<name>@<step>' and in series
+    # '<name>', each this entry's generator with the checkpoint's model and/or revision — a version of its own, so
+    # adding a checkpoint runs only it
+    checkpoints: tuple[Checkpoint, ...] = ()
+    # the series this model is a point of, and its training step (set by checkpoints:, or by hand — e.g. a folder
+    # model per checkpoint): the report draws each series' scores against the step
+    series: str | None = None
+    step: int | None = None
 
     def __post_init__(self) -> None:
         try:
             check_name(self.name, what="model name")
         except InputError as exc:
             raise FieldError("name", str(exc)) from None
+        if (self.series is None) != (self.step is None):
+            raise FieldError("series", "a point of a series gives both series and step")
+        if self.series is not None:
+            try:
+                check_name(self.series, what="series name")
+            except InputError as exc:
+                raise FieldError("series", str(exc)) from None
+            if isinstance(self.step, bool) or not isinstance(self.step, int) or self.step < 0:
+                raise FieldError("step", f"must be a training step (an integer ≥ 0); got {self.step!r}")
+        if self.checkpoints:
+            if self.series is not None:
+                raise FieldError("checkpoints", "a series entry is not itself a point: drop series and step")
+            steps = [c.step for c in self.checkpoints]
+            if len(set(steps)) != len(steps):
+                raise FieldError("checkpoints", f"lists a step twice: {steps}")
         if self.benchmarks is not None:
             for b in self.benchmarks:
                 if b not in BENCHMARK_NAMES:
@@ -493,15 +532,17 @@ class Config:
             check_name(self.name, what="config name")
         except InputError as exc:
             raise FieldError("name", str(exc)) from None
+        if not self.models:
+            raise FieldError("models", "list at least one model")
+        expanded = _points(self.models)  # a series: one model per checkpoint, each with its entry's index
+        object.__setattr__(self, "models", tuple(m for _, m in expanded))
         counts = Counter(m.name.lower() for m in self.models)  # linear: a config may list many models
         duplicates = sorted({m.name for m in self.models if counts[m.name.lower()] > 1})
         if duplicates:
             raise FieldError(
                 "models", f"names must be unique (ignoring case: they name folders); repeated: {', '.join(duplicates)}"
             )
-        if not self.models:
-            raise FieldError("models", "list at least one model")
-        for i, m in enumerate(self.models):
+        for i, m in expanded:
             wanted = m.benchmarks if m.benchmarks is not None else self.benchmarks.names
             unknown = [b for b in wanted if b not in self.benchmarks.names]
             if unknown:
@@ -521,6 +562,15 @@ class Config:
                     spine_lookup(SPINE).check_wording(m.wording, self, where=f"models[{i}].wording")
                 except InputError as exc:
                     raise FieldError(f"models[{i}].wording", str(exc).split(": ", 1)[-1]) from None
+
+    @property
+    def series(self) -> dict[str, list[ModelConfig]]:
+        """Each checkpoint series of the config: its name → its points, by step."""
+        found: dict[str, list[ModelConfig]] = {}
+        for m in self.models:
+            if m.series is not None:
+                found.setdefault(m.series, []).append(m)
+        return {name: sorted(points, key=lambda m: m.step or 0) for name, points in found.items()}
 
     @property
     def spine_prompts(self) -> Any:
@@ -612,6 +662,32 @@ def workspace_root(config_path: str | Path) -> Path:
     """The workspace of a config file: the parent of its ``configs/`` folder, else the file's folder."""
     path = Path(config_path).absolute()
     return path.parent.parent if path.parent.name == "configs" else path.parent
+
+
+def _points(models: Sequence[ModelConfig]) -> list[tuple[int, ModelConfig]]:
+    """``models`` with each checkpoint series replaced by its points (``ModelConfig.checkpoints``), each with the index
+    of its entry in ``models`` (what an error names); a point's bad generator field is named under its checkpoint
+    (``models[2].checkpoints[1].model``)."""
+    out: list[tuple[int, ModelConfig]] = []
+    for i, m in enumerate(models):
+        if not m.checkpoints:
+            out.append((i, m))
+            continue
+        for j, c in enumerate(m.checkpoints):
+            try:
+                generator = dataclasses.replace(
+                    m.generator,
+                    model=c.model if c.model is not None else m.generator.model,
+                    revision=c.revision if c.revision is not None else m.generator.revision,
+                )
+            except FieldError as exc:
+                raise FieldError(f"models[{i}].checkpoints[{j}].{exc.field}", exc.message) from None
+            point = dataclasses.replace(
+                m, name=f"{m.name}@{c.step}", label=f"{m.label or m.name} @ step {c.step}", generator=generator,
+                checkpoints=(), series=m.name, step=c.step,
+            )  # fmt: skip
+            out.append((i, point))
+    return out
 
 
 def parse_config(raw: Any, *, source: str = "config") -> Config:

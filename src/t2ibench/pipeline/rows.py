@@ -65,6 +65,8 @@ def version_rows(
         "sampling": to_plain(model.generator),
         "manifest": generated.manifest,
         "smoke": smoke,
+        # a checkpoint series' point: its series and step (only then: a version stored before keeps its hash)
+        **({"series": model.series, "step": model.step} if model.series is not None else {}),
     }
     content = content_hash(
         [

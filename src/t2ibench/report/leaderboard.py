@@ -25,6 +25,7 @@ from t2ibench.benchmarks import StoredColumns, report_section, spine_report, sto
 from t2ibench.errors import InputError
 from t2ibench.hashing import code_version
 from t2ibench.io import remove_stale_tmp, write_text_atomic
+from t2ibench.report import series as series_report
 from t2ibench.report.changes import since_html, since_markdown
 from t2ibench.report.markdown import markdown_table
 from t2ibench.report.pages import write_model_pages
@@ -48,6 +49,7 @@ def collect(store: Store) -> dict[str, Any]:
         "protocol": queries.protocol(store),
         "run": queries.latest_run(store),
         "comparisons": queries.latest_comparisons(store),
+        "series": queries.series(store),
         "benchmarks": {
             name: {
                 "scores": queries.benchmark_scores(store, name),
@@ -498,7 +500,9 @@ def _markdown(
     if flags:
         md += ["", "Diversity is ranked only between models measured under one kernel (the same σ from a shared "
                "source, kernel, rff_dim and embedders):", "", *(f"* {f}" for f in flags)]  # fmt: skip
-    md += spine.sections_markdown(data, published, plots)
+    others = {n: p for n, p in plots.items() if not n.startswith(series_report.PREFIX)}  # series: their own section
+    md += spine.sections_markdown(data, published, others)
+    md += series_report.markdown_section(data["series"], plots)
     for name, stored in data["benchmarks"].items():
         section = report_section(name).markdown_section(stored["scores"])
         if section:
@@ -550,6 +554,7 @@ def render_reports(
     # plots are re-drawn only when what they show changed (matplotlib alone costs about a second to import)
     plot_data = [
         data["board"],
+        data["series"],
         spine.plotted(data),
         [m for m in data["metrics"] if m["metric"] == "fkea_curve"],
     ]
@@ -563,7 +568,7 @@ def render_reports(
     if previous.get("stamp") == stamp and all((out / p).exists() for p in drawn):
         plots, failure_plots = previous["plots"], previous["failures"]
     else:
-        plots = {**spine.plots(data, out), **_curve_plot(data, out)}
+        plots = {**spine.plots(data, out), **_curve_plot(data, out), **series_report.plots(data["series"], out)}
         failure_plots = spine.failure_plots(data, out)
         write_text_atomic(marker, json.dumps({"stamp": stamp, "plots": plots, "failures": failure_plots}))
     data["failure_plots"] = failure_plots
@@ -619,7 +624,11 @@ def render_reports(
         )
         for name, stored in data["benchmarks"].items()
     }
-    figures = "".join(f'<figure><img src="{html.escape(p)}" alt="{html.escape(n)}"></figure>' for n, p in plots.items())
+    figures = "".join(
+        f'<figure><img src="{html.escape(p)}" alt="{html.escape(n)}"></figure>'
+        for n, p in plots.items()
+        if not n.startswith(series_report.PREFIX)  # drawn in the series section
+    )
     body = (
         since_html(data["comparisons"]) + f"{flag}<p>{spine.legend_html()} "
         "Diversity: FKEA VENDI-1 and RKE on the image embedder (σ, rff_dim), Scendi on image–prompt pairs; "
@@ -632,6 +641,7 @@ def render_reports(
         + (_leaderboard_table(data, groups, pages, tables) if data["board"] else "<p>No completed model yet.</p>")
         + spine.sections_html(data, tables, figures)
         + "".join(report_section(name).html_section(stored["scores"]) for name, stored in data["benchmarks"].items())
+        + series_report.html_section(data["series"], plots)
         + spine.closing_html(data)
     )
     write_text_atomic(out / "leaderboard.html", page("Leaderboard", body, banners=banners, footer=provenance))

@@ -42,6 +42,7 @@ ClassFailureRow: TypeAlias = Row  # model, class, requested, missing_rate, failu
 
 VersionRow: TypeAlias = Row  # run_id, model, model_hash, evaluator_hash
 PairedRow: TypeAlias = Row  # a paired_comparisons row (its columns: schema.py)
+SeriesRow: TypeAlias = Row  # the series view: series, step, then the point's leaderboard row
 
 CURRENT = "JOIN current_models USING (model, model_hash, evaluator_hash)"  # a failure view's rows of current models
 
@@ -125,6 +126,11 @@ def run_versions(store: Store, run_id: str) -> list[VersionRow]:
     return store.rows(
         "SELECT run_id, model, model_hash, evaluator_hash FROM run_models WHERE run_id = ? ORDER BY model", [run_id]
     )
+
+
+def series(store: Store) -> list[SeriesRow]:
+    """Every checkpoint series' points with their leaderboard rows, by series and step (the ``series`` view)."""
+    return store.rows("SELECT * FROM series")
 
 
 def latest_comparisons(store: Store) -> list[PairedRow]:

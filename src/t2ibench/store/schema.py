@@ -12,30 +12,31 @@ from typing import Any
 from t2ibench.benchmarks import StoredColumns, spine_sql, stored_columns
 from t2ibench.errors import InputError
 
-SCHEMA_VERSION = 16  # 16: paired_comparisons (what each refresh changed, and adjacent models' paired tests),
-# geneval_published (the published rows a report was made with, their protocols as stated) and the
-# geneval_measured_protocols / geneval_reproduction views; 15: benchmark_images (every image a benchmark judged, with
-# its score and what its models said, for benchmarks whose judgement is not a list of VQA questions: T2I-CompBench++);
-# 14: output_folders (every version folder a refresh of the store's config planned, relative to its data folder: what
-# `t2ibench gc` may attribute to this store), benchmark_protocols.source (an evaluation stored from outside a refresh:
-# who stored it, from which images, how many of the suite's prompts); 13: evaluator_selftests (the GenEval evaluator's
-# self-test: agreement, false passes and false passes on absent objects on compositor images and on real photographs)
-# and run_selftests (which one a run judged each model's images with); 12: benchmark_protocols (the protocol each
-# VQA-judged benchmark evaluation was measured under, keyed by its version: a refresh stores GenEval 2 under the model
-# version's own evaluator hash, whose evaluators row is the whole refresh's protocol), GenEval 2 columns in the
-# leaderboard view; 11: benchmark results of VQA-judged benchmarks (GenEval 2): vqa_answers (every question asked of
-# every image, with the judge's probability and top answer), benchmark_scores (every cell of a benchmark's tables with
-# its interval), the <benchmark>_scores and <benchmark>_skill_rates views; 10: metrics.sigma_source (where σ came
-# from: fixed, a reference set, or per model), rows of older stores marked from their evaluator settings; the
-# diversity view's kernel key and the diversity_comparison view (which models' diversity may be ranked against each
-# other); store_meta.owner (the config a store belongs to); 2: detections.colour, verdicts.relation, failure-pattern
-# views; 3: geneval_scores; 4: per-model smoke in leaderboard; 5: modes.mass and sample scores; 6: geneval_scores
-# prompts and bootstrap CIs; 7: diversity view; 8: evaluators table, protocol view; 9: metrics and agreement
-# intervals, alpha = inf stored as a value (was NULL), diversity columns in the leaderboard view; truncated,
-# conditional and information VENDI in the diversity view; one spelling per concept: `task` (prompts, verdicts,
-# annotations gain it; `tag` stays as a deprecated copy) and `color` (detections.color; `colour` stays as a deprecated
-# copy), the views say only task/color (colour_attr_outcomes, colour_attr_rates, colour_confusion renamed color_*,
-# their old names dropped), see DEPRECATED_COPIES and RENAMED_VIEWS
+SCHEMA_VERSION = 16  # 16: models.series/.step and the series view (checkpoint series), paired_comparisons (what each
+# refresh changed, and pairs of current models' paired tests), geneval_published (the published rows a report was made
+# with, their protocols as stated) and the geneval_measured_protocols / geneval_reproduction views; 15:
+# benchmark_images (every image a benchmark judged, with its score and what its models said, for benchmarks whose
+# judgement is not a list of VQA questions: T2I-CompBench++); 14: output_folders (every version folder a refresh of
+# the store's config planned, relative to its data folder: what `t2ibench gc` may attribute to this store),
+# benchmark_protocols.source (an evaluation stored from outside a refresh: who stored it, from which images, how many
+# of the suite's prompts); 13: evaluator_selftests (the GenEval evaluator's self-test: agreement, false passes and
+# false passes on absent objects on compositor images and on real photographs) and run_selftests (which one a run
+# judged each model's images with); 12: benchmark_protocols (the protocol each VQA-judged benchmark evaluation was
+# measured under, keyed by its version: a refresh stores GenEval 2 under the model version's own evaluator hash, whose
+# evaluators row is the whole refresh's protocol), GenEval 2 columns in the leaderboard view; 11: benchmark results of
+# VQA-judged benchmarks (GenEval 2): vqa_answers (every question asked of every image, with the judge's probability
+# and top answer), benchmark_scores (every cell of a benchmark's tables with its interval), the <benchmark>_scores and
+# <benchmark>_skill_rates views; 10: metrics.sigma_source (where σ came from: fixed, a reference set, or per model),
+# rows of older stores marked from their evaluator settings; the diversity view's kernel key and the
+# diversity_comparison view (which models' diversity may be ranked against each other); store_meta.owner (the config a
+# store belongs to); 2: detections.colour, verdicts.relation, failure-pattern views; 3: geneval_scores; 4: per-model
+# smoke in leaderboard; 5: modes.mass and sample scores; 6: geneval_scores prompts and bootstrap CIs; 7: diversity
+# view; 8: evaluators table, protocol view; 9: metrics and agreement intervals, alpha = inf stored as a value (was
+# NULL), diversity columns in the leaderboard view; truncated, conditional and information VENDI in the diversity
+# view; one spelling per concept: `task` (prompts, verdicts, annotations gain it; `tag` stays as a deprecated copy)
+# and `color` (detections.color; `colour` stays as a deprecated copy), the views say only task/color
+# (colour_attr_outcomes, colour_attr_rates, colour_confusion renamed color_*, their old names dropped), see
+# DEPRECATED_COPIES and RENAMED_VIEWS
 
 SPINE_SQL = spine_sql()  # the spine benchmark's tables, views and part of the leaderboard view
 TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -47,7 +48,7 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "models": (
         "model VARCHAR, model_hash VARCHAR, label VARCHAR, backend VARCHAR, model_id VARCHAR, revision VARCHAR, "
-        "sampling JSON, manifest JSON, smoke BOOLEAN",
+        "sampling JSON, manifest JSON, smoke BOOLEAN, series VARCHAR, step BIGINT",
         ("model", "model_hash"),
     ),
     "run_models": ("run_id VARCHAR, model VARCHAR, model_hash VARCHAR, evaluator_hash VARCHAR", ("run_id", "model")),
@@ -448,6 +449,14 @@ VIEWS = {
         LEFT JOIN diversity d USING (model, model_hash, evaluator_hash)
         LEFT JOIN diversity_comparison x USING (model, model_hash, evaluator_hash){BENCHMARK_JOINS}
         GROUP BY ALL ORDER BY {SPINE_SQL.leaderboard_order}, c.model
+    """,
+    # each checkpoint series' points (models.series and .step: a config's checkpoints:, or models marked by hand) with
+    # their leaderboard rows — every score and its interval — in step order: what the report's series curves draw
+    "series": """
+        SELECT m.series, m.step, l.*
+        FROM leaderboard l JOIN models m USING (model, model_hash)
+        WHERE m.series IS NOT NULL
+        ORDER BY m.series, m.step, l.model
     """,
     # the protocol of each current model's scores: generation settings, evaluator settings, the run's environment
     "protocol": """
