@@ -190,13 +190,20 @@ def test_away_from_a_terminal_each_model_is_reported_as_it_finishes(cold):
     assert a_at < cold["ended"] - 1.0, lines
 
 
-def test_a_cached_refresh_keeps_the_report_it_shows(cached):
-    """The second, fully cached refresh leaves the report's files untouched: its rows did not change."""
-    assert "(unchanged: its rows are the same)" in cached[0]["console"]
-    assert cached[0]["report"]["rendered"] is False
-    before, after = cached[0]["report_files"]
+def test_a_cached_refresh_keeps_the_report_it_shows(workspace, cached):
+    """A fully cached refresh leaves the report's files untouched once its rows are the same: the second run's report
+    says what it found (every model unchanged since the first, which found every model new) and the third, finding
+    the same again, rewrites not one file."""
+    root, env = workspace
+    assert cached[0]["report"]["rendered"] is True  # "since the last refresh" changed: new → unchanged
+    since = (root / "reports" / "leaderboard.md").read_text().split("## Since the last refresh")[1]
+    assert "2 unchanged; 0 flagged" in since.split("\n\n")[1]
+    before = {p: p.stat().st_mtime_ns for p in (root / "reports").rglob("*") if p.is_file()}
+    again = run_flow(root, env, "cached-again")
+    assert "(unchanged: its rows are the same)" in again["console"]
+    assert again["report"]["rendered"] is False
     assert len(before) > 10
-    assert after == before  # not one file rewritten
+    assert {p: p.stat().st_mtime_ns for p in (root / "reports").rglob("*") if p.is_file()} == before
 
 
 def test_the_one_call_numbers_on_a_refreshs_features_are_the_leaderboards(workspace, cold, model_cache, monkeypatch):

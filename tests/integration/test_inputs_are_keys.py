@@ -155,6 +155,7 @@ CANDIDATES: dict[str, list[Any]] = {
     "outputs.store": ["data/other.duckdb"],
     "outputs.cache": ["cache2"],
     "report.published": [[]],
+    "models[0].checkpoints": [],  # see NOT_ALONE
     "description": ["another description"],
     "name": ["keys2"],
 }
@@ -181,6 +182,10 @@ NOT_ALONE = {
     "evaluators.t2i_compbench.depth.backend": "dpt is the only depth model backend",
     "evaluators.t2i_compbench.clip.backend": "CLIPScore needs an image-text embedder: open_clip only",
     "evaluators.t2i_compbench.clip.pooling": "read by the dinov2 backend only",
+    "models[0].series": "series and step go together (a point of a series)",
+    "models[0].step": "series and step go together (a point of a series)",
+    "models[0].checkpoints": "not tried: a series replaces the model by its points, models of other names and calls "
+    "(tests/unit/test_series.py: each point is a version of its own, and adding one keeps the others')",
 }
 
 # Valid but not runnable here (no such weights or backend on this machine): their calls' keys are compared with
@@ -198,8 +203,14 @@ KEYS_ONLY = {
 }
 
 
+def _empty(f: dataclasses.Field[Any]) -> bool:
+    """Whether a field's default is an empty tuple (a list of sections the baseline does not have: one leaf)."""
+    return f.default == () or (f.default_factory is not dataclasses.MISSING and f.default_factory() == ())
+
+
 def leaves(tp: type, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """(dotted path, type) of every leaf field under dataclass ``tp``; a tuple of dataclasses is entered at [0]."""
+    """(dotted path, type) of every leaf field under dataclass ``tp``; a tuple of dataclasses is entered at [0] (one
+    empty by default, such as a model's checkpoints, is one leaf)."""
     hints = get_type_hints(tp)
     for f in dataclasses.fields(tp):
         hint = hints[f.name]
@@ -211,7 +222,7 @@ def leaves(tp: type, prefix: str = "") -> Iterator[tuple[str, Any]]:
             yield from leaves(optional[0], path + ".")  # an optional section (benchmarks.geneval2)
         elif isinstance(hint, type) and dataclasses.is_dataclass(hint):
             yield from leaves(hint, path + ".")
-        elif inner and isinstance(inner[0], type) and dataclasses.is_dataclass(inner[0]):
+        elif inner and isinstance(inner[0], type) and dataclasses.is_dataclass(inner[0]) and not _empty(f):
             yield from leaves(inner[0], path + "[0].")
         else:
             yield path, hint

@@ -122,7 +122,7 @@ def test_the_diff_command_prints_the_change_and_refuses_unknown_runs(two_runs, c
     store, _, _ = two_runs
     assert main(["diff", "--store", str(store.path)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("# r2 against r1")
+    assert out.startswith("# r2 against r1")  # the command names the runs
     assert "| a | changed | geneval |" in out
     assert "improvement ↑" in out
     assert "| b |" not in out  # unchanged: counted, not listed
@@ -149,7 +149,8 @@ def test_the_report_opens_with_what_changed(two_runs, tmp_path):
     html = Path(out["html"]).read_text()
     since = html.split('id="since-last-refresh"')[1].split("</section>")[0]
     assert html.index('id="since-last-refresh"') < html.index('id="leaderboard"')
-    assert "Against run r1" in since
+    assert "The latest run against the completed run before it" in since
+    assert "r1" not in since  # run ids are bookkeeping: a refresh that changed nothing keeps the report
     assert "improvement ↑" in since
     assert "1 changed, 2 new, 1 not in this run, 1 unchanged; 1 flagged" in since
     md = Path(out["markdown"]).read_text()

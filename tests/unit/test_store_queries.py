@@ -30,8 +30,13 @@ def test_every_query_runs_and_is_documented_and_typed(store):  # noqa: F811
         assert "\n" not in doc, f"queries.{name}: a one-line docstring"
         assert inspect.signature(query).return_annotation != inspect.Signature.empty, name
         per_benchmark = "name" in inspect.signature(query).parameters  # one call per stored benchmark
+        per_run = "run_id" in inspect.signature(query).parameters  # one call per stored run
         names = SPINE_SQL.queries if name == "spine_rows" else STORED_BENCHMARKS  # the spine's reads: each of them
-        rows = [r for b in names for r in query(store, b)] if per_benchmark else query(store)
+        if per_run:
+            rows = [r for run in queries.completed_runs(store) for r in query(store, run["run_id"])]
+            assert rows, name
+        else:
+            rows = [r for b in names for r in query(store, b)] if per_benchmark else query(store)
         if name == "latest_run":
             continue
         assert isinstance(rows, list), name

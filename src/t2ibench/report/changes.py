@@ -64,11 +64,12 @@ def since_html(comparisons: Sequence[Mapping[str, Any]]) -> str:
         ]
         for r in shown
     ]
-    since = f"run {html.escape(str(previous))}" if previous else "no earlier run: every model is new"
+    since = "the completed run before it" if previous else "no earlier run (every model is new)"
     body = html_table("since", headers, cells, text_columns=(0, 1, 2, 9)) if cells else "<p>Nothing changed.</p>"
     return (
-        f'<section id="since-last-refresh"><h2>Since the last refresh</h2><p>Against {since}: '
-        f"{html.escape(_summary(rows))}. Before and now are each version's overall on the prompts both share.</p>"
+        f'<section id="since-last-refresh"><h2>Since the last refresh</h2><p>The latest run against {since}: '
+        f"{html.escape(_summary(rows))}. Before and now are each version's overall on the prompts both share; "
+        "<code>t2ibench diff</code> names the runs.</p>"
         f"{body}</section>"
     )
 
@@ -80,8 +81,8 @@ def since_markdown(comparisons: Sequence[Mapping[str, Any]]) -> list[str]:
         return []
     previous = next((r["previous_run"] for r in rows), None)
     shown = [r for r in rows if r["status"] != "unchanged"]
-    md = ["## Since the last refresh", "", f"Against {'run ' + str(previous) if previous else 'no earlier run'}: "
-          f"{_summary(rows)}.", ""]  # fmt: skip
+    against = "the completed run before it" if previous else "no earlier run (every model is new)"
+    md = ["## Since the last refresh", "", f"The latest run against {against}: {_summary(rows)}.", ""]
     if shown:
         md.append(
             markdown_table(

@@ -665,8 +665,9 @@ def render_reports(
     return {**result, "rendered": True}
 
 
-BOOKKEEPING = ("run_id", "finished_at")
-"""Columns of the current versions' rows that name the latest run to make them current: not shown by the report."""
+BOOKKEEPING = ("run_id", "finished_at", "previous_run")
+"""Columns of the current versions' rows (and of the latest run's comparisons) that name the runs involved: not shown
+by the report, so a refresh that changed nothing — the same comparisons, under new run ids — keeps it as it is."""
 
 
 def _unbooked(value: Any) -> Any:
