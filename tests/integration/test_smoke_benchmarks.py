@@ -49,8 +49,8 @@ def same_rows(refresh: Any, cli: Any, query: dict[str, str], names: str, folder:
 @pytest.fixture(scope="module")
 def refreshed(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> tuple[Path, Path, str]:
     """configs/smoke_benchmarks.yaml refreshed once in a scratch workspace, with a second model given GenEval's
-    rewritten prompts and a series of three checkpoints; GenEval 2's suite and the rewrites fetched by the run from the
-    local copies $T2IBENCH_GENEVAL2_DATA and $T2IBENCH_GENEVAL_REWRITTEN_DATA name (as on an offline machine);
+    rewritten prompts; GenEval 2's suite and the rewrites fetched by the run from the local copies
+    $T2IBENCH_GENEVAL2_DATA and $T2IBENCH_GENEVAL_REWRITTEN_DATA name (as on an offline machine);
     (root, config, console)."""
     from tests.integration._workspace import make_workspace, run
 
@@ -59,10 +59,6 @@ def refreshed(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> tu
     def reworded(config: dict[str, Any]) -> None:  # a second model, on GenEval's rewritten prompts only
         config["models"].append({**config["models"][0], "name": "tiny-r", "label": "tiny-random, rewritten prompts",
                                  "wording": "rewritten", "benchmarks": ["geneval"]})  # fmt: skip
-        # and a checkpoint series of three (tiny-random weights by seed), GenEval only
-        checkpoints = [{"step": 1000 * k, "model": f"tiny-random:{k}"} for k in (1, 2, 3)]
-        config["models"].append({**config["models"][0], "name": "tiny-s", "label": "tiny-random series",
-                                 "benchmarks": ["geneval"], "checkpoints": checkpoints})  # fmt: skip
 
     config, env = make_workspace(root, model_cache, models=None, source="smoke_benchmarks", edit=reworded)
     env["T2IBENCH_GENEVAL2_DATA"] = str(GENEVAL2_DATA)
@@ -231,29 +227,6 @@ def test_a_refresh_stored_and_a_cli_stored_t2i_compbench_evaluation_store_identi
     }
     names = "SELECT prompt_index, image FROM benchmark_images ORDER BY 1"
     same_rows(Store(root / "data" / "t2ibench.duckdb"), Store(other), query, names, images.relative_to(root))
-
-
-# -- a checkpoint series -----------------------------------------------------------------------------------------------
-
-
-def test_a_series_of_three_checkpoints_is_stored_by_step_and_drawn(refreshed):
-    """The series' three points were generated and judged as models of their own (one per checkpoint's weights),
-    stored with their series and step, given in step order by the series view, and drawn in the report."""
-    from t2ibench.store import Store
-
-    root, _, _ = refreshed
-    store = Store(root / "data" / "t2ibench.duckdb")
-    rows = store.rows(
-        "SELECT s.series, s.step, s.model, s.overall, m.model_id FROM series s JOIN models m USING (model, model_hash)"
-    )
-    assert [(r["series"], r["step"], r["model"], r["model_id"]) for r in rows] == [
-        ("tiny-s", 1000 * k, f"tiny-s@{1000 * k}", f"tiny-random:{k}") for k in (1, 2, 3)]  # fmt: skip
-    assert all(r["overall"] is not None for r in rows)
-    versions = store.rows("SELECT DISTINCT model_hash FROM current_models WHERE model LIKE 'tiny-s@%'")
-    assert len(versions) == 3
-    assert (root / "reports" / "series-tiny-s.png").stat().st_size > 5_000
-    html = (root / "reports" / "leaderboard.html").read_text()
-    assert '<img src="series-tiny-s.png"' in html.split('id="series"')[1]
 
 
 # -- GenEval on rewritten prompts beside the originals ---------------------------------------------------------------
