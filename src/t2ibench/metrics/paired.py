@@ -68,10 +68,10 @@ def _results(values: ArrayLike, name: str) -> NDArray[np.float64]:
     return array
 
 
-def _score(successes: NDArray[np.float64], trials: NDArray[np.float64], groups: list[NDArray[np.intp]]) -> Any:
-    """The mean over strata of Σ successes / Σ trials along the last axis (any leading axes: resamples)."""
-    rates = [successes[..., g].sum(axis=-1) / trials[..., g].sum(axis=-1) for g in groups]
-    return np.mean(rates, axis=0)
+def _score(successes: NDArray[np.float64], trials: NDArray[np.float64], onehot: NDArray[np.float64]) -> Any:
+    """The mean over strata of Σ successes / Σ trials along the last axis (any leading axes: resamples; ``onehot``:
+    prompts × strata, 1 where a prompt is in a stratum)."""
+    return np.mean((successes @ onehot) / (trials @ onehot), axis=-1)
 
 
 def paired_difference(
@@ -104,14 +104,17 @@ def paired_difference(
     check_seed(seed)
     order = list(dict.fromkeys(labels))
     groups = [np.flatnonzero([lab == s for lab in labels]) for s in order]
-    observed = float(_score(y[:, 0], y[:, 1], groups)) - float(_score(x[:, 0], x[:, 1], groups))
+    onehot = np.zeros((m, len(groups)))
+    for j, g in enumerate(groups):
+        onehot[g, j] = 1.0
+    observed = float(_score(y[:, 0], y[:, 1], onehot)) - float(_score(x[:, 0], x[:, 1], onehot))
 
     check_memory(8.0 * 5 * resamples * m, what=f"the paired bootstrap ({resamples} resamples of {m} prompts)")
     rng = np.random.default_rng(np.random.SeedSequence((seed, PAIRED_STREAM)))
     draw = np.empty((resamples, m), dtype=np.intp)
     for g in groups:  # within each stratum, its own prompts with replacement: the same draw for both models
         draw[:, g] = g[rng.integers(0, len(g), size=(resamples, len(g)))]
-    diffs = _score(y[draw, 0], y[draw, 1], groups) - _score(x[draw, 0], x[draw, 1], groups)
+    diffs = _score(y[draw, 0], y[draw, 1], onehot) - _score(x[draw, 0], x[draw, 1], onehot)
     tail = 100 * (1 - level) / 2
     low, high = (float(v) for v in np.percentile(diffs, [tail, 100 - tail]))
 
@@ -124,7 +127,7 @@ def paired_difference(
         swap = flip_rng.random((flips, m)) < 0.5
     xs, xt = np.where(swap, y[:, 0], x[:, 0]), np.where(swap, y[:, 1], x[:, 1])
     ys, yt = np.where(swap, x[:, 0], y[:, 0]), np.where(swap, x[:, 1], y[:, 1])
-    null = _score(ys, yt, groups) - _score(xs, xt, groups)
+    null = _score(ys, yt, onehot) - _score(xs, xt, onehot)
     tolerance = 1e-12 * max(1.0, abs(observed))  # the observed flip pattern itself must count
     extreme = int(np.count_nonzero(np.abs(null) >= abs(observed) - tolerance))
     p_value = extreme / len(swap) if exact else (1 + extreme) / (1 + len(swap))

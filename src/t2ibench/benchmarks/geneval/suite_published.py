@@ -24,6 +24,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -304,26 +305,38 @@ def load_published(name_or_path: str | Path) -> list[PublishedTable]:
     file, table, row and key of anything malformed."""
     text_name = str(name_or_path)
     if text_name in BUILTIN:
-        where = f"published table {text_name}"
-        text = (
-            resources.files("t2ibench.benchmarks.geneval")
-            .joinpath("data", BUILTIN[text_name])
-            .read_text(encoding="utf-8")
+        return list(_builtin(text_name))
+    return _load(name_or_path)
+
+
+@cache
+def _builtin(name: str) -> tuple[PublishedTable, ...]:
+    """A built-in table, read once per process (package data: it does not change while the process runs)."""
+    text = resources.files("t2ibench.benchmarks.geneval").joinpath("data", BUILTIN[name]).read_text(encoding="utf-8")
+    return tuple(_parse(text, f"published table {name}"))
+
+
+def _load(name_or_path: str | Path) -> list[PublishedTable]:
+    """A published file given by path, read and parsed."""
+    text_name = str(name_or_path)
+    path = Path(name_or_path)
+    where = str(path)
+    if not path.is_file():
+        hint = difflib.get_close_matches(text_name, list(BUILTIN), n=1)
+        raise InputError(
+            f"{where}: no such published table (built in: {', '.join(BUILTIN)}"
+            + (f"; did you mean {hint[0]!r}?" if hint else "")
+            + ", or a YAML file path)"
         )
-    else:
-        path = Path(name_or_path)
-        where = str(path)
-        if not path.is_file():
-            hint = difflib.get_close_matches(text_name, list(BUILTIN), n=1)
-            raise InputError(
-                f"{where}: no such published table (built in: {', '.join(BUILTIN)}"
-                + (f"; did you mean {hint[0]!r}?" if hint else "")
-                + ", or a YAML file path)"
-            )
-        try:
-            text = read_text_file(path, what="published table (YAML)", max_bytes=16 * 2**20)
-        except InputError as exc:
-            raise InputError(f"{where}: {exc}") from None
+    try:
+        text = read_text_file(path, what="published table (YAML)", max_bytes=16 * 2**20)
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from None
+    return _parse(text, where)
+
+
+def _parse(text: str, where: str) -> list[PublishedTable]:
+    """The tables of a published file's text (``where`` names it in errors)."""
     data = load_yaml(text, source=where)
     if not isinstance(data, dict):
         raise InputError(f"{where}: must be a mapping: one table (source, citation, protocol, rows) or tables")
