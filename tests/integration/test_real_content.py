@@ -532,6 +532,13 @@ def test_the_report_works_in_a_real_browser(offline):
         assert "IF-XL" in published
         assert not set(published) & set(names)
         assert "published" in page.inner_text("#published")
+        # the page opens with what the last refresh changed (here: the sloppy model put back, an improvement)
+        since = page.inner_text("#since-last-refresh")
+        top = {s: page.locator(s).bounding_box()["y"] for s in ("#since-last-refresh", "#leaderboard")}
+        assert top["#since-last-refresh"] < top["#leaderboard"]
+        assert "sloppy" in since
+        assert "improvement" in since
+        assert "paired randomization test" in page.inner_text("body")  # the ranks' method, named on the page
         screenshot(page, "leaderboard")
         hrefs = page.eval_on_selector_all("a[href]", "as => as.map(a => a.href)")
         # two clicks from a score to the images behind it: a task score, then a prompt

@@ -242,8 +242,8 @@ def add_diff(verbs: Any) -> None:
         help="what changed between two completed runs: each model old → new by a paired test on shared prompts",
         description="Compare each model's version in RUN_B with its version in RUN_A on the prompts both judged: the "
         "paired difference of the spine benchmark's overall score with its interval and the paired randomization "
-        "test's p-value, Holm-adjusted over the changed models; new and removed models listed. The same table the "
-        "report's 'Since the last refresh' section shows for the latest two runs.",
+        "test's p-value, Holm-adjusted over the changed models; new models and those not in RUN_B listed. The same "
+        "table the report's 'Since the last refresh' section shows for the latest two runs.",
     )
     options = add_fields(diff, DiffRequest)
     diff.set_defaults(func=_cmd_diff, request_options=options)
