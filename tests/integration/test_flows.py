@@ -260,7 +260,11 @@ def test_changing_one_model_recomputes_that_model_only(workspace, changed):
     board = store.rows("SELECT model, model_hash FROM leaderboard ORDER BY model")
     current = store.rows("SELECT model_hash FROM models WHERE model = 'tiny-b' AND sampling->>'steps' = '2'")
     assert board[1]["model_hash"] == current[0]["model_hash"]
-    assert store.rows("SELECT count(*) AS n FROM runs WHERE status = 'completed'") == [{"n": 3}]
+    # cold, cached, cached again (test_a_cached_refresh_keeps_the_report_it_shows) and this one
+    assert store.rows("SELECT count(*) AS n FROM runs WHERE status = 'completed'") == [{"n": 4}]
+    since = {r["model"]: r for r in store.rows("SELECT * FROM paired_comparisons WHERE kind = 'since' AND run_id = ?",
+                                               [changed["run_id"]])}  # fmt: skip
+    assert (since["tiny-a"]["status"], since["tiny-b"]["status"]) == ("unchanged", "changed")
 
 
 def test_deleted_or_altered_outputs_are_recomputed_not_trusted(workspace, changed):
