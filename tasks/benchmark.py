@@ -85,12 +85,9 @@ def report_task(
     pairs, at confidence ``level``; None: the default) and the published rows, then render the leaderboard
     (Markdown + HTML), plots and mode galleries from the store — only when the rows it shows changed since it was
     last rendered (its files kept otherwise); ``root``: the workspace."""
-    from t2ibench import comparisons
-    from t2ibench.benchmarks import SPINE, benchmark
+    from t2ibench.comparisons import record_for_report
     from t2ibench.metrics.levels import CI_LEVEL
     from t2ibench.report.leaderboard import render_reports
-    from t2ibench.store import Store
 
-    comparisons.record(Store(store), level=CI_LEVEL if level is None else level)
-    benchmark(SPINE).record_published(store, tuple(published))  # what the report's reproduction check reads
+    record_for_report(store, tuple(published), level=CI_LEVEL if level is None else level)
     return render_reports(store, reports, config_name=config_name, published=tuple(published), root=root)

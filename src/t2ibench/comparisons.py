@@ -18,7 +18,7 @@ same rows.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,16 +31,6 @@ from t2ibench.store import Store, queries
 Key = tuple[str, str, str]  # (model, model_hash, evaluator_hash)
 Results = Mapping[tuple[str, int], tuple[str, float, float]]  # (suite, prompt) → (stratum, successes, trials)
 SEED = 0
-
-
-@dataclass(frozen=True)
-class Compared:
-    """One side against another on their shared prompts: each side's score there and the paired result (None:
-    no shared prompt)."""
-
-    score: float | None
-    other_score: float | None
-    paired: PairedDifference | None
 
 
 def stored_results(store: Store) -> dict[Key, dict[tuple[str, int], tuple[str, float, float]]]:
@@ -56,33 +46,26 @@ def stored_results(store: Store) -> dict[Key, dict[tuple[str, int], tuple[str, f
     return found
 
 
-def _rate(rows: np.ndarray, strata: list[str]) -> float:
-    groups = {s: [i for i, t in enumerate(strata) if t == s] for s in dict.fromkeys(strata)}
-    return float(np.mean([rows[g, 0].sum() / rows[g, 1].sum() for g in groups.values()]))
-
-
-def compare(mine: Results, other: Results, *, level: float) -> Compared:
+def compare(mine: Results, other: Results, *, level: float) -> PairedDifference | None:
     """``mine`` against ``other`` on their shared prompts (same suite and index, same stratum): the paired difference
-    mine − other, its interval at ``level`` and p-value, and each side's score there."""
+    mine − other, its interval at ``level``, p-value and each side's score there (None: no shared prompt)."""
     shared = sorted(k for k in mine.keys() & other.keys() if mine[k][0] == other[k][0])
     if not shared:
-        return Compared(None, None, None)
+        return None
     strata = [mine[k][0] for k in shared]
     b = np.array([mine[k][1:] for k in shared], dtype=np.float64)
     a = np.array([other[k][1:] for k in shared], dtype=np.float64)
-    paired = paired_difference(a, b, strata, level=level, seed=SEED)
-    return Compared(_rate(b, strata), _rate(a, strata), paired)
+    return paired_difference(a, b, strata, level=level, seed=SEED)
 
 
 def _row(run_id: str, kind: str, model: str, other: str, status: str, keys: tuple[Key | None, Key | None],
-         compared: Compared | None, level: float, previous: str | None) -> dict[str, Any]:  # fmt: skip
+         paired: PairedDifference | None, level: float, previous: str | None) -> dict[str, Any]:  # fmt: skip
     mine, theirs = keys
-    paired = compared.paired if compared is not None else None
     return {
         "run_id": run_id, "kind": kind, "benchmark": SPINE, "model": model, "other": other, "status": status,
         "model_hash": mine[1] if mine else None, "evaluator_hash": mine[2] if mine else None,
         "other_model_hash": theirs[1] if theirs else None, "other_evaluator_hash": theirs[2] if theirs else None,
-        "score": compared.score if compared else None, "other_score": compared.other_score if compared else None,
+        "score": paired.score_b if paired else None, "other_score": paired.score_a if paired else None,
         "difference": paired.difference if paired else None, "ci_low": paired.low if paired else None,
         "ci_high": paired.high if paired else None, "ci_level": level, "p_value": paired.p_value if paired else None,
         "p_adjusted": None, "flagged": None, "prompts": paired.prompts if paired else 0,
@@ -125,7 +108,7 @@ def since(
             rows.append(_row(run_id, "since", model, model, "unchanged", (new, old), None, level, previous))
         else:
             compared = compare(results.get(new, {}), results.get(old, {}), level=level)
-            status = "changed" if compared.paired is not None else "changed, no shared prompt stored"
+            status = "changed" if compared is not None else "changed, no shared prompt stored"
             rows.append(_row(run_id, "since", model, model, status, (new, old), compared, level, previous))
     return _adjust(rows, level, lambda r: "improvement" if r["difference"] > 0 else "regression")
 
@@ -150,7 +133,7 @@ def pairs(
             if sorted(protocols.get(upper, [])) != sorted(protocols.get(lower, [])) or not protocols.get(upper):
                 continue
             compared = compare(results.get(keys[upper], {}), results.get(keys[lower], {}), level=level)
-            status = "compared" if compared.paired is not None else "no shared prompt"
+            status = "compared" if compared is not None else "no shared prompt"
             rows.append(_row(run_id, "pair", upper, lower, status, (keys[upper], keys[lower]), compared, level, None))
     return _adjust(rows, level, lambda r: "separated")
 
@@ -169,6 +152,18 @@ def record(store: Store, *, level: float = CI_LEVEL) -> str | None:
     )
     store.replace_if_changed("paired_comparisons", {"run_id": run_id}, rows)
     return str(run_id)
+
+
+def record_for_report(store: Path, published: Sequence[str | Path] | None, *, level: float = CI_LEVEL) -> None:
+    """What a report reads besides the versions, recorded before it renders (each only when changed): the latest run's
+    comparisons (``record``) and the published rows the spine compares with (``record_published``); nothing when
+    there is no store yet (the report says so)."""
+    from t2ibench.benchmarks import benchmark
+
+    if not Path(store).exists():
+        return
+    record(Store(store), level=level)
+    benchmark(SPINE).record_published(store, published)
 
 
 def flagged_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -564,15 +564,6 @@ class Config:
                     raise FieldError(f"models[{i}].wording", str(exc).split(": ", 1)[-1]) from None
 
     @property
-    def series(self) -> dict[str, list[ModelConfig]]:
-        """Each checkpoint series of the config: its name → its points, by step."""
-        found: dict[str, list[ModelConfig]] = {}
-        for m in self.models:
-            if m.series is not None:
-                found.setdefault(m.series, []).append(m)
-        return {name: sorted(points, key=lambda m: m.step or 0) for name, points in found.items()}
-
-    @property
     def spine_prompts(self) -> Any:
         """The spine benchmark's prompt selection (``benchmarks.<SPINE>``; a config's top-level ``<SPINE>:`` key is
         its older spelling, still read)."""

@@ -41,8 +41,7 @@ def test_a_series_is_one_model_per_checkpoint():
     assert (point.series, point.step, point.generator.model, point.label) == ("run", 2000, "tiny-random:2",
                                                                               "my run @ step 2000")  # fmt: skip
     assert point.generator.steps == 2  # the rest of the entry's generator
-    assert list(cfg.series) == ["run"]
-    assert [m.step for m in cfg.series["run"]] == [1000, 2000, 3000]
+    assert [(m.series, m.step) for m in cfg.models] == [("run", 1000), ("run", 2000), ("run", 3000), (None, None)]
     revision = parse_config(config([{"step": 5, "revision": "abc123"}])).models[0]
     assert (revision.generator.model, revision.generator.revision) == ("tiny-random:0", "abc123")
 

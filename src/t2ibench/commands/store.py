@@ -156,13 +156,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
     published = [place("published table", p) for p in cfg.report.published_paths(ws.root) if Path(p).exists()]
     inputs = [*store_places(ws.store), place("--config", req.config), *published]
     refuse_output(req.out or ws.reports, flag="--out" if req.out else "outputs.reports", inputs=inputs, tree=True)
-    from t2ibench import comparisons
-    from t2ibench.benchmarks import SPINE, benchmark
-    from t2ibench.store import Store
+    from t2ibench.comparisons import record_for_report
 
-    if Path(ws.store).exists():  # the latest run's paired comparisons and the published rows: what the report reads
-        comparisons.record(Store(ws.store), level=cfg.evaluators.ci_level)
-    benchmark(SPINE).record_published(ws.store, cfg.report.published_paths(ws.root))
+    record_for_report(ws.store, cfg.report.published_paths(ws.root), level=cfg.evaluators.ci_level)
     out = render_reports(
         ws.store,
         Path(req.out) if req.out else ws.reports,

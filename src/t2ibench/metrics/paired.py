@@ -46,7 +46,7 @@ METHOD = "paired bootstrap over prompts (percentile) and paired randomization te
 @dataclass(frozen=True)
 class PairedDifference:
     """Score(b) − score(a) on the shared prompts, its paired percentile interval [low, high] at ``level``, the
-    two-sided p-value of the paired randomization test and the number of prompts compared."""
+    two-sided p-value of the paired randomization test, the number of prompts compared and each side's score there."""
 
     difference: float
     low: float
@@ -55,6 +55,8 @@ class PairedDifference:
     p_value: float
     prompts: int
     exact: bool
+    score_a: float
+    score_b: float
 
 
 def _results(values: ArrayLike, name: str) -> NDArray[np.float64]:
@@ -107,7 +109,8 @@ def paired_difference(
     onehot = np.zeros((m, len(groups)))
     for j, g in enumerate(groups):
         onehot[g, j] = 1.0
-    observed = float(_score(y[:, 0], y[:, 1], onehot)) - float(_score(x[:, 0], x[:, 1], onehot))
+    score_a, score_b = float(_score(x[:, 0], x[:, 1], onehot)), float(_score(y[:, 0], y[:, 1], onehot))
+    observed = score_b - score_a
 
     check_memory(8.0 * 5 * resamples * m, what=f"the paired bootstrap ({resamples} resamples of {m} prompts)")
     rng = np.random.default_rng(np.random.SeedSequence((seed, PAIRED_STREAM)))
@@ -131,7 +134,7 @@ def paired_difference(
     tolerance = 1e-12 * max(1.0, abs(observed))  # the observed flip pattern itself must count
     extreme = int(np.count_nonzero(np.abs(null) >= abs(observed) - tolerance))
     p_value = extreme / len(swap) if exact else (1 + extreme) / (1 + len(swap))
-    return PairedDifference(observed, low, high, level, min(1.0, p_value), m, exact)
+    return PairedDifference(observed, low, high, level, min(1.0, p_value), m, exact, score_a, score_b)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

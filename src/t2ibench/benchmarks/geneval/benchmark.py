@@ -134,8 +134,7 @@ class GenEvalBenchmark(Benchmark[Sequence[Mapping[str, Any]], Any, FolderScan, R
         from t2ibench.benchmarks.geneval.suite_published import stored_rows
         from t2ibench.store import Store
 
-        if Path(store).exists():  # no store yet: nothing to report (the report says so), nothing made here
-            Store(store).replace_if_changed(PUBLISHED_TABLE, {}, stored_rows(load_tables(published)))
+        Store(store).replace_if_changed(PUBLISHED_TABLE, {}, stored_rows(load_tables(published)))
 
     def acquire_for_refresh(self, config: Any, root: Path) -> list[Path]:
         """``plan.acquire_rewritten``: the rewritten prompts' pinned file when a model is given them."""

@@ -159,7 +159,7 @@ def published_markdown(data: Mapping[str, Any], tables: Sequence[PublishedTable]
     listed first and marked as such)."""
     md: list[str] = []
     for t in tables:
-        placed = [p for p in placement(data, [t])]
+        placed = placement(data, [t])
         md += [
             "",
             f"## Published: {t.source}",
