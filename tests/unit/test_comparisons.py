@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from t2ibench import comparisons
 from t2ibench.benchmarks.geneval.suite import generate_suite
@@ -155,3 +156,22 @@ def test_the_report_opens_with_what_changed(two_runs, tmp_path):
     assert "1 changed, 2 new, 1 not in this run, 1 unchanged; 1 flagged" in since
     md = Path(out["markdown"]).read_text()
     assert "## Since the last refresh" in md
+
+
+def test_a_geneval_version_judged_with_other_thresholds_is_listed_not_compared(tmp_path):
+    """The same images judged again with another verdict threshold: its score moved because the judge did, so "since"
+    lists it as judged differently and neither compares nor flags it; a diversity-only change would still compare."""
+    rng = np.random.default_rng(1)
+    store = Store(tmp_path / "t.duckdb")
+    full, _ = paper_version()
+    geneval = yaml.safe_load((Path(__file__).parents[2] / "configs/geneval_paper.yaml").read_text())["evaluators"][
+        "geneval"
+    ]
+    strict, _ = paper_version(evaluators={"geneval": {**geneval, "threshold": 0.5}})
+    assert strict.evaluator_hash != full.evaluator_hash
+    images = verdicts(rng, rng.uniform(0.1, 0.9, len(SUITE)))
+    write(store, "f", "v1", full, images, "r1", 1)
+    write(store, "f", "v1", strict, [[False] * len(v) for v in images], "r2", 2)  # far worse under the new judge
+    (row,) = comparisons.since(store, "r2", "r1", level=0.95)
+    assert row["status"] == "changed, judged differently: not compared"
+    assert (row["p_value"], row["flagged"], row["difference"]) == (None, None, None)

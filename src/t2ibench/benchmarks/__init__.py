@@ -329,6 +329,16 @@ class StoredColumns:
     title: str  # that column's header
     legend: str  # the sentence that explains it under the leaderboard
     skill_rates: str | None = None  # the skill-rates view's mean-probability column name (None: no such view)
+    # what paired comparisons read (t2ibench.comparisons): every stored version's results per prompt, as SQL over
+    # its stored rows ('{benchmark}' stands for the benchmark's name) giving model, model_hash, evaluator_hash,
+    # suite (the suite file's identity), prompt_index, stratum, successes and trials, such that the mean over strata
+    # of Σ successes / Σ trials is the headline divided by ``paired_scale`` (``t2ibench.metrics.paired``); None:
+    # the benchmark's models are not compared
+    paired: str | None = None
+    paired_scale: float = 100.0  # headline units per unit of the paired score (percent points: 100)
+    # the protocol settings that only choose prompts: two versions whose protocols differ in nothing else were
+    # judged the same way, so a change between them is compared on the prompts both share
+    selection: tuple[str, ...] = ("prompt_set",)
 
     def column(self, benchmark: str, suffix: str) -> str:
         """The leaderboard column of ``suffix`` for ``benchmark``: '<benchmark>_<suffix>'."""

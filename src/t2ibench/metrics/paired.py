@@ -59,13 +59,15 @@ class PairedDifference:
     score_b: float
 
 
-def _results(values: ArrayLike, name: str) -> NDArray[np.float64]:
+def _results(values: ArrayLike, name: str, bounded: bool) -> NDArray[np.float64]:
     array = np.asarray(values, dtype=np.float64)
     if array.ndim != 2 or array.shape[1] != 2:
         raise InputError(f"{name}: expected (prompts, 2) rows of (successes, trials); got shape {array.shape}")
     if not np.all(np.isfinite(array)):
         raise InputError(f"{name}: successes and trials must be finite")
-    if np.any(array[:, 1] <= 0) or np.any(array[:, 0] < 0) or np.any(array[:, 0] > array[:, 1]):
+    if np.any(array[:, 1] <= 0):
+        raise InputError(f"{name}: each prompt needs trials > 0")
+    if bounded and (np.any(array[:, 0] < 0) or np.any(array[:, 0] > array[:, 1])):
         raise InputError(f"{name}: each prompt needs 0 ≤ successes ≤ trials and trials > 0")
     return array
 
@@ -85,12 +87,14 @@ def paired_difference(
     flips: int = DEFAULT_FLIPS,
     level: float = CI_LEVEL,
     seed: int = 0,
+    bounded: bool = True,
 ) -> PairedDifference:
     """Model b's score minus model a's on the same m prompts (``a``, ``b``: (m, 2) successes and trials per prompt,
     row i the same prompt; ``strata``: each prompt's stratum, None: one), with its paired percentile bootstrap
     interval at ``level`` (``resamples`` draws) and the paired randomization test's two-sided p-value (exact over all
-    2^m flips for m ≤ ``EXACT_UP_TO``, else ``flips`` random ones); seeded, so the same inputs give the same answer."""
-    x, y = _results(a, "a"), _results(b, "b")
+    2^m flips for m ≤ ``EXACT_UP_TO``, else ``flips`` random ones); seeded, so the same inputs give the same answer.
+    ``bounded``: successes are counts in [0, trials] (False: any finite soft score, e.g. a sum of cosines)."""
+    x, y = _results(a, "a", bounded), _results(b, "b", bounded)
     if x.shape != y.shape:
         raise InputError(f"a and b must hold the same prompts; got {len(x)} and {len(y)} rows")
     m = len(x)

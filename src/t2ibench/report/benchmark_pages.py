@@ -4,6 +4,7 @@ their gallery of thumbnails linked to a larger view. Renders stored rows; comput
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -51,6 +52,44 @@ def versions(
         letters.setdefault(str(v["protocol_key"]), chr(ord("A") + len(letters)))
         v["protocol"] = letters[str(v["protocol_key"])]
     return sorted(found.values(), key=lambda v: (v["protocol"], rank(v), v["model"]))
+
+
+PAIRED_NOTE = (
+    "≈ marks a model that a paired test on the prompts both share does not separate from the next model of its "
+    "protocol (paired randomization test, Holm-adjusted over the run's comparisons: the leaderboard's method)."
+)
+
+
+def paired_marks(found: Sequence[Mapping[str, Any]], comparisons: Sequence[Mapping[str, Any]],
+                 benchmark: str) -> dict[tuple[str, str, str], str]:  # fmt: skip
+    """Version key → '≈' for the current evaluations of ``benchmark`` (``versions``' order) that the stored paired
+    tests (``paired_comparisons`` of kind 'pair') do not separate from the next compared one of their protocol; ''
+    for the other compared ones. Versions no paired test compared are absent."""
+
+    def key(model: Any, model_hash: Any, evaluator_hash: Any) -> tuple[str, str, str]:
+        return str(model), str(model_hash), str(evaluator_hash)
+
+    tested = {
+        frozenset((key(r["model"], r["model_hash"], r["evaluator_hash"]),
+                   key(r["other"], r["other_model_hash"], r["other_evaluator_hash"]))): bool(r["flagged"])
+        for r in comparisons
+        if r["kind"] == "pair" and r["benchmark"] == benchmark and r["p_value"] is not None
+    }  # fmt: skip
+    compared = {k for pair in tested for k in pair}
+    members = [v for v in found if key(v["model"], v["model_hash"], v["evaluator_hash"]) in compared]
+    marks = {key(v["model"], v["model_hash"], v["evaluator_hash"]): "" for v in members}
+    for a, b in itertools.pairwise(members):
+        pair = frozenset((key(a["model"], a["model_hash"], a["evaluator_hash"]),
+                          key(b["model"], b["model_hash"], b["evaluator_hash"])))  # fmt: skip
+        if a["protocol"] == b["protocol"] and pair in tested and not tested[pair]:
+            for k in pair:
+                marks[k] = "≈"
+    return marks
+
+
+def paired_mark(marks: Mapping[tuple[str, str, str], str], version: Mapping[str, Any]) -> str:
+    """An evaluation's mark in ``paired_marks`` ('' when none)."""
+    return marks.get((str(version["model"]), str(version["model_hash"]), str(version["evaluator_hash"])), "")
 
 
 def protocol_flag(found: Sequence[Mapping[str, Any]], label: str, what: str) -> str:

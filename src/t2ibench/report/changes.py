@@ -14,6 +14,11 @@ from t2ibench.report.site import Cell, fmt, interval
 from t2ibench.report.site import table as html_table
 
 WORDS = {"improvement": "improvement ↑", "regression": "regression ↓"}
+UNITS = (
+    "Before and now are each version's headline score on the prompts both share, in the benchmark's own units "
+    "(GenEval: overall accuracy as a fraction; GenEval 2: Soft-TIFA GM and T2I-CompBench++: the category mean, in "
+    "percent points); a version judged differently (another judge or rule) is listed, not compared."
+)
 
 
 def _since(comparisons: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -36,7 +41,7 @@ def _summary(rows: Sequence[Mapping[str, Any]]) -> str:
     return (
         ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
         + f"; {len(flagged)} flagged (paired randomization test on the prompts both versions share, Holm-adjusted "
-        f"over the run's changed models, α = {alpha})"
+        f"over the run's changed models and benchmarks, α = {alpha})"
     )
 
 
@@ -68,8 +73,7 @@ def since_html(comparisons: Sequence[Mapping[str, Any]]) -> str:
     body = html_table("since", headers, cells, text_columns=(0, 1, 2, 9)) if cells else "<p>Nothing changed.</p>"
     return (
         f'<section id="since-last-refresh"><h2>Since the last refresh</h2><p>The latest run against {since}: '
-        f"{html.escape(_summary(rows))}. Before and now are each version's overall on the prompts both share; "
-        "<code>t2ibench diff</code> names the runs.</p>"
+        f"{html.escape(_summary(rows))}. {html.escape(UNITS)} <code>t2ibench diff</code> names the runs.</p>"
         f"{body}</section>"
     )
 
@@ -82,7 +86,7 @@ def since_markdown(comparisons: Sequence[Mapping[str, Any]]) -> list[str]:
     previous = next((r["previous_run"] for r in rows), None)
     shown = [r for r in rows if r["status"] != "unchanged"]
     against = "the completed run before it" if previous else "no earlier run (every model is new)"
-    md = ["## Since the last refresh", "", f"The latest run against {against}: {_summary(rows)}.", ""]
+    md = ["## Since the last refresh", "", f"The latest run against {against}: {_summary(rows)}. {UNITS}", ""]
     if shown:
         md.append(
             markdown_table(

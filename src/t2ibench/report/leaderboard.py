@@ -504,7 +504,7 @@ def _markdown(
     md += spine.sections_markdown(data, published, others)
     md += series_report.markdown_section(data["series"], plots)
     for name, stored in data["benchmarks"].items():
-        section = report_section(name).markdown_section(stored["scores"])
+        section = report_section(name).markdown_section(stored["scores"], data["comparisons"])
         if section:
             md += ["", section]
     closing = spine.closing_markdown(data)
@@ -640,7 +640,10 @@ def render_reports(
         "curve.</p>"
         + (_leaderboard_table(data, groups, pages, tables) if data["board"] else "<p>No completed model yet.</p>")
         + spine.sections_html(data, tables, figures)
-        + "".join(report_section(name).html_section(stored["scores"]) for name, stored in data["benchmarks"].items())
+        + "".join(
+            report_section(name).html_section(stored["scores"], data["comparisons"])
+            for name, stored in data["benchmarks"].items()
+        )
         + series_report.html_section(data["series"], plots)
         + spine.closing_html(data)
     )

@@ -121,13 +121,6 @@ def completed_runs(store: Store) -> list[RunRow]:
     )
 
 
-def run_versions(store: Store, run_id: str) -> list[VersionRow]:
-    """The model versions a run recorded (its run_models), by model."""
-    return store.rows(
-        "SELECT run_id, model, model_hash, evaluator_hash FROM run_models WHERE run_id = ? ORDER BY model", [run_id]
-    )
-
-
 def series(store: Store) -> list[SeriesRow]:
     """Every checkpoint series' points with their leaderboard rows, by series and step (the ``series`` view)."""
     return store.rows("SELECT * FROM series")
@@ -261,6 +254,65 @@ def benchmark_images(store: Store, name: str) -> list[BenchmarkImageRow]:
         "SELECT model, model_hash, evaluator_hash, prompt_index, sample, image, prompt, category, score, details "
         "FROM benchmark_images WHERE benchmark = ? ORDER BY model, model_hash, evaluator_hash, prompt_index, sample",
         [_stored_benchmark(name)],
+    )
+
+
+PairedResultRow: TypeAlias = Row  # model, model_hash, evaluator_hash, suite, prompt_index, stratum, successes, trials
+JudgeRow: TypeAlias = Row  # model, model_hash, evaluator_hash, judge (a digest of how it was judged, not of what)
+ComparedRow: TypeAlias = Row  # model, model_hash, evaluator_hash, score, protocol, smoke
+
+
+def paired_results(store: Store, name: str) -> list[PairedResultRow]:
+    """Every stored version's results per prompt of benchmark ``name`` (the spine's ``paired_results`` read, or a
+    stored benchmark's ``StoredColumns.paired``), by version and prompt; none for a benchmark without one."""
+    if name not in STORED_BENCHMARKS:
+        return spine_rows(store, "paired_results")
+    sql = STORED_BENCHMARKS[name].paired
+    return [] if sql is None else store.rows(sql.replace("{benchmark}", name))
+
+
+def judges(store: Store, name: str) -> list[JudgeRow]:
+    """Each stored version of benchmark ``name`` with a digest of its protocol without the settings that only choose
+    prompts (``StoredColumns.selection``; the spine: its ``judges`` read): equal digests, judged the same way."""
+    if name not in STORED_BENCHMARKS:
+        return spine_rows(store, "judges")
+    columns = STORED_BENCHMARKS[name]
+    parts = ", ".join(
+        f"coalesce(json_extract_string(settings, '$.{k}'), '-')" for k in columns.protocol if k not in columns.selection
+    )
+    return store.rows(
+        f"SELECT model, model_hash, evaluator_hash, md5(concat_ws('|', {parts})) AS judge FROM benchmark_protocols "
+        "WHERE benchmark = ? ORDER BY model, model_hash, evaluator_hash",
+        [name],
+    )
+
+
+def run_benchmark_versions(store: Store, run_id: str, name: str) -> list[VersionRow]:
+    """The versions of benchmark ``name`` a run made current (the spine: its run_models; a stored benchmark: its
+    run_benchmarks, under the benchmark's own evaluator_hash), by model."""
+    if name not in STORED_BENCHMARKS:
+        return store.rows(
+            "SELECT run_id, model, model_hash, evaluator_hash FROM run_models WHERE run_id = ? ORDER BY model",
+            [run_id],
+        )
+    return store.rows(
+        "SELECT run_id, model, model_hash, evaluator_hash FROM run_benchmarks WHERE run_id = ? AND benchmark = ? "
+        "ORDER BY model",
+        [run_id, name],
+    )
+
+
+def compared_current(store: Store, name: str) -> list[ComparedRow]:
+    """Each current model's version of stored benchmark ``name`` with its headline score (``StoredColumns.headline``),
+    its protocol key and whether its run was a smoke run, by model (what ranks from paired tests compare)."""
+    columns = STORED_BENCHMARKS[_stored_benchmark(name)]
+    return store.rows(
+        f"""SELECT b.model, b.model_hash, b.{name}_hash AS evaluator_hash,
+                   b.{columns.column(name, columns.headline)} AS score, s.protocol_key AS protocol, c.smoke
+            FROM {name}_current b JOIN current_models c USING (model, model_hash, evaluator_hash)
+            JOIN (SELECT DISTINCT model, model_hash, evaluator_hash, protocol_key FROM {name}_scores) s
+              ON s.model = b.model AND s.model_hash = b.model_hash AND s.evaluator_hash = b.{name}_hash
+            ORDER BY b.model"""
     )
 
 

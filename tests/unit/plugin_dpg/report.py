@@ -12,13 +12,13 @@ def coverage_labels(suite_sha256: str | None, prompts: int | None) -> list[str]:
     return []
 
 
-def html_section(scores: Sequence[Mapping[str, Any]]) -> str:
-    """One heading when anything is stored."""
+def html_section(scores: Sequence[Mapping[str, Any]], comparisons: Sequence[Mapping[str, Any]] = ()) -> str:
+    """One heading when anything is stored (no paired marks: it declares no ``paired`` read)."""
     return '<h2 id="dpg">DPG</h2>' if scores else ""
 
 
-def markdown_section(scores: Sequence[Mapping[str, Any]]) -> str:
-    """One heading when anything is stored."""
+def markdown_section(scores: Sequence[Mapping[str, Any]], comparisons: Sequence[Mapping[str, Any]] = ()) -> str:
+    """One heading when anything is stored (no paired marks: it declares no ``paired`` read)."""
     return "## DPG" if scores else ""
 
 

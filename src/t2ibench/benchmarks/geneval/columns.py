@@ -370,6 +370,12 @@ SPINE_SQL = SpineSQL(
                   sum(correct::INTEGER) AS successes, count(*) AS trials
            FROM verdicts GROUP BY ALL
            ORDER BY model, model_hash, evaluator_hash, suite, prompt_index""",
+        # every stored version with a digest of its GenEval judge's settings (detector, colour model, thresholds):
+        # two versions with one digest were judged the same way (what "since the last refresh" compares)
+        "judges": """SELECT DISTINCT v.model, v.model_hash, v.evaluator_hash,
+                  md5(coalesce(CAST(json_extract(e.settings, '$.geneval.geneval') AS VARCHAR), '-')) AS judge
+           FROM run_models v LEFT JOIN evaluators e USING (evaluator_hash)
+           ORDER BY v.model, v.model_hash, v.evaluator_hash""",
         # each current model's task intervals with their image and prompt counts, by model and task
         "task_intervals": """SELECT c.model, t.task, t.ci_low, t.ci_high, t.images, t.prompts
            FROM current_models c JOIN geneval_tasks t USING (model, model_hash, evaluator_hash)

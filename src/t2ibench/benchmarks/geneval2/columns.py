@@ -36,4 +36,19 @@ COLUMNS = StoredColumns(
     "over prompts (its tables: the GenEval 2 section); '(protocol B)' marks current models judged under different "
     "GenEval 2 protocols (judge, answer rule, suite, prompts): not comparable across letters.",
     skill_rates="soft_tifa_am",
+    # per prompt, the mean over its images of each image's Soft-TIFA GM (the geometric mean of its atoms'
+    # probabilities, 0 when one is 0) as one trial: their mean over prompts is the headline GM / 100
+    paired="""
+        WITH images AS (
+            SELECT model, model_hash, evaluator_hash, benchmark, prompt_index, sample,
+                   CASE WHEN bool_or(probability <= 0) THEN 0.0
+                        ELSE exp(avg(ln(CASE WHEN probability > 0 THEN probability END))) END AS gm
+            FROM vqa_answers WHERE benchmark = '{benchmark}' AND kind = 'atom'
+            GROUP BY ALL
+        )
+        SELECT i.model, i.model_hash, i.evaluator_hash,
+               coalesce(json_extract_string(p.settings, '$.suite_sha256'), '-') AS suite, i.prompt_index,
+               'all' AS stratum, avg(i.gm) AS successes, 1.0 AS trials
+        FROM images i LEFT JOIN benchmark_protocols p USING (model, model_hash, evaluator_hash, benchmark)
+        GROUP BY ALL ORDER BY i.model, i.model_hash, i.evaluator_hash, i.prompt_index""",
 )

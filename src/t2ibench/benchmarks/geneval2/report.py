@@ -114,47 +114,51 @@ def protocol_flag(found: Sequence[Mapping[str, Any]]) -> str:
     return benchmark_pages.protocol_flag(found, "GenEval 2", "judge, its weights and dtype, answer rule, suite file")
 
 
-def html_section(scores: Sequence[Mapping[str, Any]]) -> str:
-    """The leaderboard page's GenEval 2 section: one row per evaluation, linked to its drill-down page."""
+def html_section(scores: Sequence[Mapping[str, Any]], comparisons: Sequence[Mapping[str, Any]] = ()) -> str:
+    """The leaderboard page's GenEval 2 section: one row per evaluation, linked to its drill-down page, ≈ where the
+    stored paired tests (``comparisons``) do not separate a model from the next of its protocol."""
     from t2ibench.report.site import Cell, esc, table
 
     found = versions(scores)
     if not found:
         return ""
+    marks = benchmark_pages.paired_marks(found, comparisons, "geneval2")
     rows = [
         [*benchmark_pages.evaluation_cells(v, page_name(v), [("overall", m) for m in OVERALL]),
-         Cell.text(v["judge_model"]), Cell.text(v["answer_rule"]), Cell.number(prompts_judged(v), digits=0),
-         Cell.text(origin(v))]
+         Cell.text(benchmark_pages.paired_mark(marks, v)), Cell.text(v["judge_model"]), Cell.text(v["answer_rule"]),
+         Cell.number(prompts_judged(v), digits=0), Cell.text(origin(v))]
         for v in found
     ]  # fmt: skip
     flag = protocol_flag(found)
-    headers = ["model", "protocol", *(METHOD_TITLES[m] for m in OVERALL), "judge", "answer rule", "prompts",
+    headers = ["model", "protocol", *(METHOD_TITLES[m] for m in OVERALL), "≈", "judge", "answer rule", "prompts",
                "measured on"]  # fmt: skip
     return (
         '<h2 id="geneval2">GenEval 2</h2>'
         + (f'<p class="flag" id="geneval2-protocol-flag">{esc(flag)}</p>' if flag else "")
         + "<p>Soft-TIFA GM (prompt level), Soft-TIFA AM (atom level), TIFA and VQAScore in percent points, each "
         "with its percentile-bootstrap interval over prompts; a model's page has the skill and atom-count tables "
-        "and every image's questions with the judge's probabilities.</p>"
-        + table("geneval2-table", headers, rows, text_columns=(0, 1, 6, 7, 9))
+        f"and every image's questions with the judge's probabilities. {esc(benchmark_pages.PAIRED_NOTE)}</p>"
+        + table("geneval2-table", headers, rows, text_columns=(0, 1, 6, 7, 8, 10))
     )
 
 
-def markdown_section(scores: Sequence[Mapping[str, Any]]) -> str:
+def markdown_section(scores: Sequence[Mapping[str, Any]], comparisons: Sequence[Mapping[str, Any]] = ()) -> str:
     """The Markdown report's GenEval 2 section ('' when nothing is stored)."""
     found = versions(scores)
     if not found:
         return ""
-    headers = ["model", "protocol", *(METHOD_TITLES[m] for m in OVERALL), "judge", "answer rule", "prompts",
+    marks = benchmark_pages.paired_marks(found, comparisons, "geneval2")
+    headers = ["model", "protocol", *(METHOD_TITLES[m] for m in OVERALL), "≈", "judge", "answer rule", "prompts",
                "measured on"]  # fmt: skip
     rows = []
     for v in found:
         values = [benchmark_pages.score_text(v["cells"].get(("overall", method))) for method in OVERALL]
         judged = prompts_judged(v)
-        rows.append([v["model"], v["protocol"], *values, v["judge_model"], v["answer_rule"],
-                     "—" if judged is None else str(judged), origin(v)])  # fmt: skip
+        rows.append([v["model"], v["protocol"], *values, benchmark_pages.paired_mark(marks, v), v["judge_model"],
+                     v["answer_rule"], "—" if judged is None else str(judged), origin(v)])  # fmt: skip
     flag = protocol_flag(found)
-    return "\n".join(["## GenEval 2", "", *([flag, ""] if flag else []), markdown_table(headers, rows), ""])
+    return "\n".join(["## GenEval 2", "", *([flag, ""] if flag else []), markdown_table(headers, rows), "",
+                      benchmark_pages.PAIRED_NOTE, ""])  # fmt: skip
 
 
 def write_pages(

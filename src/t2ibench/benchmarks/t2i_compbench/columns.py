@@ -34,4 +34,14 @@ COLUMNS = StoredColumns(
     "stratified by category; its detector is open-vocabulary, not the paper's UniDet, so it is not comparable with "
     "published numbers; '(protocol B)' marks current models judged under different protocols (models, rule, "
     "categories, prompts): not comparable across letters.",
+    # per prompt, the sum of its images' scores over its images, its category the stratum: the mean over categories
+    # of Σ scores / Σ images is the headline mean / 100 (a category's score is the plain mean of its images')
+    paired="""
+        SELECT i.model, i.model_hash, i.evaluator_hash,
+               coalesce(json_extract_string(p.settings, '$.suite_sha256'), '-') AS suite, i.prompt_index,
+               i.category AS stratum, sum(i.score) AS successes, count(*) AS trials
+        FROM benchmark_images i LEFT JOIN benchmark_protocols p USING (model, model_hash, evaluator_hash, benchmark)
+        WHERE i.benchmark = '{benchmark}'
+        GROUP BY ALL ORDER BY i.model, i.model_hash, i.evaluator_hash, i.prompt_index""",
+    selection=("categories", "prompt_set"),
 )

@@ -90,42 +90,48 @@ INTRO = (
 )
 
 
-def html_section(scores: Sequence[Mapping[str, Any]]) -> str:
-    """The leaderboard page's T2I-CompBench++ section: one row per evaluation, linked to its drill-down page."""
+def html_section(scores: Sequence[Mapping[str, Any]], comparisons: Sequence[Mapping[str, Any]] = ()) -> str:
+    """The leaderboard page's T2I-CompBench++ section: one row per evaluation, linked to its drill-down page, ≈ where
+    the stored paired tests (``comparisons``) do not separate a model from the next of its protocol."""
     from t2ibench.report.site import Cell, esc, table
 
     found = versions(scores)
     if not found:
         return ""
+    marks = benchmark_pages.paired_marks(found, comparisons, NAME)
     rows = [
-        [*benchmark_pages.evaluation_cells(v, page_name(v), [(TABLE, k) for k in COLUMNS]), Cell.text(v["rule"]),
+        [*benchmark_pages.evaluation_cells(v, page_name(v), [(TABLE, k) for k in COLUMNS]),
+         Cell.text(benchmark_pages.paired_mark(marks, v)), Cell.text(v["rule"]),
          Cell.number(prompts_judged(v), digits=0), Cell.text(origin(v))]
         for v in found
     ]  # fmt: skip
     flag = protocol_flag(found)
-    headers = ["model", "protocol", *(HEADERS[k] for k in COLUMNS), "rule", "prompts", "measured on"]
+    headers = ["model", "protocol", *(HEADERS[k] for k in COLUMNS), "≈", "rule", "prompts", "measured on"]
+    text = (0, 1, len(headers) - 4, len(headers) - 3, len(headers) - 1)
     return (
         f'<h2 id="{NAME}">T2I-CompBench++</h2>'
         + (f'<p class="flag" id="{NAME}-protocol-flag">{esc(flag)}</p>' if flag else "")
-        + f"<p>{esc(INTRO)}</p>"
-        + table(f"{NAME}-table", headers, rows, text_columns=(0, 1, len(headers) - 3, len(headers) - 1))
+        + f"<p>{esc(INTRO)} {esc(benchmark_pages.PAIRED_NOTE)}</p>"
+        + table(f"{NAME}-table", headers, rows, text_columns=text)
     )
 
 
-def markdown_section(scores: Sequence[Mapping[str, Any]]) -> str:
+def markdown_section(scores: Sequence[Mapping[str, Any]], comparisons: Sequence[Mapping[str, Any]] = ()) -> str:
     """The Markdown report's T2I-CompBench++ section ('' when nothing is stored)."""
     found = versions(scores)
     if not found:
         return ""
-    headers = ["model", "protocol", *(HEADERS[k] for k in COLUMNS), "rule", "prompts", "measured on"]
+    marks = benchmark_pages.paired_marks(found, comparisons, NAME)
+    headers = ["model", "protocol", *(HEADERS[k] for k in COLUMNS), "≈", "rule", "prompts", "measured on"]
     rows = []
     for v in found:
         judged = prompts_judged(v)
         shown = [benchmark_pages.score_text(v["cells"].get((TABLE, k))) for k in COLUMNS]
-        rows.append([v["model"], v["protocol"], *shown, v["rule"], "—" if judged is None else str(judged), origin(v)])
+        rows.append([v["model"], v["protocol"], *shown, benchmark_pages.paired_mark(marks, v), v["rule"],
+                     "—" if judged is None else str(judged), origin(v)])  # fmt: skip
     flag = protocol_flag(found)
     return "\n".join(["## T2I-CompBench++", "", INTRO, "", *([flag, ""] if flag else []), markdown_table(headers, rows),
-                      ""])  # fmt: skip
+                      "", benchmark_pages.PAIRED_NOTE, ""])  # fmt: skip
 
 
 def said(details: Mapping[str, Any]) -> str:
