@@ -313,3 +313,35 @@ def test_a_model_on_rewritten_prompts_is_its_own_protocol_marked_and_never_ranke
         assert page.locator(published).count() == every
         screenshot(page, "leaderboard-rewritten")
     assert not problems, problems
+
+
+def test_each_benchmarks_paired_read_reproduces_its_stored_headline(refreshed):
+    """What paired comparisons read (t2ibench.comparisons, over the refresh's real rows): for each benchmark its
+    per-prompt results of the current version give back the leaderboard's headline, and the first refresh records
+    every model as new on every benchmark it ran."""
+    from t2ibench import comparisons
+    from t2ibench.store import Store
+
+    root, _, _ = refreshed
+    store = Store(root / "data" / "t2ibench.duckdb")
+    (board,) = store.rows("SELECT * FROM leaderboard WHERE model = 'tiny-a'")
+    for name, headline in (
+        ("geneval", "overall"),
+        ("geneval2", "geneval2_gm"),
+        ("t2i_compbench", "t2i_compbench_mean"),
+    ):
+        bench = comparisons.measured(store, name)
+        own = board["evaluator_hash"]
+        if name != "geneval":  # a stored benchmark's own evaluation hash
+            (own,) = (r["h"] for r in store.rows(f"SELECT {name}_hash AS h FROM {name}_current WHERE model = 'tiny-a'"))
+        results = bench.results[("tiny-a", board["model_hash"], own)]
+        strata: dict[str, list[float]] = {}
+        for stratum, successes, trials in results.values():
+            strata.setdefault(stratum, [0.0, 0.0])
+            strata[stratum][0] += successes
+            strata[stratum][1] += trials
+        score = bench.scale * float(np.mean([s / n for s, n in strata.values()]))
+        assert score == pytest.approx(board[headline], abs=1e-9), name
+    since = store.rows("SELECT benchmark, model, status FROM paired_comparisons WHERE kind = 'since'")
+    assert {(r["benchmark"], r["model"]) for r in since if r["status"] == "new"} == {
+        ("geneval", "tiny-a"), ("geneval", "tiny-r"), ("geneval2", "tiny-a"), ("t2i_compbench", "tiny-a")}  # fmt: skip
