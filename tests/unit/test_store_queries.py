@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from t2ibench.benchmarks import SPINE
 from t2ibench.benchmarks.geneval.metrics import TASKS
 from t2ibench.errors import InputError
 from t2ibench.report.paper import write_tables
@@ -32,8 +33,10 @@ def test_every_query_runs_and_is_documented_and_typed(store):  # noqa: F811
         per_benchmark = "name" in inspect.signature(query).parameters  # one call per stored benchmark
         per_run = "run_id" in inspect.signature(query).parameters  # one call per stored run
         names = SPINE_SQL.queries if name == "spine_rows" else STORED_BENCHMARKS  # the spine's reads: each of them
-        if per_run:
-            rows = [r for run in queries.completed_runs(store) for r in query(store, run["run_id"])]
+        if per_run:  # of every stored run (and of every benchmark, the spine first, when it names one)
+            runs = [run["run_id"] for run in queries.completed_runs(store)]
+            benchmarks = [SPINE, *STORED_BENCHMARKS] if per_benchmark else [None]
+            rows = [r for run in runs for b in benchmarks for r in query(store, run, *([b] if b else []))]
             assert rows, name
         else:
             rows = [r for b in names for r in query(store, b)] if per_benchmark else query(store)

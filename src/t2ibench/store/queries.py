@@ -263,8 +263,7 @@ ComparedRow: TypeAlias = Row  # model, model_hash, evaluator_hash, score, protoc
 
 
 def paired_results(store: Store, name: str) -> list[PairedResultRow]:
-    """Every stored version's results per prompt of benchmark ``name`` (the spine's ``paired_results`` read, or a
-    stored benchmark's ``StoredColumns.paired``), by version and prompt; none for a benchmark without one."""
+    """Every stored version's per-prompt results of benchmark ``name`` (none without a paired read), by version."""
     if name not in STORED_BENCHMARKS:
         return spine_rows(store, "paired_results")
     sql = STORED_BENCHMARKS[name].paired
@@ -272,8 +271,7 @@ def paired_results(store: Store, name: str) -> list[PairedResultRow]:
 
 
 def judges(store: Store, name: str) -> list[JudgeRow]:
-    """Each stored version of benchmark ``name`` with a digest of its protocol without the settings that only choose
-    prompts (``StoredColumns.selection``; the spine: its ``judges`` read): equal digests, judged the same way."""
+    """Each stored version of benchmark ``name`` with a digest of how it was judged (its protocol but the prompts)."""
     if name not in STORED_BENCHMARKS:
         return spine_rows(store, "judges")
     columns = STORED_BENCHMARKS[name]
@@ -288,8 +286,7 @@ def judges(store: Store, name: str) -> list[JudgeRow]:
 
 
 def run_benchmark_versions(store: Store, run_id: str, name: str) -> list[VersionRow]:
-    """The versions of benchmark ``name`` a run made current (the spine: its run_models; a stored benchmark: its
-    run_benchmarks, under the benchmark's own evaluator_hash), by model."""
+    """The versions of benchmark ``name`` (the spine: run_models, else run_benchmarks) a run recorded, by model."""
     if name not in STORED_BENCHMARKS:
         return store.rows(
             "SELECT run_id, model, model_hash, evaluator_hash FROM run_models WHERE run_id = ? ORDER BY model",
@@ -303,8 +300,7 @@ def run_benchmark_versions(store: Store, run_id: str, name: str) -> list[Version
 
 
 def compared_current(store: Store, name: str) -> list[ComparedRow]:
-    """Each current model's version of stored benchmark ``name`` with its headline score (``StoredColumns.headline``),
-    its protocol key and whether its run was a smoke run, by model (what ranks from paired tests compare)."""
+    """Each current model's version of stored benchmark ``name``: headline score, protocol key, smoke; by model."""
     columns = STORED_BENCHMARKS[_stored_benchmark(name)]
     return store.rows(
         f"""SELECT b.model, b.model_hash, b.{name}_hash AS evaluator_hash,
