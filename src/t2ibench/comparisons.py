@@ -199,14 +199,15 @@ def record(store: Store, *, level: float = CI_LEVEL) -> str | None:
     """The latest completed run's comparisons (``since`` the completed run before it, and its current ``pairs``),
     replacing any it had; the run's id (None before any completed run)."""
     store.initialise()  # a store of an older schema gains the comparisons' table and the views it reads first
-    runs = queries.completed_runs(store)
-    if not runs:
-        return None
-    run_id, previous = runs[0]["run_id"], (runs[1]["run_id"] if len(runs) > 1 else None)
-    benches = [measured(store, name) for name in compared_benchmarks()]
-    rows = since(store, run_id, previous, level=level, benches=benches) + pairs(
-        store, run_id, level=level, benches=benches
-    )
+    with store.session():  # every read on one connection, of one state of the store
+        runs = queries.completed_runs(store)
+        if not runs:
+            return None
+        run_id, previous = runs[0]["run_id"], (runs[1]["run_id"] if len(runs) > 1 else None)
+        benches = [measured(store, name) for name in compared_benchmarks()]
+        rows = since(store, run_id, previous, level=level, benches=benches) + pairs(
+            store, run_id, level=level, benches=benches
+        )
     store.replace_if_changed("paired_comparisons", {"run_id": run_id}, rows)
     return str(run_id)
 

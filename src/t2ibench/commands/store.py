@@ -97,7 +97,8 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         earlier = next(iter(runs[runs.index(later) + 1 :]), None)
     if later is None or earlier is None:
         raise InputError(f"{path}: two completed runs are needed to compare (the latest: {recent})")
-    rows = comparisons.since(store, later, earlier, level=req.level)
+    with store.session():
+        rows = comparisons.since(store, later, earlier, level=req.level)
     print(f"# {later} against {earlier}\n")
     print("\n".join(since_markdown(rows)))
     return EXIT_OK
