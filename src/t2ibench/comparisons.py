@@ -4,9 +4,10 @@ per task (the spine's ``paired_results`` read), and every stored benchmark's ``S
 2: each prompt's mean Soft-TIFA GM; T2I-CompBench++: each prompt's image scores, per category).
 
 * **Since the last refresh** (kind ``since``): per benchmark, each model of the latest completed run against its
-  version in the completed run before it — new, not in this run (its last version stays current), unchanged, changed
-  and compared old → new, or changed with another judge (its protocol differs beyond the prompts chosen: measured
-  differently, so not compared).
+  version in the completed run before it — new, not in this run (its last version stays current), not measured in
+  this run (the model ran without this benchmark), unchanged, changed and compared old → new, or changed with
+  another judge (a judge setting both versions record differs, the prompts chosen aside: measured differently, so
+  not compared).
 * **Pairs** (kind ``pair``): per benchmark, every two current models measured under one protocol (GenEval: its
   measured protocol — prompts, detector, images per prompt; a stored benchmark: its protocol key, the leaderboard's
   protocol letter), the better first, smoke models aside — what the leaderboard's "≈" and shared ranks read.
@@ -20,6 +21,7 @@ the same store gives the same rows.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,15 +42,49 @@ SEED = 0
 
 @dataclass(frozen=True)
 class Measured:
-    """One benchmark's stored results as the comparisons read them: every version's results per prompt, the digest
-    of how each version was judged (``queries.judges``), the headline units per unit of the paired score and whether
-    a prompt's successes lie in [0, trials] (a rate) or are any soft score (CLIPScore may be negative)."""
+    """One benchmark's stored results as the comparisons read them: every version's results per prompt, how each
+    version was judged (``judge_of``; absent or None: unrecorded), the headline units per unit of the paired score
+    and whether a prompt's successes lie in [0, trials] (a rate) or are any soft score (CLIPScore may be negative)."""
 
     benchmark: str
     results: Mapping[Key, Results]
-    judges: Mapping[Key, str]
+    judges: Mapping[Key, Any]
     scale: float
     bounded: bool
+
+
+def judge_of(settings: str | Mapping[str, Any] | None, paths: Sequence[str] | None) -> Any:
+    """A version's judge as compared (``same_judge``): its stored settings (JSON text or parsed; None: unrecorded),
+    for a stored benchmark only the protocol's settings at ``paths`` (dotted; one the version does not record is
+    left out)."""
+    if settings is None:
+        return None
+    value = json.loads(settings) if isinstance(settings, str) else settings
+    if paths is None:
+        return value
+    out = {}
+    for path in paths:
+        node: Any = value
+        for part in path.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                break
+            node = node[part]
+        else:
+            out[path] = node
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return all(_same(a[k], b[k]) for k in a.keys() & b.keys())
+    return bool(a == b)
+
+
+def same_judge(a: Any, b: Any) -> bool:
+    """Whether two versions' judges (``judge_of``) judged the same way: every setting both record is equal (mappings
+    compared on the keys both have: a model or setting only one side's categories use does not count); an
+    unrecorded judge (None) is taken as the same, so such versions are compared as before judges were recorded."""
+    return a is None or b is None or _same(a, b)
 
 
 def compared_benchmarks() -> list[str]:
@@ -66,8 +102,12 @@ def measured(store: Store, name: str) -> Measured:
             float(r["successes"]),
             float(r["trials"]),
         )
-    judged = {(r["model"], r["model_hash"], r["evaluator_hash"]): str(r["judge"]) for r in queries.judges(store, name)}
     stored = STORED_BENCHMARKS.get(name)
+    paths = None if stored is None else [p for p in stored.protocol if p not in stored.selection]
+    judged = {
+        (r["model"], r["model_hash"], r["evaluator_hash"]): judge_of(r["judge"], paths)
+        for r in queries.judges(store, name)
+    }
     scale = 1.0 if stored is None else stored.paired_scale
     return Measured(name, found, judged, scale, bounded=stored is None)
 
@@ -122,17 +162,21 @@ def _versions(store: Store, run_id: str | None, name: str) -> dict[str, Key]:
     }
 
 
-def _since_one(store: Store, bench: Measured, run_id: str, previous: str | None, level: float) -> list[dict[str, Any]]:
+def _since_one(
+    store: Store, bench: Measured, run_id: str, previous: str | None, level: float, in_run: set[str]
+) -> list[dict[str, Any]]:
+    """``since``'s rows of one benchmark (``in_run``: the models of run ``run_id``)."""
     now, before = _versions(store, run_id, bench.benchmark), _versions(store, previous, bench.benchmark)
     rows = []
     for model in sorted(now.keys() | before.keys()):
         new, old = now.get(model), before.get(model)
         compared = None
         if old is None or new is None:
-            status = "new" if old is None else "not in this run"
+            # a model the run refreshed without this benchmark: its column is off the board until measured again
+            status = "new" if old is None else "not measured in this run" if model in in_run else "not in this run"
         elif new == old:
             status = "unchanged"
-        elif None not in (a := bench.judges.get(new), b := bench.judges.get(old)) and a != b:
+        elif not same_judge(bench.judges.get(new), bench.judges.get(old)):
             status = "changed, judged differently: not compared"
         else:
             compared = compare(bench.results.get(new, {}), bench.results.get(old, {}), level=level,
@@ -152,9 +196,11 @@ def since(
 ) -> list[dict[str, Any]]:
     """Per benchmark (``compared_benchmarks``), each model of run ``run_id`` against its version in run ``previous``
     (None: every model is new): status new, not in this run, unchanged, changed (then compared new − old on their
-    shared prompts) or changed with another judge (not compared); Holm-adjusted as one family."""
+    shared prompts) or changed with another judge (not compared); a model of the run that skipped a benchmark it had
+    is "not measured in this run"; Holm-adjusted as one family."""
     benches = [measured(store, n) for n in compared_benchmarks()] if benches is None else benches
-    rows = [r for bench in benches for r in _since_one(store, bench, run_id, previous, level)]
+    in_run = set(_versions(store, run_id, SPINE))
+    rows = [r for bench in benches for r in _since_one(store, bench, run_id, previous, level, in_run)]
     return _adjust(rows, level, lambda r: "improvement" if r["difference"] > 0 else "regression")
 
 

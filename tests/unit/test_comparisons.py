@@ -168,10 +168,18 @@ def test_a_geneval_version_judged_with_other_thresholds_is_listed_not_compared(t
         "geneval"
     ]
     strict, _ = paper_version(evaluators={"geneval": {**geneval, "threshold": 0.5}})
-    assert strict.evaluator_hash != full.evaluator_hash
+    diversity = yaml.safe_load((Path(__file__).parents[2] / "configs/geneval_paper.yaml").read_text())["evaluators"][
+        "diversity"
+    ]
+    wider, _ = paper_version(evaluators={"diversity": {**diversity, "rff_dim": 1000}})
+    assert len({strict.evaluator_hash, wider.evaluator_hash, full.evaluator_hash}) == 3
     images = verdicts(rng, rng.uniform(0.1, 0.9, len(SUITE)))
     write(store, "f", "v1", full, images, "r1", 1)
+    write(store, "g", "v1", full, images, "r1", 1)
     write(store, "f", "v1", strict, [[False] * len(v) for v in images], "r2", 2)  # far worse under the new judge
-    (row,) = comparisons.since(store, "r2", "r1", level=0.95)
-    assert row["status"] == "changed, judged differently: not compared"
-    assert (row["p_value"], row["flagged"], row["difference"]) == (None, None, None)
+    write(store, "g", "v1", wider, [[True] * len(v) for v in images], "r2", 2)  # another diversity setting only
+    rows = {r["model"]: r for r in comparisons.since(store, "r2", "r1", level=0.95)}
+    assert rows["f"]["status"] == "changed, judged differently: not compared"
+    assert (rows["f"]["p_value"], rows["f"]["flagged"], rows["f"]["difference"]) == (None, None, None)
+    assert rows["g"]["status"] == "changed"  # the same GenEval judge: compared (and here a planted gain)
+    assert rows["g"]["flagged"] == "improvement"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, TypeAlias
 
+from t2ibench.benchmarks import SPINE
 from t2ibench.errors import unknown_choice
 from t2ibench.store.connection import Store
 from t2ibench.store.schema import SPINE_SQL, STORED_BENCHMARKS
@@ -258,36 +259,39 @@ def benchmark_images(store: Store, name: str) -> list[BenchmarkImageRow]:
 
 
 PairedResultRow: TypeAlias = Row  # model, model_hash, evaluator_hash, suite, prompt_index, stratum, successes, trials
-JudgeRow: TypeAlias = Row  # model, model_hash, evaluator_hash, judge (a digest of how it was judged, not of what)
+JudgeRow: TypeAlias = Row  # model, model_hash, evaluator_hash, judge (its judge's settings as JSON, or NULL)
 ComparedRow: TypeAlias = Row  # model, model_hash, evaluator_hash, score, protocol, smoke
+
+
+def _compared(name: str) -> str:
+    """``name`` when it is the spine or a stored benchmark, else InputError (no read falls back to another's rows)."""
+    if name != SPINE and name not in STORED_BENCHMARKS:
+        raise unknown_choice("benchmark", name, [SPINE, *STORED_BENCHMARKS])
+    return name
 
 
 def paired_results(store: Store, name: str) -> list[PairedResultRow]:
     """Every stored version's per-prompt results of benchmark ``name`` (none without a paired read), by version."""
-    if name not in STORED_BENCHMARKS:
+    if _compared(name) == SPINE:
         return spine_rows(store, "paired_results")
     sql = STORED_BENCHMARKS[name].paired
     return [] if sql is None else store.rows(sql.replace("{benchmark}", name))
 
 
 def judges(store: Store, name: str) -> list[JudgeRow]:
-    """Each stored version of benchmark ``name`` with a digest of how it was judged (its protocol but the prompts)."""
-    if name not in STORED_BENCHMARKS:
+    """Each stored version of benchmark ``name`` with its judge's settings as JSON (``judge``; NULL: unrecorded)."""
+    if _compared(name) == SPINE:
         return spine_rows(store, "judges")
-    columns = STORED_BENCHMARKS[name]
-    parts = ", ".join(
-        f"coalesce(json_extract_string(settings, '$.{k}'), '-')" for k in columns.protocol if k not in columns.selection
-    )
     return store.rows(
-        f"SELECT model, model_hash, evaluator_hash, md5(concat_ws('|', {parts})) AS judge FROM benchmark_protocols "
-        "WHERE benchmark = ? ORDER BY model, model_hash, evaluator_hash",
+        "SELECT model, model_hash, evaluator_hash, settings AS judge FROM benchmark_protocols WHERE benchmark = ? "
+        "ORDER BY model, model_hash, evaluator_hash",
         [name],
     )
 
 
 def run_benchmark_versions(store: Store, run_id: str, name: str) -> list[VersionRow]:
     """The versions of benchmark ``name`` (the spine: run_models, else run_benchmarks) a run recorded, by model."""
-    if name not in STORED_BENCHMARKS:
+    if _compared(name) == SPINE:
         return store.rows(
             "SELECT run_id, model, model_hash, evaluator_hash FROM run_models WHERE run_id = ? ORDER BY model",
             [run_id],
@@ -304,8 +308,10 @@ def compared_current(store: Store, name: str) -> list[ComparedRow]:
     columns = STORED_BENCHMARKS[_stored_benchmark(name)]
     return store.rows(
         f"""SELECT b.model, b.model_hash, b.{name}_hash AS evaluator_hash,
-                   b.{columns.column(name, columns.headline)} AS score, s.protocol_key AS protocol, c.smoke
+                   b.{columns.column(name, columns.headline)} AS score, s.protocol_key AS protocol,
+                   coalesce(c.smoke, false) OR coalesce(m.smoke, false) AS smoke
             FROM {name}_current b JOIN current_models c USING (model, model_hash, evaluator_hash)
+            LEFT JOIN models m USING (model, model_hash)
             JOIN (SELECT DISTINCT model, model_hash, evaluator_hash, protocol_key FROM {name}_scores) s
               ON s.model = b.model AND s.model_hash = b.model_hash AND s.evaluator_hash = b.{name}_hash
             ORDER BY b.model"""

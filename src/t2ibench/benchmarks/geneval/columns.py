@@ -370,10 +370,11 @@ SPINE_SQL = SpineSQL(
                   sum(correct::INTEGER) AS successes, count(*) AS trials
            FROM verdicts GROUP BY ALL
            ORDER BY model, model_hash, evaluator_hash, suite, prompt_index""",
-        # every stored version with a digest of its GenEval judge's settings (detector, colour model, thresholds):
-        # two versions with one digest were judged the same way (what "since the last refresh" compares)
+        # every stored version with its GenEval judge's settings (detector, colour model, thresholds) as JSON, NULL
+        # where unrecorded (an evaluator row missing, or stored before the settings were kept by step): two versions
+        # whose judges differ were judged differently (what "since the last refresh" does not compare)
         "judges": """SELECT DISTINCT v.model, v.model_hash, v.evaluator_hash,
-                  md5(coalesce(CAST(json_extract(e.settings, '$.geneval.geneval') AS VARCHAR), '-')) AS judge
+                  CAST(json_extract(e.settings, '$.geneval.geneval') AS VARCHAR) AS judge
            FROM run_models v LEFT JOIN evaluators e USING (evaluator_hash)
            ORDER BY v.model, v.model_hash, v.evaluator_hash""",
         # each current model's task intervals with their image and prompt counts, by model and task
