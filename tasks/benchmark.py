@@ -20,6 +20,7 @@ from typing import Any
 from prefect import Task, task
 from prefect.cache_policies import NO_CACHE
 
+from t2ibench.metrics.levels import CI_LEVEL
 from t2ibench.pipeline import PromptSet, select_prompts, step_key
 from t2ibench.pipeline.identity import StepSpec
 from t2ibench.pipeline.plan import step_specs
@@ -79,15 +80,14 @@ def report_task(
     config_name: str,
     published: Sequence[str],
     root: Path | None = None,
-    level: float | None = None,
+    level: float = CI_LEVEL,
 ) -> dict[str, Any]:
     """Record the latest run's paired comparisons (what changed since the run before it, and the current models'
-    pairs, at confidence ``level``; None: the default) and the published rows, then render the leaderboard
+    pairs, at confidence ``level``) and the published rows, then render the leaderboard
     (Markdown + HTML), plots and mode galleries from the store — only when the rows it shows changed since it was
     last rendered (its files kept otherwise); ``root``: the workspace."""
     from t2ibench.comparisons import record_for_report
-    from t2ibench.metrics.levels import CI_LEVEL
     from t2ibench.report.leaderboard import render_reports
 
-    record_for_report(store, tuple(published), level=CI_LEVEL if level is None else level)
+    record_for_report(store, tuple(published), level=level)
     return render_reports(store, reports, config_name=config_name, published=tuple(published), root=root)

@@ -123,7 +123,10 @@ def test_the_series_view_and_the_report_draw_each_point_against_its_step(stored_
     section = html.split('id="series"')[1].split("</section>")[0]
     assert '<img src="series-run.png"' in section
     for r in rows:
-        assert f"<td>{r['step']}</td><td>{r['model']}</td><td>{r['overall']:.2f} [" in section
+        # each point's row: its step, its model, its overall with the interval below it (the report's table cells)
+        row = section.split(f">{r['model']}</td>")[1].split("</tr>")[0]
+        assert f">{r['step']}</td>" in section.split(f">{r['model']}</td>")[0].rsplit("<tr", 1)[1]
+        assert f'>{r["overall"]:.2f}<br><span class="ci">[{r["overall_ci_low"]:.2f}, ' in row
     assert "other" not in section
     assert html.count('src="series-run.png"') == 1  # not repeated among the other figures
     md = Path(out["markdown"]).read_text()

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from t2ibench.commands.common import EXIT_OK, check_data, data_option
 from t2ibench.errors import InputError
 from t2ibench.fields import Option, Range
+from t2ibench.metrics.levels import CI_LEVEL
 from t2ibench.options import add_fields, from_args
 
 
@@ -72,7 +73,7 @@ class DiffRequest(StoreChoice):
     """The earlier run's id (default: the completed run before RUN_B)."""
     run_b: Annotated[str | None, Option(positional=True, metavar="RUN_B")] = None
     """The later run's id (default: the latest completed run)."""
-    level: Annotated[float, Range(0.5, 1.0, open_high=True)] = 0.95
+    level: Annotated[float, Range(0.5, 1.0, open_high=True)] = CI_LEVEL
     """Confidence level: a change is flagged when its Holm-adjusted p-value is at most 1 − LEVEL."""
 
 
@@ -237,10 +238,11 @@ def add_diff(verbs: Any) -> None:
     diff = verbs.add_parser(
         "diff",
         help="what changed between two completed runs: each model old → new by a paired test on shared prompts",
-        description="Compare each model's version in RUN_B with its version in RUN_A on the prompts both judged: the "
-        "paired difference of the spine benchmark's overall score with its interval and the paired randomization "
-        "test's p-value, Holm-adjusted over the changed models; new models and those not in RUN_B listed. The same "
-        "table the report's 'Since the last refresh' section shows for the latest two runs.",
+        description="Compare, per benchmark, each model's version in RUN_B with its version in RUN_A on the prompts "
+        "both judged: the paired difference of the benchmark's headline score with its interval and the paired "
+        "randomization test's p-value, Holm-adjusted over every changed model and benchmark; new models, those not "
+        "in RUN_B and versions judged differently (not compared) listed. The same table the report's 'Since the "
+        "last refresh' section shows for the latest two runs.",
     )
     options = add_fields(diff, DiffRequest)
     diff.set_defaults(func=_cmd_diff, request_options=options)

@@ -12,7 +12,7 @@ from typing import Any
 
 from t2ibench.benchmarks import SPINE, label, stored_columns
 from t2ibench.report.markdown import markdown_table
-from t2ibench.report.site import fmt, interval
+from t2ibench.report.site import Cell, fmt, interval, table
 
 PREFIX = "series-"  # the plots' names (and files): series-<name>.png
 
@@ -23,7 +23,7 @@ def panels(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     found = [(f"{label(SPINE)} overall", "overall"), ("FKEA VENDI-1", "vendi_1")]
     for name, cols in stored_columns().items():
         column = cols.column(name, cols.headline)
-        found.append((f"{cols.title}", column))
+        found.append((cols.title, column))
     return [(t, c) for t, c in found if any(r.get(c) is not None for r in rows)]
 
 
@@ -84,25 +84,17 @@ def html_section(rows: Sequence[Mapping[str, Any]], drawn: Mapping[str, str]) ->
         '<section id="series"><h2>Checkpoint series</h2><p>Each series\' points (one model version per checkpoint) '
         "by training step, every score with its interval; in SQL: the <code>series</code> view.</p>"
     ]
-    for name, points in groups.items():
+    for i, (name, points) in enumerate(groups.items()):
         shown = panels(points)
-        head = "".join(f"<th>{html.escape(t)}</th>" for t, _ in shown)
-        body = "".join(
-            f"<tr><td>{p['step']}</td><td>{html.escape(str(p['model']))}</td>"
-            + "".join(
-                f"<td>{fmt(p.get(c))} {interval(p.get(f'{c}_ci_low'), p.get(f'{c}_ci_high'))}</td>" for _, c in shown
-            )
-            + "</tr>"
+        cells = [
+            [Cell.number(p["step"], digits=0), Cell.text(str(p["model"])),
+             *(Cell.number(p.get(c), low=p.get(f"{c}_ci_low"), high=p.get(f"{c}_ci_high")) for _, c in shown)]
             for p in points
-        )
+        ]  # fmt: skip
         figure = drawn.get(PREFIX + name)
         img = f'<figure><img src="{html.escape(figure)}" alt="{html.escape(name)} by step"></figure>' if figure else ""
-        parts.append(
-            f"<h3>{html.escape(name)}</h3>"
-            + img
-            + f'<table class="series"><thead><tr><th>step</th><th>model</th>{head}</tr></thead><tbody>{body}</tbody>'
-            "</table>"
-        )
+        headers = ["step", "model", *(t for t, _ in shown)]
+        parts.append(f"<h3>{html.escape(name)}</h3>" + img + table(f"series-{i}", headers, cells, text_columns=(1,)))
     return "".join(parts) + "</section>"
 
 

@@ -141,12 +141,13 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     # which self-test measured the GenEval evaluator a run judged each of its models with
     "run_selftests": ("run_id VARCHAR, model VARCHAR, selftest_hash VARCHAR", ("run_id", "model")),
     # what a refresh changed and how its models compare, by paired tests on the prompts both sides share
-    # (t2ibench.comparisons): kind 'since' — each model of the run against its version in the previous completed
-    # run (status new / not in this run / changed / unchanged; a changed one compared old → new); kind 'pair' —
-    # every two current models measured under one protocol, the better first (what the ranks' "≈" read);
+    # (t2ibench.comparisons), per benchmark: kind 'since' — each model of the run against its version in the previous
+    # completed run (status new / not in this run / not measured in this run / unchanged / changed, then compared
+    # old → new / changed, judged differently: not compared); kind 'pair' — every two current models measured under
+    # one protocol, the better first (what the ranks' "≈" read); scores in the benchmark's headline units;
     # difference = model's score − other's, its paired interval, the randomization test's p-value, Holm's adjusted
-    # one over the run's family of that kind, and flagged ('improvement' / 'regression' / 'separated') when
-    # p_adjusted ≤ 1 − ci_level
+    # one over the run's family of that kind (every benchmark together), and flagged ('improvement' / 'regression' /
+    # 'separated') when p_adjusted ≤ 1 − ci_level
     "paired_comparisons": (
         "run_id VARCHAR, kind VARCHAR, benchmark VARCHAR, model VARCHAR, other VARCHAR, status VARCHAR, "
         "model_hash VARCHAR, evaluator_hash VARCHAR, other_model_hash VARCHAR, other_evaluator_hash VARCHAR, "
