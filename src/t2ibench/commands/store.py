@@ -12,7 +12,6 @@ from typing import Annotated, Any
 from t2ibench.commands.common import EXIT_OK, check_data, data_option
 from t2ibench.errors import InputError
 from t2ibench.fields import Option, Range
-from t2ibench.metrics.levels import CI_LEVEL
 from t2ibench.options import add_fields, from_args
 
 
@@ -73,12 +72,15 @@ class DiffRequest(StoreChoice):
     """The earlier run's id (default: the completed run before RUN_B)."""
     run_b: Annotated[str | None, Option(positional=True, metavar="RUN_B")] = None
     """The later run's id (default: the latest completed run)."""
-    level: Annotated[float, Range(0.5, 1.0, open_high=True)] = CI_LEVEL
-    """Confidence level: a change is flagged when its Holm-adjusted p-value is at most 1 − LEVEL."""
+    # None: metrics.levels.CI_LEVEL, read when the command runs (the command line starts without the metrics package)
+    level: Annotated[float | None, Range(0.5, 1.0, open_high=True)] = None
+    """Confidence level: a change is flagged when its Holm-adjusted p-value is at most 1 − LEVEL (default: the level
+    every interval of t2ibench is given at)."""
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
     from t2ibench import comparisons
+    from t2ibench.metrics.levels import CI_LEVEL
     from t2ibench.report.changes import since_markdown
     from t2ibench.store import Store, queries
 
@@ -99,7 +101,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     if later is None or earlier is None:
         raise InputError(f"{path}: two completed runs are needed to compare (the latest: {recent})")
     with store.session():
-        rows = comparisons.since(store, later, earlier, level=req.level)
+        rows = comparisons.since(store, later, earlier, level=CI_LEVEL if req.level is None else req.level)
     print(f"# {later} against {earlier}\n")
     print("\n".join(since_markdown(rows)))
     return EXIT_OK
