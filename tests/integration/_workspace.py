@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from tests.integration._warm import WarmProcess, launch
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -66,10 +68,15 @@ def refresh_cmd(config: Path, **request: Any) -> list[str]:
     return [sys.executable, "-m", "flows.leaderboard_refresh", RefreshRequest(config=str(config), **request).to_json()]
 
 
-def start(config: Path, env: dict[str, str], **request: Any) -> subprocess.Popen[str]:
-    """A refresh in its own process group (so a kill takes its Prefect server with it)."""
+def start(config: Path, env: dict[str, str], **request: Any) -> subprocess.Popen[str] | WarmProcess:
+    """A refresh in its own process group (so a kill takes its Prefect server with it): forked from the test
+    worker's warm server (``_warm``: the model libraries already imported) when it can be, else a plain process."""
+    cmd = refresh_cmd(config, **request)
+    warm = launch(cmd, env, REPO)
+    if warm is not None:
+        return warm
     return subprocess.Popen(
-        refresh_cmd(config, **request),
+        cmd,
         cwd=REPO,
         env=env,
         stdout=subprocess.PIPE,
@@ -91,7 +98,7 @@ def refresh_log(config: Path) -> Path:
 
 
 def kill_after(
-    proc: subprocess.Popen[str], anchor: str, delay: float, *, log: Path, timeout: float = 900
+    proc: subprocess.Popen[str] | WarmProcess, anchor: str, delay: float, *, log: Path, timeout: float = 900
 ) -> tuple[bool, str]:
     """Follow the refresh's log file ``log`` (Prefect's lines land there, not on the console); ``delay`` seconds after
     a line containing ``anchor`` appears, SIGKILL the process group.

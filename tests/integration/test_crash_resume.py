@@ -5,13 +5,15 @@ several kills must come out the same as one that was never killed."""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from t2ibench.store import Store
-from tests.integration._workspace import kill_after, make_workspace, refresh_log, run, start
+from tests.integration._workspace import REPO, kill_after, make_workspace, refresh_log, run, start
 
 pytestmark = pytest.mark.slow
 
@@ -157,3 +159,37 @@ def statuses(root: Path) -> list[str]:
     """The runs' statuses in the order they started."""
     store = Store(root / "data" / "t2ibench.duckdb")
     return [r["status"] for r in store.rows("SELECT status FROM runs ORDER BY started_at")]
+
+
+PROBES = [["exit", "0"], ["exit", "3"], ["raise"], ["message"], ["interrupt"], ["atexit"], ["thread"]]
+
+
+def test_a_warm_launch_behaves_as_a_plain_process(tmp_path):
+    """The kills above land in refreshes forked from the warm server (tests/integration/_warm.py): a warm launch of
+    a program gives what a plain ``python -m`` process of it gives (output, exit status for each way of ending,
+    its own session and process group, its environment, folder and ``__main__``), and a SIGKILL of its process
+    group ends it as it ends a plain one."""
+    import signal
+    import subprocess
+    import sys
+
+    from tests.integration import _warm
+
+    env = _warm.server_environment(os.environ) | {"T2IBENCH_PROBE": "yes"}
+    for probe in PROBES:
+        cmd = [sys.executable, "-m", "tests.integration._exit_probe", *probe]
+        plain = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 text=True, start_new_session=True)  # fmt: skip
+        expected = plain.communicate(timeout=60)[0], plain.returncode
+        warm = _warm.launch(cmd, env, REPO)
+        assert warm is not None, probe
+        assert (warm.communicate(timeout=60)[0], warm.returncode) == expected, probe
+    assert json.loads(expected[0].splitlines()[0])["leader"]
+    killed = _warm.launch([sys.executable, "-m", "tests.integration._exit_probe", "sleep"], env, REPO)
+    assert killed is not None
+    assert json.loads(killed.stdout.readline())["marker"] == "yes"
+    assert killed.poll() is None
+    os.killpg(killed.pid, signal.SIGKILL)
+    killed.communicate(timeout=30)
+    assert killed.returncode == -signal.SIGKILL
+    assert _warm.launch(cmd, env | {"OMP_NUM_THREADS": "7"}, REPO) is None  # read as torch loads: a plain process

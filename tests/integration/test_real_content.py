@@ -101,6 +101,39 @@ def test_real_photos_give_their_hand_checked_classes(name, photos, detector):
     assert confident <= truth["present"] | truth["visible"], (name, sorted(confident))
 
 
+def test_one_shared_pass_reads_what_a_pass_per_layer_reads(photos, monkeypatch):
+    """The detector and the embedders share one forward pass per image: its detections and pooled features are,
+    bit for bit, what OpenCV gives when asked for each layer alone, and a second reader of an image runs no pass."""
+    import cv2
+    from PIL import Image
+
+    from t2ibench.models import ssd
+    from t2ibench.specs import EmbedderConfig
+
+    net = ssd._Network(ssd.SSD_MODEL)  # a fresh net: an empty memo, whatever the other tests read
+    monkeypatch.setattr(ssd, "network", lambda model: net)
+    images = [Image.fromarray(photos[name]) for name in ("astronaut", "coffee", "horse")]
+    raw = net.load()
+    alone = []
+    for image in images:
+        blob = cv2.dnn.blobFromImage(ssd._rgb(image), size=(300, 300), swapRB=False, crop=False)
+        raw.setInput(blob)
+        detections = np.asarray(raw.forward(ssd.OUTPUT_LAYER), dtype=np.float32).reshape(-1, 7)
+        raw.setInput(blob)
+        features = np.asarray(raw.forward(ssd.BACKBONE_LAYER), dtype=np.float32)
+        alone.append((detections, features.reshape(1280, -1).mean(axis=1)))
+    passes = []
+    monkeypatch.setattr(net, "load", lambda: passes.append(1) or raw)
+    found = detector_for_geneval().detect(images)
+    vectors = ssd.MobileNetFeatures(EmbedderConfig(backend="mobilenet-ssd"), show_progress=False).embed_images(images)
+    assert len(passes) == len(images)  # the embedder's reads were the detector's passes
+    for (detections, features), got, vector in zip(alone, found, vectors, strict=True):
+        kept = [row for row in detections if row[2] >= 0.01 and int(row[1]) in ssd.COCO90]
+        assert [d.score for d in got.detections] == [float(row[2]) for row in kept]
+        assert np.array_equal(vector, features)
+    assert len(net._memo) == len(images)
+
+
 @pytest.mark.parametrize("name", [n for n in sorted(TRUTH) if TRUTH[n]["colour"]])
 def test_the_lite_colour_namer_names_real_objects_as_a_person_would(name, photos, detector):
     from PIL import Image

@@ -1,0 +1,326 @@
+"""Warm starts for the refresh processes the integration tests launch: a fork server with the model libraries
+already imported.
+
+Every refresh a test starts is a process of its own (``python -m flows.leaderboard_refresh REQUEST``), and most of a
+smoke refresh's time is the import of torch, transformers, diffusers, open_clip and OpenCV (~8-10 s of CPU each
+time, more when both test workers are busy), paid again by each of the ~40 refreshes a run of the suite starts. Here
+one long-lived server per test worker imports them once; a launch forks it, and the child becomes the refresh:
+
+- in a session of its own (``setsid``: its pid is its process group, as with ``start_new_session=True``), with the
+  launcher's stdin, stdout and stderr (passed over a Unix socket), environment, working folder and arguments;
+- running the module as ``python -m`` does (``runpy._run_module_as_main``, in a clean ``__main__``), ending as the
+  interpreter ends a program (non-daemon threads joined, ``atexit`` handlers, streams flushed, the exit status of
+  ``SystemExit`` or of an uncaught exception, its traceback from the program's frames on), its status sent back by
+  the server.
+
+Nothing of the refresh itself is imported before the fork (not t2ibench, the flows, tasks or Prefect, which read
+their environment as they import), and a launch falls back to a plain subprocess whenever the child would differ
+from a fresh interpreter: another interpreter or program, or an environment differing in anything the preloaded
+libraries may read as they import (only ``PREFECT_*``, ``T2IBENCH_*`` and ``DASK_*`` may differ, which they do not
+read). The refresh program's own start (``python -m`` from a shell, signal handling on a terminal) stays covered by
+the tests that start it as a plain process (test_signals, the ``t2ibench run`` and DVC tests).
+
+``T2IBENCH_TEST_WARM=0`` turns warm starts off (every launch a plain subprocess); ``T2IBENCH_TEST_WARM_LOG=FILE``
+appends a line per launch to FILE saying whether it was warm, and if not which variables kept it cold.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import gc
+import importlib
+import io
+import json
+import locale
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import types
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+PRELOAD = ("numpy", "scipy.linalg", "PIL.Image", "torch", "transformers", "transformers.modeling_utils",
+           "diffusers", "open_clip", "cv2", "duckdb", "matplotlib.pyplot")  # fmt: skip
+"""What the server imports once: the third-party libraries a refresh spends its start-up importing."""
+MAY_DIFFER = ("PREFECT_", "T2IBENCH_", "DASK_")
+"""Environment variables a launch may set differently from the server's: none of PRELOAD reads them."""
+QUIET = {"HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+"""What the refresh sets before it imports the hub libraries (t2ibench.logs.QUIET_ENVIRONMENT): the server has it."""
+BUFSIZE = 1 << 20
+
+
+# -- the server (python -m tests.integration._warm SOCKET PARENT_PID) ------------------------------------------------
+
+
+def _threads() -> int:
+    """The threads of this process, native ones included (a fork copies only the calling one)."""
+    return len(os.listdir("/proc/self/task"))
+
+
+def _child(conn: socket.socket, request: dict[str, Any], fds: list[int], others: list[socket.socket]) -> None:
+    """In the forked child: become the launched program, then exit as it does (never returns)."""
+    os.setsid()
+    for other in others:
+        other.close()
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+    for fd in set(fds):
+        os.close(fd)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    conn.sendall(json.dumps({"pid": os.getpid()}).encode())
+    conn.close()
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+    sys.stdout.reconfigure(line_buffering=os.isatty(1))
+    sys.argv = ["-m", *request["args"]]
+    import runpy
+
+    sys.modules["__main__"] = types.ModuleType("__main__")  # a clean one, as `python -m` runs the module in
+    try:
+        runpy._run_module_as_main(request["module"])  # type: ignore[attr-defined]  # what `python -m` calls
+        code = 0
+    except SystemExit as stop:
+        code = _exit_code(stop.code)
+    except BaseException as exc:  # what the interpreter prints, from the program's frames on
+        tb = exc.__traceback__.tb_next if exc.__traceback__ else None
+        sys.excepthook(type(exc), exc.with_traceback(tb), tb)
+        code = -signal.SIGINT if isinstance(exc, KeyboardInterrupt) else 1
+    _exit(code)
+
+
+def _exit_code(code: object) -> int:
+    """The status ``raise SystemExit(code)`` ends a Python process with (a message: printed, status 1)."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _exit(code: int) -> None:
+    """End the child as the interpreter ends a program (non-daemon threads joined, atexit handlers run, streams
+    flushed), without tearing down the preloaded libraries' modules one by one (seconds with torch loaded, and
+    nothing a fresh refresh process, which never imported them, would do either). ``code`` < 0: die of that signal,
+    as Python does after an uncaught KeyboardInterrupt."""
+    threading._shutdown()  # type: ignore[attr-defined]
+    import atexit as _atexit
+
+    _atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code)
+
+
+def serve(path: str, parent: int) -> None:
+    """Import PRELOAD, then fork a child for each launch request on the Unix socket ``path`` until ``parent`` ends."""
+    for name in PRELOAD:
+        importlib.import_module(name)
+    gc.collect()
+    gc.freeze()  # the preloaded objects out of every child's collections (and their pages shared, not copied)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(path)
+    listener.listen(32)
+    running: dict[int, socket.socket] = {}
+    print(json.dumps({"ready": os.getpid(), "threads": _threads()}), flush=True)
+    while os.getppid() == parent:
+        readable, _, _ = select.select([listener], [], [], 0.02)
+        if readable:
+            conn, _ = listener.accept()
+            message, fds, _, _ = socket.recv_fds(conn, BUFSIZE, 3)
+            request = json.loads(message)
+            if _threads() != 1:  # a fork would copy a process with threads it cannot run: refuse
+                conn.sendall(json.dumps({"refused": f"{_threads()} threads in the server"}).encode())
+                conn.close()
+            else:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                pid = os.fork()
+                if pid == 0:
+                    listener.close()
+                    _child(conn, request, fds, list(running.values()))
+                running[pid] = conn
+            for fd in fds:
+                os.close(fd)
+        while running:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            conn = running.pop(pid)
+            with contextlib.suppress(OSError):
+                conn.sendall(json.dumps({"exit": os.waitstatus_to_exitcode(status)}).encode())
+            conn.close()
+
+
+# -- the launcher (in the test process) -------------------------------------------------------------------------
+
+
+class WarmProcess:
+    """A launched refresh, as much of ``subprocess.Popen`` as the tests use: ``pid`` (also its process group),
+    ``stdout`` (text; stderr merged into it), ``returncode``, ``poll``, ``wait``, ``communicate``, ``send_signal``."""
+
+    def __init__(self, conn: socket.socket, pid: int, stdout: io.TextIOWrapper) -> None:
+        self._conn = conn
+        self.pid = pid
+        self.stdout = stdout
+        self.stderr = None
+        self.returncode: int | None = None
+
+    def _collect(self, timeout: float | None) -> None:
+        if self.returncode is not None:
+            return
+        readable, _, _ = select.select([self._conn], [], [], timeout)
+        if not readable:
+            if timeout == 0:
+                return
+            raise subprocess.TimeoutExpired("warm refresh", timeout or 0)
+        message = self._conn.recv(BUFSIZE)
+        if not message:
+            raise RuntimeError("the warm fork server ended before reporting the refresh's exit")
+        self.returncode = json.loads(message)["exit"]
+        self._conn.close()
+
+    def poll(self) -> int | None:
+        """The exit status if the refresh has ended, else None."""
+        self._collect(0)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait for the refresh to end; its exit status (negative: the signal that killed it)."""
+        self._collect(timeout)
+        assert self.returncode is not None
+        return self.returncode
+
+    def communicate(self, timeout: float | None = None) -> tuple[str, None]:
+        """Read stdout to its end, then wait for the exit: (output, None)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        chunks: list[str] = []
+        reader = threading.Thread(target=lambda: chunks.append(self.stdout.read()), daemon=True)
+        reader.start()
+        reader.join(timeout)
+        if reader.is_alive():
+            raise subprocess.TimeoutExpired("warm refresh", timeout or 0)
+        self.stdout.close()
+        self.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        return "".join(chunks), None
+
+    def send_signal(self, signum: int) -> None:
+        """Send ``signum`` to the refresh (its process, not its group)."""
+        if self.returncode is None:
+            os.kill(self.pid, signum)
+
+
+class _Server:
+    """This test process's fork server: started on the first launch, stopped when the process exits."""
+
+    def __init__(self) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="t2ibench-warm-"))
+        self.path = str(self.folder / "socket")
+        self.env = server_environment(os.environ)
+        self.log = open(self.folder / "server.log", "w+")  # noqa: SIM115 (open as long as the server)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.integration._warm", self.path, str(os.getpid())],
+            cwd=REPO,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+            start_new_session=True,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            self.log.seek(0)
+            raise RuntimeError(f"the warm fork server did not start:\n{self.log.read()[-3000:]}")
+        self.ready = json.loads(line)
+        atexit.register(self.stop)
+
+    def stop(self) -> None:
+        """End the server (its children, the launched refreshes, are waited for by their tests)."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=10)
+
+
+_SERVER: _Server | None = None
+_LOCK = threading.Lock()
+
+
+def server_environment(base: Mapping[str, str]) -> dict[str, str]:
+    """The server's environment: ``base`` with this checkout on PYTHONPATH (as the tests' workspaces have it) and
+    what the refresh sets before importing the hub libraries."""
+    env = dict(base)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), str(REPO)])
+    for key, value in QUIET.items():
+        env.setdefault(key, value)
+    return env
+
+
+def _differs(env: Mapping[str, str], server: Mapping[str, str]) -> list[str]:
+    """The variables a launch's environment sets otherwise than the server's, beyond MAY_DIFFER."""
+    keys = set(env) | set(server)
+    return sorted(k for k in keys if env.get(k) != server.get(k) and not k.startswith(MAY_DIFFER))
+
+
+def enabled() -> bool:
+    """Whether launches may be warm (T2IBENCH_TEST_WARM unset or 1)."""
+    return os.environ.get("T2IBENCH_TEST_WARM", "1") == "1"
+
+
+def launch(cmd: Sequence[str], env: Mapping[str, str], cwd: Path) -> WarmProcess | None:
+    """``cmd`` (``[sys.executable, "-m", module, *args]``) forked from the warm server, with ``env`` and ``cwd`` and
+    stdout+stderr into one pipe; None when it cannot be warm (then start it as a plain subprocess)."""
+    global _SERVER
+    if not enabled() or len(cmd) < 3 or cmd[0] != sys.executable or cmd[1] != "-m":
+        return None
+    env = dict(env)
+    for key, value in QUIET.items():
+        env.setdefault(key, value)
+    with _LOCK:
+        if _SERVER is None or _SERVER.proc.poll() is not None:
+            _SERVER = _Server()
+        server = _SERVER
+    differs = _differs(env, server.env)
+    if os.environ.get("T2IBENCH_TEST_WARM_LOG"):
+        with open(os.environ["T2IBENCH_TEST_WARM_LOG"], "a") as fh:
+            how = f"cold ({', '.join(differs)} differ)" if differs else "warm"
+            fh.write(f"{os.getpid()} {time.time():.1f} {cmd[2]}: {how}\n")
+    if differs:
+        return None
+    read, write = os.pipe()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        conn.connect(server.path)
+        request = {"module": cmd[2], "args": list(cmd[3:]), "env": env, "cwd": str(cwd)}
+        socket.send_fds(conn, [json.dumps(request).encode()], [devnull, write, write])
+    finally:
+        os.close(write)
+        os.close(devnull)
+    answer = json.loads(conn.recv(BUFSIZE) or b'{"refused": "the server closed the connection"}')
+    if "pid" not in answer:
+        os.close(read)
+        conn.close()
+        return None
+    stdout = io.TextIOWrapper(io.FileIO(read, "r"), encoding=locale.getpreferredencoding(False))
+    return WarmProcess(conn, answer["pid"], stdout)
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1], int(sys.argv[2]))
