@@ -13,7 +13,7 @@ from pathlib import Path
 
 WORKSPACE = Path(__file__).resolve().parents[1]
 
-for key, value in {
+SETTINGS = {
     "DO_NOT_TRACK": "1",
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
     "PREFECT_HOME": str(WORKSPACE / ".prefect"),
@@ -24,5 +24,8 @@ for key, value in {
     "PREFECT_SERVER_API_HOST": "127.0.0.1",
     # Dask's own INFO lines (scheduler and worker start, nanny close) stay out of the log; warnings still show
     "DASK_LOGGING__DISTRIBUTED": "warning",
-}.items():
+}
+"""The environment every program of the workspace starts with (each variable unless already set), applied as this
+package is imported: before Prefect, Dask or the model libraries read it."""
+for key, value in SETTINGS.items():
     os.environ.setdefault(key, value)

@@ -17,8 +17,9 @@ Nothing of the refresh itself is imported before the fork (not t2ibench, the flo
 their environment as they import), and a launch falls back to a plain subprocess whenever the child would differ
 from a fresh interpreter: another interpreter or program, or an environment differing in anything the preloaded
 libraries may read as they import (only ``PREFECT_*``, ``T2IBENCH_*`` and ``DASK_*`` may differ, which they do not
-read). The refresh program's own start (``python -m`` from a shell, signal handling on a terminal) stays covered by
-the tests that start it as a plain process (test_signals, the ``t2ibench run`` and DVC tests).
+read; both sides counted with what the refresh sets before it imports them, ``tasks.SETTINGS`` and the log
+routing's variables). The refresh program's own start (``python -m`` from a shell, signal handling on a terminal)
+stays covered by the tests that start it as a plain process (test_signals, the ``t2ibench run`` and DVC tests).
 
 ``T2IBENCH_TEST_WARM=0`` turns warm starts off (every launch a plain subprocess); ``T2IBENCH_TEST_WARM_LOG=FILE``
 appends a line per launch to FILE saying whether it was warm, and if not which variables kept it cold.
@@ -53,8 +54,6 @@ PRELOAD = ("numpy", "scipy.linalg", "PIL.Image", "torch", "transformers", "trans
 """What the server imports once: the third-party libraries a refresh spends its start-up importing."""
 MAY_DIFFER = ("PREFECT_", "T2IBENCH_", "DASK_")
 """Environment variables a launch may set differently from the server's: none of PRELOAD reads them."""
-QUIET = {"HF_HUB_DISABLE_PROGRESS_BARS": "1"}
-"""What the refresh sets before it imports the hub libraries (t2ibench.logs.QUIET_ENVIRONMENT): the server has it."""
 BUFSIZE = 1 << 20
 
 
@@ -126,10 +125,49 @@ def _exit(code: int) -> None:
     os._exit(code)
 
 
+def _defaults() -> dict[str, str]:
+    """What a refresh's process sets in its environment (each variable unless set) before it imports PRELOAD's
+    libraries: the workspace's settings (``tasks.SETTINGS``, applied as ``flows`` imports ``tasks``) and the log
+    routing's (``t2ibench.logs.QUIET_ENVIRONMENT``). Read, then dropped from ``sys.modules``, so that each child
+    imports them afresh, as a new process does."""
+    import tasks
+
+    from t2ibench.logs import QUIET_ENVIRONMENT
+
+    defaults = {**tasks.SETTINGS, **QUIET_ENVIRONMENT}
+    for name in [n for n in sys.modules if n == "tasks" or n.startswith(("tasks.", "t2ibench"))]:
+        del sys.modules[name]
+    return defaults
+
+
+def _refusal(
+    env: Mapping[str, str], base: Mapping[str, str], defaults: Mapping[str, str], added: Mapping[str, str]
+) -> str | None:
+    """Why a child with environment ``env`` would not be a fresh process (None: it would): a variable other than
+    MAY_DIFFER's that differs from the server's ``base`` (before its imports) once both have ``defaults``, a value
+    of its own for one the imports set (``added``: the child has the server's), or threads in the server (a fork
+    copies only the calling one)."""
+    settled = {**defaults, **env}
+    differ = sorted(
+        k for k in set(settled) | set(base) if settled.get(k) != base.get(k) and not k.startswith(MAY_DIFFER)
+    )
+    differ += sorted(k for k, v in added.items() if k in env and env[k] != v and k not in differ)
+    if differ:
+        return f"the environment differs from the server's in {', '.join(differ)}"
+    if _threads() != 1:
+        return f"{_threads()} threads in the server"
+    return None
+
+
 def serve(path: str, parent: int) -> None:
     """Import PRELOAD, then fork a child for each launch request on the Unix socket ``path`` until ``parent`` ends."""
+    defaults = _defaults()
+    for key, value in defaults.items():
+        os.environ.setdefault(key, value)
+    base = dict(os.environ)
     for name in PRELOAD:
         importlib.import_module(name)
+    added = {k: v for k, v in os.environ.items() if base.get(k) != v}  # what the libraries set as they import
     gc.collect()
     gc.freeze()  # the preloaded objects out of every child's collections (and their pages shared, not copied)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -143,8 +181,9 @@ def serve(path: str, parent: int) -> None:
             conn, _ = listener.accept()
             message, fds, _, _ = socket.recv_fds(conn, BUFSIZE, 3)
             request = json.loads(message)
-            if _threads() != 1:  # a fork would copy a process with threads it cannot run: refuse
-                conn.sendall(json.dumps({"refused": f"{_threads()} threads in the server"}).encode())
+            refused = _refusal(request["env"], base, defaults, added)
+            if refused:
+                conn.sendall(json.dumps({"refused": refused}).encode())
                 conn.close()
             else:
                 sys.stdout.flush()
@@ -152,7 +191,7 @@ def serve(path: str, parent: int) -> None:
                 pid = os.fork()
                 if pid == 0:
                     listener.close()
-                    _child(conn, request, fds, list(running.values()))
+                    _child(conn, {**request, "env": {**added, **request["env"]}}, fds, list(running.values()))
                 running[pid] = conn
             for fd in fds:
                 os.close(fd)
@@ -259,23 +298,14 @@ class _Server:
 
 
 _SERVER: _Server | None = None
+LAST_REFUSAL: str | None = None
+"""Why the server last refused a launch (it then ran as a plain subprocess)."""
 _LOCK = threading.Lock()
 
 
 def server_environment(base: Mapping[str, str]) -> dict[str, str]:
-    """The server's environment: ``base`` with this checkout on PYTHONPATH (as the tests' workspaces have it) and
-    what the refresh sets before importing the hub libraries."""
-    env = dict(base)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), str(REPO)])
-    for key, value in QUIET.items():
-        env.setdefault(key, value)
-    return env
-
-
-def _differs(env: Mapping[str, str], server: Mapping[str, str]) -> list[str]:
-    """The variables a launch's environment sets otherwise than the server's, beyond MAY_DIFFER."""
-    keys = set(env) | set(server)
-    return sorted(k for k in keys if env.get(k) != server.get(k) and not k.startswith(MAY_DIFFER))
+    """The server's environment: ``base`` with this checkout on PYTHONPATH, as the tests' workspaces have it."""
+    return {**base, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
 
 
 def enabled() -> bool:
@@ -286,23 +316,13 @@ def enabled() -> bool:
 def launch(cmd: Sequence[str], env: Mapping[str, str], cwd: Path) -> WarmProcess | None:
     """``cmd`` (``[sys.executable, "-m", module, *args]``) forked from the warm server, with ``env`` and ``cwd`` and
     stdout+stderr into one pipe; None when it cannot be warm (then start it as a plain subprocess)."""
-    global _SERVER
+    global _SERVER, LAST_REFUSAL
     if not enabled() or len(cmd) < 3 or cmd[0] != sys.executable or cmd[1] != "-m":
         return None
-    env = dict(env)
-    for key, value in QUIET.items():
-        env.setdefault(key, value)
     with _LOCK:
         if _SERVER is None or _SERVER.proc.poll() is not None:
             _SERVER = _Server()
         server = _SERVER
-    differs = _differs(env, server.env)
-    if os.environ.get("T2IBENCH_TEST_WARM_LOG"):
-        with open(os.environ["T2IBENCH_TEST_WARM_LOG"], "a") as fh:
-            how = f"cold ({', '.join(differs)} differ)" if differs else "warm"
-            fh.write(f"{os.getpid()} {time.time():.1f} {cmd[2]}: {how}\n")
-    if differs:
-        return None
     read, write = os.pipe()
     devnull = os.open(os.devnull, os.O_RDONLY)
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -314,7 +334,11 @@ def launch(cmd: Sequence[str], env: Mapping[str, str], cwd: Path) -> WarmProcess
         os.close(write)
         os.close(devnull)
     answer = json.loads(conn.recv(BUFSIZE) or b'{"refused": "the server closed the connection"}')
+    if os.environ.get("T2IBENCH_TEST_WARM_LOG"):
+        with open(os.environ["T2IBENCH_TEST_WARM_LOG"], "a") as fh:
+            fh.write(f"{os.getpid()} {time.time():.1f} {cmd[2]}: {answer.get('refused', 'warm')}\n")
     if "pid" not in answer:
+        LAST_REFUSAL = answer["refused"]
         os.close(read)
         conn.close()
         return None

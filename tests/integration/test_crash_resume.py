@@ -182,14 +182,15 @@ def test_a_warm_launch_behaves_as_a_plain_process(tmp_path):
                                  text=True, start_new_session=True)  # fmt: skip
         expected = plain.communicate(timeout=60)[0], plain.returncode
         warm = _warm.launch(cmd, env, REPO)
-        assert warm is not None, probe
+        assert warm is not None, (probe, _warm.LAST_REFUSAL)
         assert (warm.communicate(timeout=60)[0], warm.returncode) == expected, probe
     assert json.loads(expected[0].splitlines()[0])["leader"]
     killed = _warm.launch([sys.executable, "-m", "tests.integration._exit_probe", "sleep"], env, REPO)
-    assert killed is not None
+    assert killed is not None, _warm.LAST_REFUSAL
     assert json.loads(killed.stdout.readline())["marker"] == "yes"
     assert killed.poll() is None
     os.killpg(killed.pid, signal.SIGKILL)
     killed.communicate(timeout=30)
     assert killed.returncode == -signal.SIGKILL
     assert _warm.launch(cmd, env | {"OMP_NUM_THREADS": "7"}, REPO) is None  # read as torch loads: a plain process
+    assert _warm.LAST_REFUSAL == "the environment differs from the server's in OMP_NUM_THREADS"
