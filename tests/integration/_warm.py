@@ -16,10 +16,11 @@ one long-lived server per test worker imports them once; a launch forks it, and 
 Nothing of the refresh itself is imported before the fork (not t2ibench, the flows, tasks or Prefect, which read
 their environment as they import), and a launch falls back to a plain subprocess whenever the child would differ
 from a fresh interpreter: another interpreter or program, or an environment differing in anything the preloaded
-libraries may read as they import (only ``PREFECT_*``, ``T2IBENCH_*`` and ``DASK_*`` may differ, which they do not
-read; both sides counted with what the refresh sets before it imports them, ``tasks.SETTINGS`` and the log
-routing's variables). The refresh program's own start (``python -m`` from a shell, signal handling on a terminal)
-stays covered by the tests that start it as a plain process (test_signals, the ``t2ibench run`` and DVC tests).
+libraries may read as they import (only ``PREFECT_*``, ``T2IBENCH_*``, ``DASK_*`` and ``PYTEST_*`` may differ,
+which they do not read, and those the imports set themselves; both sides counted with what the refresh sets before
+it imports them, ``tasks.SETTINGS`` and the log routing's variables). The refresh program's own start (``python -m``
+from a shell, signal handling on a terminal) stays covered by the tests that start it as a plain process
+(test_signals, the ``t2ibench run`` and DVC tests).
 
 ``T2IBENCH_TEST_WARM=0`` turns warm starts off (every launch a plain subprocess); ``T2IBENCH_TEST_WARM_LOG=FILE``
 appends a line per launch to FILE saying whether it was warm, and if not which variables kept it cold.
@@ -52,8 +53,9 @@ REPO = Path(__file__).resolve().parents[2]
 PRELOAD = ("numpy", "scipy.linalg", "PIL.Image", "torch", "transformers", "transformers.modeling_utils",
            "diffusers", "open_clip", "cv2", "duckdb", "matplotlib.pyplot")  # fmt: skip
 """What the server imports once: the third-party libraries a refresh spends its start-up importing."""
-MAY_DIFFER = ("PREFECT_", "T2IBENCH_", "DASK_")
-"""Environment variables a launch may set differently from the server's: none of PRELOAD reads them."""
+MAY_DIFFER = ("PREFECT_", "T2IBENCH_", "DASK_", "PYTEST_")
+"""Environment variables a launch may set differently from the server's: none of PRELOAD reads them (PYTEST_: the
+test running, which pytest sets as each test starts)."""
 BUFSIZE = 1 << 20
 
 
@@ -143,20 +145,32 @@ def _defaults() -> dict[str, str]:
 def _refusal(
     env: Mapping[str, str], base: Mapping[str, str], defaults: Mapping[str, str], added: Mapping[str, str]
 ) -> str | None:
-    """Why a child with environment ``env`` would not be a fresh process (None: it would): a variable other than
-    MAY_DIFFER's that differs from the server's ``base`` (before its imports) once both have ``defaults``, a value
-    of its own for one the imports set (``added``: the child has the server's), or threads in the server (a fork
-    copies only the calling one)."""
+    """Why a child with environment ``env`` would not be a fresh process (None: it would): a variable that differs
+    from the server's ``base`` (before its imports) once both have ``defaults``, beyond MAY_DIFFER's and those the
+    imports set themselves (``added``), or threads in the server (a fork copies only the calling one)."""
     settled = {**defaults, **env}
     differ = sorted(
-        k for k in set(settled) | set(base) if settled.get(k) != base.get(k) and not k.startswith(MAY_DIFFER)
+        k
+        for k in set(settled) | set(base)
+        if settled.get(k) != base.get(k) and not k.startswith(MAY_DIFFER) and k not in added
     )
-    differ += sorted(k for k, v in added.items() if k in env and env[k] != v and k not in differ)
     if differ:
         return f"the environment differs from the server's in {', '.join(differ)}"
     if _threads() != 1:
         return f"{_threads()} threads in the server"
     return None
+
+
+def _imported(env: Mapping[str, str], base: Mapping[str, str], added: Mapping[str, str]) -> dict[str, str]:
+    """``env`` as the preloaded imports leave it: each variable they set (``added``: OpenCV prepends its folder to
+    LD_LIBRARY_PATH, open_clip turns TOKENIZERS_PARALLELISM off, ...) as they set it in the server, where ``env``
+    started it as the server did; where it did not, ``env``'s own value stands (only a later subprocess's library
+    search path reads it)."""
+    out = dict(env)
+    for key, value in added.items():
+        if env.get(key) == base.get(key):
+            out[key] = value
+    return out
 
 
 def serve(path: str, parent: int) -> None:
@@ -191,7 +205,9 @@ def serve(path: str, parent: int) -> None:
                 pid = os.fork()
                 if pid == 0:
                     listener.close()
-                    _child(conn, {**request, "env": {**added, **request["env"]}}, fds, list(running.values()))
+                    _child(
+                        conn, {**request, "env": _imported(request["env"], base, added)}, fds, list(running.values())
+                    )
                 running[pid] = conn
             for fd in fds:
                 os.close(fd)
