@@ -3,7 +3,7 @@ already imported.
 
 Every refresh a test starts is a process of its own (``python -m flows.leaderboard_refresh REQUEST``), and most of a
 smoke refresh's time is the import of torch, transformers, diffusers, open_clip and OpenCV (~8-10 s of CPU each
-time, more when both test workers are busy), paid again by each of the ~40 refreshes a run of the suite starts. Here
+time, more when both test workers are busy), paid again by each of the ~25 refreshes the suite starts this way. Here
 one long-lived server per test worker imports them once; a launch forks it, and the child becomes the refresh:
 
 - in a session of its own (``setsid``: its pid is its process group, as with ``start_new_session=True``), with the
@@ -36,6 +36,7 @@ import io
 import json
 import locale
 import os
+import runpy
 import select
 import signal
 import socket
@@ -57,6 +58,8 @@ MAY_DIFFER = ("PREFECT_", "T2IBENCH_", "DASK_", "PYTEST_")
 """Environment variables a launch may set differently from the server's: none of PRELOAD reads them (PYTEST_: the
 test running, which pytest sets as each test starts)."""
 BUFSIZE = 1 << 20
+PYTHONPATH = os.pathsep.join([str(REPO / "src"), str(REPO)])
+"""This checkout's library first: what the tests' refreshes (and so the server) run with."""
 
 
 # -- the server (python -m tests.integration._warm SOCKET PARENT_PID) ------------------------------------------------
@@ -76,7 +79,6 @@ def _child(conn: socket.socket, request: dict[str, Any], fds: list[int], others:
         os.dup2(fd, target)
     for fd in set(fds):
         os.close(fd)
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     conn.sendall(json.dumps({"pid": os.getpid()}).encode())
     conn.close()
     os.environ.clear()
@@ -84,8 +86,6 @@ def _child(conn: socket.socket, request: dict[str, Any], fds: list[int], others:
     os.chdir(request["cwd"])
     sys.stdout.reconfigure(line_buffering=os.isatty(1))
     sys.argv = ["-m", *request["args"]]
-    import runpy
-
     sys.modules["__main__"] = types.ModuleType("__main__")  # a clean one, as `python -m` runs the module in
     try:
         runpy._run_module_as_main(request["module"])  # type: ignore[attr-defined]  # what `python -m` calls
@@ -115,9 +115,7 @@ def _exit(code: int) -> None:
     nothing a fresh refresh process, which never imported them, would do either). ``code`` < 0: die of that signal,
     as Python does after an uncaught KeyboardInterrupt."""
     threading._shutdown()  # type: ignore[attr-defined]
-    import atexit as _atexit
-
-    _atexit._run_exitfuncs()
+    atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
@@ -188,7 +186,7 @@ def serve(path: str, parent: int) -> None:
     listener.bind(path)
     listener.listen(32)
     running: dict[int, socket.socket] = {}
-    print(json.dumps({"ready": os.getpid(), "threads": _threads()}), flush=True)
+    print(json.dumps({"ready": os.getpid()}), flush=True)
     while os.getppid() == parent:
         readable, _, _ = select.select([listener], [], [], 0.02)
         if readable:
@@ -285,12 +283,11 @@ class _Server:
     def __init__(self) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="t2ibench-warm-"))
         self.path = str(self.folder / "socket")
-        self.env = server_environment(os.environ)
         self.log = open(self.folder / "server.log", "w+")  # noqa: SIM115 (open as long as the server)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tests.integration._warm", self.path, str(os.getpid())],
             cwd=REPO,
-            env=self.env,
+            env=server_environment(os.environ),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=self.log,
@@ -298,11 +295,9 @@ class _Server:
             start_new_session=True,
         )
         assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line:
+        if not self.proc.stdout.readline():  # its line saying it is ready
             self.log.seek(0)
             raise RuntimeError(f"the warm fork server did not start:\n{self.log.read()[-3000:]}")
-        self.ready = json.loads(line)
         atexit.register(self.stop)
 
     def stop(self) -> None:
@@ -321,7 +316,7 @@ _LOCK = threading.Lock()
 
 def server_environment(base: Mapping[str, str]) -> dict[str, str]:
     """The server's environment: ``base`` with this checkout on PYTHONPATH, as the tests' workspaces have it."""
-    return {**base, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+    return {**base, "PYTHONPATH": PYTHONPATH}
 
 
 def enabled() -> bool:

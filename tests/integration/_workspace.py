@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from tests.integration._warm import WarmProcess, launch
+from tests.integration._warm import PYTHONPATH, WarmProcess, launch
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -49,7 +49,7 @@ def make_workspace(
     env = dict(os.environ)
     env.update(
         {
-            "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)]),  # this checkout's library
+            "PYTHONPATH": PYTHONPATH,  # this checkout's library
             "PREFECT_HOME": str(root / ".prefect"),
             "PREFECT_LOCAL_STORAGE_PATH": str(root / ".prefect" / "storage"),
             "T2IBENCH_CACHE": str(model_cache),

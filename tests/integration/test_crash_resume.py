@@ -164,7 +164,7 @@ def statuses(root: Path) -> list[str]:
 PROBES = [["exit", "0"], ["exit", "3"], ["raise"], ["message"], ["interrupt"], ["atexit"], ["thread"]]
 
 
-def test_a_warm_launch_behaves_as_a_plain_process(tmp_path, monkeypatch):
+def test_a_warm_launch_behaves_as_a_plain_process(monkeypatch):
     """The kills above land in refreshes forked from the warm server (tests/integration/_warm.py): a warm launch of
     a program gives what a plain ``python -m`` process of it gives (output, exit status for each way of ending,
     its own session and process group, its environment, folder and ``__main__``), and a SIGKILL of its process

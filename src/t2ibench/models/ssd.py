@@ -141,7 +141,7 @@ class _Network:
             self._net = cv2.dnn.readNetFromTensorflow(str(graph), str(text), **kwargs)
         return self._net
 
-    def passes(self, rgb: NDArray[np.uint8]) -> Pass:
+    def pass_of(self, rgb: NDArray[np.uint8]) -> Pass:
         """Both readings of one RGB uint8 image (H, W, 3), resized to the network input: one forward pass computes
         them (each the same bits as a pass asking for it alone), and the last ``MEMO_IMAGES`` images' readings are
         kept, so the detector and the embedders reading the same image (GenEval's verdicts, the diversity and the
@@ -279,7 +279,7 @@ class SSDMobileNetDetector:
             rgb = _rgb(image)
             h, w = rgb.shape[:2]
             detections: list[Detection] = []
-            for row in net.passes(rgb).detections:
+            for row in net.pass_of(rgb).detections:
                 score, class_id = np.float32(row[2]), int(row[1])
                 if score < self.min_score or class_id not in labels:
                     continue
@@ -342,7 +342,7 @@ class MobileNetFeatures(ImagesOnly):
         with progress(len(images), "embed (mobilenet)", enabled=self.show_progress, unit="img") as bar:
             for item in images:
                 image = load_rgb(item)[0] if isinstance(item, (str, Path)) else to_rgb(item)[0]
-                rows.append(net.passes(_rgb(image)).features)
+                rows.append(net.pass_of(_rgb(image)).features)
                 bar.update(1)
         x = np.asarray(rows, dtype=np.float32).reshape(len(rows), -1)
         if self.spec.normalize and len(x):
