@@ -51,9 +51,25 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-PRELOAD = ("numpy", "scipy.linalg", "PIL.Image", "torch", "transformers", "transformers.modeling_utils",
-           "diffusers", "open_clip", "cv2", "duckdb", "matplotlib.pyplot")  # fmt: skip
-"""What the server imports once: the third-party libraries a refresh spends its start-up importing."""
+PRELOAD = (
+    # the model and numeric libraries, with the submodules a smoke refresh's steps load lazily (transformers and
+    # diffusers import a model's classes on first use: ~1 s of each refresh)
+    "numpy", "scipy.linalg", "scipy.stats", "scipy.optimize", "scipy.spatial", "scipy.integrate", "PIL.Image",
+    "torch", "torchvision.transforms.v2", "transformers", "transformers.modeling_utils",
+    "transformers.image_processing_utils", "transformers.models.dinov2.modeling_dinov2",
+    "transformers.models.bit.image_processing_bit", "transformers.models.clip.modeling_clip",
+    "transformers.models.clip.tokenization_clip", "diffusers",
+    "diffusers.pipelines.stable_diffusion.pipeline_stable_diffusion", "open_clip", "cv2", "duckdb",
+    "matplotlib.pyplot",
+    # what Prefect imports beneath it (not Prefect itself, which reads its PREFECT_* settings as it imports): ~0.4 s
+    "pydantic", "pydantic_settings", "fastapi", "uvicorn", "sqlalchemy", "httpx", "rich.console", "griffe",
+    "pendulum", "websockets.asyncio.client", "opentelemetry.trace", "anyio", "fsspec", "graphviz", "pathspec",
+    "jsonschema", "prometheus_client", "coolname", "humanize", "click", "psutil", "slugify", "dotenv", "toml",
+    "asgi_lifespan",
+)  # fmt: skip
+"""What the server imports once: the third-party libraries a refresh spends its start-up importing (measured: the
+modules a smoke refresh imports beyond these are Prefect's, the workspace's and a few dozen small ones). None of them
+reads a MAY_DIFFER variable as it imports; Dask, which reads DASK_* then, stays out."""
 MAY_DIFFER = ("PREFECT_", "T2IBENCH_", "DASK_", "PYTEST_")
 """Environment variables a launch may set differently from the server's: none of PRELOAD reads them (PYTEST_: the
 test running, which pytest sets as each test starts)."""
@@ -224,13 +240,16 @@ def serve(path: str, parent: int) -> None:
 
 class WarmProcess:
     """A launched refresh, as much of ``subprocess.Popen`` as the tests use: ``pid`` (also its process group),
-    ``stdout`` (text; stderr merged into it), ``returncode``, ``poll``, ``wait``, ``communicate``, ``send_signal``."""
+    ``stdout`` and ``stderr`` (text; ``stderr`` None where it is merged into ``stdout``), ``returncode``, ``poll``,
+    ``wait``, ``communicate``, ``send_signal``."""
 
-    def __init__(self, conn: socket.socket, pid: int, stdout: io.TextIOWrapper) -> None:
+    def __init__(
+        self, conn: socket.socket, pid: int, stdout: io.TextIOWrapper, stderr: io.TextIOWrapper | None = None
+    ) -> None:
         self._conn = conn
         self.pid = pid
         self.stdout = stdout
-        self.stderr = None
+        self.stderr = stderr
         self.returncode: int | None = None
 
     def _collect(self, timeout: float | None) -> None:
@@ -258,18 +277,25 @@ class WarmProcess:
         assert self.returncode is not None
         return self.returncode
 
-    def communicate(self, timeout: float | None = None) -> tuple[str, None]:
-        """Read stdout to its end, then wait for the exit: (output, None)."""
+    def communicate(self, timeout: float | None = None) -> tuple[str, str | None]:
+        """Read stdout (and a separate stderr) to their ends, then wait for the exit: (output, errors or None)."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        chunks: list[str] = []
-        reader = threading.Thread(target=lambda: chunks.append(self.stdout.read()), daemon=True)
-        reader.start()
-        reader.join(timeout)
-        if reader.is_alive():
-            raise subprocess.TimeoutExpired("warm refresh", timeout or 0)
-        self.stdout.close()
+        streams = [s for s in (self.stdout, self.stderr) if s is not None]
+        read: dict[int, str] = {}
+        readers = [
+            threading.Thread(target=lambda i=i, s=s: read.__setitem__(i, s.read()), daemon=True)
+            for i, s in enumerate(streams)
+        ]
+        for reader in readers:
+            reader.start()
+        for reader in readers:
+            reader.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            if reader.is_alive():
+                raise subprocess.TimeoutExpired("warm refresh", timeout or 0)
+        for stream in streams:
+            stream.close()
         self.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
-        return "".join(chunks), None
+        return read[0], read.get(1)
 
     def send_signal(self, signum: int) -> None:
         """Send ``signum`` to the refresh (its process, not its group)."""
@@ -324,9 +350,10 @@ def enabled() -> bool:
     return os.environ.get("T2IBENCH_TEST_WARM", "1") == "1"
 
 
-def launch(cmd: Sequence[str], env: Mapping[str, str], cwd: Path) -> WarmProcess | None:
-    """``cmd`` (``[sys.executable, "-m", module, *args]``) forked from the warm server, with ``env`` and ``cwd`` and
-    stdout+stderr into one pipe; None when it cannot be warm (then start it as a plain subprocess)."""
+def launch(cmd: Sequence[str], env: Mapping[str, str], cwd: Path, *, merged: bool = True) -> WarmProcess | None:
+    """``cmd`` (``[sys.executable, "-m", module, *args]``) forked from the warm server, with ``env`` and ``cwd``,
+    stdout and stderr into one pipe (``merged``) or a pipe each; None when it cannot be warm (then start it as a
+    plain subprocess)."""
     global _SERVER, LAST_REFUSAL
     if not enabled() or len(cmd) < 3 or cmd[0] != sys.executable or cmd[1] != "-m":
         return None
@@ -335,26 +362,30 @@ def launch(cmd: Sequence[str], env: Mapping[str, str], cwd: Path) -> WarmProcess
             _SERVER = _Server()
         server = _SERVER
     read, write = os.pipe()
+    err_read, err_write = (read, write) if merged else os.pipe()
     devnull = os.open(os.devnull, os.O_RDONLY)
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
         conn.connect(server.path)
         request = {"module": cmd[2], "args": list(cmd[3:]), "env": env, "cwd": str(cwd)}
-        socket.send_fds(conn, [json.dumps(request).encode()], [devnull, write, write])
+        socket.send_fds(conn, [json.dumps(request).encode()], [devnull, write, err_write])
     finally:
-        os.close(write)
-        os.close(devnull)
+        for fd in {write, err_write, devnull}:
+            os.close(fd)
     answer = json.loads(conn.recv(BUFSIZE) or b'{"refused": "the server closed the connection"}')
     if os.environ.get("T2IBENCH_TEST_WARM_LOG"):
         with open(os.environ["T2IBENCH_TEST_WARM_LOG"], "a") as fh:
             fh.write(f"{os.getpid()} {time.time():.1f} {cmd[2]}: {answer.get('refused', 'warm')}\n")
     if "pid" not in answer:
         LAST_REFUSAL = answer["refused"]
-        os.close(read)
+        for fd in {read, err_read}:
+            os.close(fd)
         conn.close()
         return None
-    stdout = io.TextIOWrapper(io.FileIO(read, "r"), encoding=locale.getpreferredencoding(False))
-    return WarmProcess(conn, answer["pid"], stdout)
+    encoding = locale.getpreferredencoding(False)
+    stdout = io.TextIOWrapper(io.FileIO(read, "r"), encoding=encoding)
+    stderr = None if merged else io.TextIOWrapper(io.FileIO(err_read, "r"), encoding=encoding)
+    return WarmProcess(conn, answer["pid"], stdout, stderr)
 
 
 if __name__ == "__main__":

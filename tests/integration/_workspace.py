@@ -69,10 +69,16 @@ def refresh_cmd(config: Path, **request: Any) -> list[str]:
 
 
 def start(config: Path, env: dict[str, str], **request: Any) -> subprocess.Popen[str] | WarmProcess:
-    """A refresh in its own process group (so a kill takes its Prefect server with it): forked from the test
-    worker's warm server (``_warm``: the model libraries already imported) when it can be, else a plain process."""
-    cmd = refresh_cmd(config, **request)
-    warm = launch(cmd, env, REPO)
+    """A refresh in its own process group (so a kill takes its Prefect server with it), its stderr merged into its
+    stdout: ``spawn`` of ``refresh_cmd``."""
+    return spawn(refresh_cmd(config, **request), env)
+
+
+def spawn(cmd: list[str], env: dict[str, str], *, merged: bool = True) -> subprocess.Popen[str] | WarmProcess:
+    """``cmd`` (a ``python -m`` program) in its own process group, with text pipes for stdout and stderr (one pipe
+    for both with ``merged``): forked from the test worker's warm server (``_warm``: the model libraries already
+    imported) when it can be, else a plain process."""
+    warm = launch(cmd, env, REPO, merged=merged)
     if warm is not None:
         return warm
     return subprocess.Popen(
@@ -80,7 +86,7 @@ def start(config: Path, env: dict[str, str], **request: Any) -> subprocess.Popen
         cwd=REPO,
         env=env,
         stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+        stderr=subprocess.STDOUT if merged else subprocess.PIPE,
         text=True,
         start_new_session=True,
     )

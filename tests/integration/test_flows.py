@@ -27,6 +27,7 @@ from tests.integration._workspace import (
     make_workspace,
     noise,
     refresh_cmd,
+    spawn,
     summary_paths,
     summary_table,
 )
@@ -48,7 +49,9 @@ def run_flow(
     log = workspace / data / "logs" / "refresh.log"
     offset = log.stat().st_size if log.exists() else 0
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = spawn(cmd, env, merged=False)
+    assert proc.stdout is not None
+    assert proc.stderr is not None
     arrived: list[tuple[float, str]] = []
     reader = threading.Thread(target=lambda: arrived.extend((time.monotonic() - start, line) for line in proc.stderr))
     reader.start()
@@ -475,21 +478,22 @@ def test_a_failing_run_ends_with_its_real_cause(tmp_path, model_cache):
     (tmp_path / "not-a-model").mkdir()
     data["models"][0]["generator"]["model"] = str(tmp_path / "not-a-model")
     config.write_text(yaml.safe_dump(data))
-    proc = subprocess.run(refresh_cmd(config), cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
-    last = (proc.stdout + proc.stderr).strip().splitlines()[-1]
+    proc = spawn(refresh_cmd(config), env, merged=False)
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 2, out[-2000:] + err[-2000:]
+    last = (out + err).strip().splitlines()[-1]
     assert last.startswith("leaderboard_refresh: error: cannot load pipeline"), last
-    assert "prefect.exceptions.UnfinishedRun" not in proc.stdout + proc.stderr
-    assert noise(proc.stdout + proc.stderr) == [], proc.stdout + proc.stderr  # the traceback is in the log
-    assert f"the full log is {tmp_path / 'data' / 'logs' / 'refresh.log'}" in proc.stderr
+    assert "prefect.exceptions.UnfinishedRun" not in out + err
+    assert noise(out + err) == [], out + err  # the traceback is in the log
+    assert f"the full log is {tmp_path / 'data' / 'logs' / 'refresh.log'}" in err
     assert "Traceback" in (tmp_path / "data" / "logs" / "refresh.log").read_text()
     (run,) = Store(tmp_path / "data" / "t2ibench.duckdb").rows("SELECT status, details FROM runs")
     assert run["status"] == "failed"
     assert "cannot load pipeline" in json.loads(run["details"])["error"]
     stored = Store(tmp_path / "data" / "t2ibench.duckdb").rows("SELECT model FROM model_versions")
     assert stored == [{"model": "tiny-b"}]
-    assert "refresh smoke: tiny-a failed after" in proc.stderr
-    assert "refresh smoke: tiny-b done at" in proc.stderr
+    assert "refresh smoke: tiny-a failed after" in err
+    assert "refresh smoke: tiny-b done at" in err
 
 
 @pytest.fixture(scope="module")
@@ -560,10 +564,9 @@ def test_a_config_naming_another_configs_store_is_refused(workspace, releveled):
     store = Store(root / "data" / "t2ibench.duckdb")
     tables = ("runs", "models", "images", "verdicts", "metrics")
     before = {t: store.rows(f"SELECT * FROM {t} ORDER BY ALL") for t in tables}
-    proc = subprocess.run(
-        refresh_cmd(root / "configs" / "intruder.yaml"), cwd=REPO, env=env, capture_output=True, text=True, timeout=600
-    )
-    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
-    last = proc.stderr.strip().splitlines()[-1]
+    proc = spawn(refresh_cmd(root / "configs" / "intruder.yaml"), env, merged=False)
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 2, out[-2000:] + err[-2000:]
+    last = err.strip().splitlines()[-1]
     assert "belongs to config 'smoke' (configs/smoke.yaml); config 'intruder' (configs/intruder.yaml)" in last, last
     assert {t: store.rows(f"SELECT * FROM {t} ORDER BY ALL") for t in tables} == before

@@ -33,7 +33,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, where: str = "the store") -> N
     refuse_broken_schema(con, where)
     if not _schema_current(con):
         before = stored_version(con)
-        for statement in _ddl():
+        for statement in _ddl(existing=set(_table_columns(con))):
             con.execute(statement)
         _migrate_names(con)  # before the backfill, which reads verdicts.task
         _backfill_scores(con)
@@ -43,12 +43,16 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, where: str = "the store") -> N
             _migrate_benchmark_protocols(con)
 
 
-def _ddl() -> list[str]:
+def _ddl(existing: set[str] | None = None) -> list[str]:
+    """The statements that bring a store to the current schema; ``existing`` (None: all) names the tables the store
+    already has, the only ones that may lack a column (a table this DDL creates has them all: ~100 ms less for a new
+    store)."""
     statements = [f"CREATE TABLE IF NOT EXISTS {META_TABLE}"]
     for table, (columns, key) in TABLES.items():
         statements.append(f"CREATE TABLE IF NOT EXISTS {table} ({columns}, PRIMARY KEY ({', '.join(key)}))")
-        # additive migration: a store written by an older version gains the newer columns (NULL in old rows)
-        statements += [f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {c.strip()}" for c in columns.split(",")]
+        if existing is None or table in existing:
+            # additive migration: a store written by an older version gains the newer columns (NULL in old rows)
+            statements += [f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {c.strip()}" for c in columns.split(",")]
     for name, sql in VIEWS.items():
         statements.append(f"CREATE OR REPLACE VIEW {name} AS {sql}")
     statements.append(
