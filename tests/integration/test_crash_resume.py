@@ -186,6 +186,15 @@ def test_a_warm_launch_behaves_as_a_plain_process(monkeypatch):
         assert warm is not None, (probe, _warm.LAST_REFUSAL)
         assert (warm.communicate(timeout=60)[0], warm.returncode) == expected, probe
     assert json.loads(expected[0].splitlines()[0])["leader"]
+    for probe in (["raise"], ["message"], ["thread"]):  # stderr on a pipe of its own (test_flows' refreshes)
+        cmd = [sys.executable, "-m", "tests.integration._exit_probe", *probe]
+        plain = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 start_new_session=True)  # fmt: skip
+        expected = (*plain.communicate(timeout=60), plain.returncode)
+        warm = _warm.launch(cmd, env, REPO, merged=False)
+        assert warm is not None, (probe, _warm.LAST_REFUSAL)
+        assert (*warm.communicate(timeout=60), warm.returncode) == expected, probe
+        assert expected[1], probe  # something did reach stderr
     killed = _warm.launch([sys.executable, "-m", "tests.integration._exit_probe", "sleep"], env, REPO)
     assert killed is not None, _warm.LAST_REFUSAL
     assert json.loads(killed.stdout.readline())["marker"] == "yes"
