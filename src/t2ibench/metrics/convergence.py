@@ -52,7 +52,7 @@ from t2ibench.metrics.bootstrap import (
 from t2ibench.metrics.checks import as_matrix, check_positive_int, check_seed
 from t2ibench.metrics.kernels import DEFAULT_BLOCK
 from t2ibench.metrics.spectrum import renyi_vendi
-from t2ibench.metrics.truncated import truncated_vendi
+from t2ibench.metrics.truncated import check_truncation_memory, truncated_vendi
 
 SCORES = ("vendi_1", "vendi_2", "vendi_inf", "rke", "truncated_vendi_1")
 DEFAULT_FRACTIONS: tuple[float, ...] = (0.125, 0.25, 0.5, 1.0)
@@ -185,7 +185,12 @@ def _resolve_score(
         if t is None:
             raise InputError("t: score='truncated_vendi_1' needs the truncation t (an integer ≥ 1, e.g. 100)")
         tt = check_positive_int(t, name="t")
-        return f"truncated VENDI-1 (t={tt})", lambda p: truncated_vendi(p, 1.0, tt)[1.0], None, (1.0, float(tt))
+        check_truncation_memory(tt)  # once: the band scores thousands of resampled spectra at this t
+
+        def score_t(p: NDArray[np.float64]) -> float:
+            return truncated_vendi(p, 1.0, tt, memory_checked=True)[1.0]
+
+        return f"truncated VENDI-1 (t={tt})", score_t, None, (1.0, float(tt))
     if t is not None:
         raise InputError(f"t applies only to score='truncated_vendi_1', not {score!r}")
     alpha = _PLAIN_ALPHA[score]

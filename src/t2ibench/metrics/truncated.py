@@ -114,20 +114,24 @@ def truncate_spectrum(
     total: float = 1.0,
     eps: float = _EPS64,
     tolerance: float = MASS_TOLERANCE,
+    memory_checked: bool = False,
 ) -> NDArray[np.float64]:
     """The t-truncated spectrum λ̃ (t,), descending, summing to 1, of a kernel spectrum (k,) of total mass ``total``.
 
     λ̃_i = (λ_i + leftover / t) / total with leftover = total − Σ_{j≤t} λ_j, the top t of the spectrum padded
     with zeros when it has fewer than t values (see the module docstring for round-off and incomplete spectra).
     ``eps`` is the machine epsilon of the precision the matrix was computed in (float32 for raw FKEA eigenvalues),
-    used to tell round-off negatives from an indefinite matrix.
+    used to tell round-off negatives from an indefinite matrix. ``memory_checked``: the caller has checked this t's
+    16·t bytes against the memory limit once for many calls (a bootstrap's thousands; each check reads /proc and the
+    cgroup's files, ~1 ms).
     """
     t = check_positive_int(t, name="t")
     total = _check_scalar(total, name="total", low=0.0, high=math.inf, open_high=True)
     eps = _check_scalar(eps, name="eps", low=0.0, high=1.0, open_high=True)
     tolerance = _check_scalar(tolerance, name="tolerance", low=0.0, high=1.0, open_high=True)
     kept, deficit = _checked_spectrum(eigenvalues, total=total, eps=eps, tolerance=tolerance)
-    check_memory(2 * 8 * t, what=f"a truncated spectrum of t={t} values")
+    if not memory_checked:
+        check_truncation_memory(t)
     top = np.zeros(t, dtype=np.float64)
     head = kept[:t]
     top[: head.size] = head
@@ -135,6 +139,11 @@ def truncate_spectrum(
     top += leftover / t
     out: NDArray[np.float64] = top / top.sum()
     return out
+
+
+def check_truncation_memory(t: int) -> None:
+    """Refuse (InputError naming t) a truncation whose spectrum, 16·t bytes, exceeds the memory limit."""
+    check_memory(2 * 8 * t, what=f"a truncated spectrum of t={t} values")
 
 
 def truncated_vendi(
@@ -145,13 +154,15 @@ def truncated_vendi(
     total: float = 1.0,
     eps: float = _EPS64,
     tolerance: float = MASS_TOLERANCE,
+    memory_checked: bool = False,
 ) -> dict[float, float]:
     """Truncated VENDI_α (effective number of modes, in [1, t]) for each α of a kernel spectrum (k,) of mass ``total``.
 
-    The spectrum is that of K/n (exact), of the FKEA covariance or the Nyström covariance; see ``truncate_spectrum``.
+    The spectrum is that of K/n (exact), of the FKEA covariance or the Nyström covariance; see ``truncate_spectrum``
+    (``memory_checked`` as there).
     """
     orders = check_alphas(alphas)
-    p = truncate_spectrum(eigenvalues, t, total=total, eps=eps, tolerance=tolerance)
+    p = truncate_spectrum(eigenvalues, t, total=total, eps=eps, tolerance=tolerance, memory_checked=memory_checked)
     scores = {a: renyi_vendi(p, a) for a in orders}
     check_vendi_invariants(scores, None, bound=int(np.count_nonzero(p)), slack=1e-9, what="truncated VENDI")
     return scores
