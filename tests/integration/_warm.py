@@ -3,7 +3,7 @@ already imported.
 
 Every refresh a test starts is a process of its own (``python -m flows.leaderboard_refresh REQUEST``), and most of a
 smoke refresh's time is the import of torch, transformers, diffusers, open_clip and OpenCV (~8-10 s of CPU each
-time, more when both test workers are busy), paid again by each of the ~25 refreshes the suite starts this way. Here
+time, more when both test workers are busy), paid again by each of the ~35 refreshes the suite starts this way. Here
 one long-lived server per test worker imports them once; a launch forks it, and the child becomes the refresh:
 
 - in a session of its own (``setsid``: its pid is its process group, as with ``start_new_session=True``), with the
