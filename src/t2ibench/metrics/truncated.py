@@ -123,7 +123,7 @@ def truncate_spectrum(
     ``eps`` is the machine epsilon of the precision the matrix was computed in (float32 for raw FKEA eigenvalues),
     used to tell round-off negatives from an indefinite matrix. ``memory_checked``: the caller has checked this t's
     16·t bytes against the memory limit once for many calls (a bootstrap's thousands; each check reads /proc and the
-    cgroup's files, ~1 ms).
+    cgroup's files, ~0.5 ms).
     """
     t = check_positive_int(t, name="t")
     total = _check_scalar(total, name="total", low=0.0, high=math.inf, open_high=True)
