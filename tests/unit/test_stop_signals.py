@@ -20,6 +20,20 @@ STUBBORN = (
 OBEDIENT = "import time; time.sleep(60)"
 
 
+@pytest.fixture(autouse=True)
+def default_stop_signals():
+    """SIGINT/SIGTERM/SIGHUP at Python's defaults while each test runs, restored after: a child inherits a signal
+    its parent ignores (something earlier in a test worker can leave SIGINT ignored), and an obedient child that
+    ignores the forwarded signal is killed after the grace period with the very status it would have given."""
+    previous = {s: signal.getsignal(s) for s in signals.STOP_SIGNALS}
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    yield
+    for s, handler in previous.items():
+        signal.signal(s, handler)
+
+
 def _signal_soon(signum: int, after: float = 1.0) -> None:
     """Send ``signum`` to this process ``after`` seconds from now (run_child forwards it to its child)."""
     threading.Timer(after, os.kill, args=(os.getpid(), signum)).start()
@@ -47,11 +61,14 @@ def test_a_child_that_ignores_the_signal_is_killed_and_the_stop_reported(tmp_pat
 def test_a_child_that_stops_keeps_its_own_status(tmp_path, monkeypatch):
     recorded: list[int] = []
     _signal_soon(signal.SIGINT)
+    at = time.monotonic()
     code = signals.run_child(
         [sys.executable, "-c", OBEDIENT], cwd=tmp_path, env=dict(os.environ), after_stop=recorded.append
     )
     assert code == 128 + signal.SIGINT  # Python's default: KeyboardInterrupt, then death by SIGINT
     assert recorded == [signal.SIGINT]  # after_stop runs however the child ended (it may not have recorded it)
+    # it stopped by itself, not through the kill after the grace period (which reports the same status)
+    assert time.monotonic() - at < signals.grace_seconds(), "the child did not stop on the forwarded SIGINT"
 
 
 def test_the_grace_period_is_read_and_bounded(monkeypatch):
