@@ -126,6 +126,11 @@ def test_owlv2_keeps_scored_boxes_of_the_named_objects_after_per_label_nms(tmp_p
                 zip(raw["scores"][inside][keep], boxes[inside][keep], strict=True)]  # fmt: skip
         assert sorted(kept) == sorted((round(d.score, 5), *(round(v, 3) for v in d.box)) for d in found)
     assert detector.detect(Image.open(images[0]), []) == []
+    # names of different token lengths make one batch: each query is padded to the model's 16 text positions
+    assert processor.tokenizer.model_max_length == 16
+    mixed = detector.detect(Image.open(images[0]), ["dog", "traffic light"])
+    assert mixed, "threshold 0 keeps boxes"
+    assert {d.label for d in mixed} <= {"dog", "traffic light"}
 
 
 def test_dpt_depth_is_the_references_normalised_8_bit_map_at_the_images_size(tmp_path: Path, images: list[Path]):

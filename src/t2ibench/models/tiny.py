@@ -31,8 +31,9 @@ from t2ibench.specs import TINY_RANDOM
 TINY_RESOLUTION = 64
 # The builders' format, part of each saved model's folder name: bumped whenever a builder saves different files, so
 # a model cached by an older builder (whose files, and so weights checksum and identity, differ) is built anew
-# (2: the CLIP BPE tokenizers saved as vocab.json + merges.txt instead of tokenizer.json)
-TINY_BUILD = 2
+# (2: the CLIP BPE tokenizers saved as vocab.json + merges.txt instead of tokenizer.json; 3: the OWLv2 tokenizer's
+# model_max_length is its 16 text positions)
+TINY_BUILD = 3
 
 
 def clip_bpe_files(folder: Path) -> tuple[Path, Path]:

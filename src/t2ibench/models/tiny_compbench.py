@@ -78,9 +78,11 @@ def build_tiny_owlv2(folder: Path, seed: int = 0) -> Path:
 
     folder.mkdir(parents=True, exist_ok=True)
     vocab, merges = clip_bpe_files(folder / "bpe")
-    tokenizer = CLIPTokenizer(str(vocab), str(merges), pad_token="!")
     text = {"vocab_size": 49408, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
             "intermediate_size": 37, "max_position_embeddings": 16}  # fmt: skip
+    # the real checkpoints' tokenizer knows its 16 text positions: the processor pads every query to them, so names
+    # of different token lengths ("dog", "traffic light") make one batch (unbounded, they could not)
+    tokenizer = CLIPTokenizer(str(vocab), str(merges), pad_token="!", model_max_length=text["max_position_embeddings"])
     vision = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 37,
               "image_size": 64, "patch_size": 16}  # fmt: skip
     torch.manual_seed(seed)
