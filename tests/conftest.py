@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pytest
@@ -61,6 +63,15 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         return next((i for i, name in enumerate(LONGEST_FIRST) if path.endswith(name)), len(LONGEST_FIRST))
 
     items.sort(key=rank)
+
+
+T = TypeVar("T")
+
+
+def pick(rng: np.random.Generator, options: Sequence[T]) -> T:
+    """``rng.choice(options)``'s draw (the same integer from the same stream: the same tests), without converting
+    ``options`` to an array on every call (~10 vs ~1.6 µs; the property tests draw a few hundred thousand times)."""
+    return options[int(rng.integers(len(options)))]
 
 
 @pytest.fixture

@@ -12,17 +12,14 @@ orders them by numpy's unstable argsort (reversed), which changes between numpy 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TypeVar
-
 import numpy as np
 import pytest
 
 from t2ibench.benchmarks.geneval.metrics import COLORS, Detection, GenEvalParams, evaluate_detections
 from t2ibench.benchmarks.geneval.suite import generate_suite
+from tests.conftest import pick
 
 CLASSES = ("cat", "dog", "cup", "bowl")
-T = TypeVar("T")
 THRESHOLD, COUNTING_THRESHOLD, MAX_OBJECTS, POSITION_THRESHOLD = 0.3, 0.9, 16, 0.1
 # the engine's default thresholds, built once: a frozen dataclass, and its construction (the Range check, which
 # re-reads the class's type hints) cost more than the verdict itself over the transcription test's 120,000 trials
@@ -117,12 +114,6 @@ EDGE_SCORES = [
     for t in (THRESHOLD, COUNTING_THRESHOLD)
     for v in (t, np.nextafter(F32(t), F32(1)), np.nextafter(F32(t), F32(0)))
 ]
-
-
-def pick(rng: np.random.Generator, options: Sequence[T]) -> T:
-    """``rng.choice(options)``'s draw (the same integer from the same stream), without converting ``options`` to an
-    array on every call (~6× faster: the scenes below draw a few hundred thousand times)."""
-    return options[int(rng.integers(len(options)))]
 
 
 def random_box(rng: np.random.Generator, kind: str) -> np.ndarray:

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from t2ibench.benchmarks.t2i_compbench import metrics
+from tests.conftest import pick
 from tests.unit import t2i_compbench_reference as ref
 
 LABELS = ("dog", "cat", "catfish", "person", "girl", "hot dog", "lamp", "desk", "fish", "boat", "sheep")
@@ -67,8 +68,8 @@ def _scripted_detections(rng: np.random.Generator, n_max: int = 6) -> tuple[list
     """A detector's output for one image: labels, boxes and scores in descending score order (UniDet keeps ≥ 0.5),
     with repeated labels and exact 0.5 / 1.0 scores."""
     n = int(rng.integers(0, n_max + 1))
-    labels = [str(rng.choice(LABELS)) for _ in range(n)]
-    scores = sorted((float(rng.choice([0.5, 1.0, rng.uniform(0.5, 1.0)])) for _ in range(n)), reverse=True)
+    labels = [pick(rng, LABELS) for _ in range(n)]
+    scores = sorted((float(pick(rng, [0.5, 1.0, rng.uniform(0.5, 1.0)])) for _ in range(n)), reverse=True)
     return labels, _boxes(rng, n), scores
 
 
@@ -93,7 +94,7 @@ def attribute_mismatches(m: types.ModuleType, rng: np.random.Generator, images: 
     BLIP whose yes-probability depends on the image and the exact question it is asked, including values on
     4-decimal edges and products whose fourth decimal only float32 arithmetic gets right."""
     marks = ["", "", ".", ":", " (x)", "!", "  "]  # pre_question removes .!"()*#:; and trailing spaces
-    phrases = [[f"P{j}{rng.choice(marks)}" for j in range(int(rng.integers(0, 11)))] +
+    phrases = [[f"P{j}{pick(rng, marks)}" for j in range(int(rng.integers(0, 11)))] +
                (["top"] if rng.random() < 0.2 else []) for _ in range(images)]  # fmt: skip
     edges = [0.00005, 0.99995, 0.12345, 0.5, 1.0, 0.0, 0.33335]
     scripted: dict[tuple[int, str], float] = {}
@@ -101,7 +102,7 @@ def attribute_mismatches(m: types.ModuleType, rng: np.random.Generator, images: 
     def blip(k: int, question: str) -> tuple[np.float32, np.float32]:
         """The scripted softmax probabilities of 'yes' and 'no' for image k asked ``question``."""
         if (k, question) not in scripted:
-            scripted[k, question] = float(rng.choice(edges)) if rng.random() < 0.3 else float(rng.random())
+            scripted[k, question] = float(pick(rng, edges)) if rng.random() < 0.3 else float(rng.random())
         p = scripted[k, question]
         return np.float32(p), np.float32(1 - p)
 
@@ -132,7 +133,7 @@ def spatial_2d_mismatches(m: types.ModuleType, rng: np.random.Generator, images:
         labels, boxes, scores = _scripted_detections(rng)
         if k % 5 == 0 and len(labels) >= 2:  # an edge pair as the first two boxes
             boxes[:2] = [list(b) for b in _edge_pairs()[k // 5 % len(_edge_pairs())]]
-        obj1, obj2 = rng.choice(nouns), rng.choice(nouns)
+        obj1, obj2 = pick(rng, nouns), pick(rng, nouns)
         template = prompts[k % len(prompts)]
         prompt = template.format(obj1, obj2)
         relation = m.find_relation(prompt, m.SPATIAL_2D)
@@ -162,12 +163,12 @@ def spatial_3d_mismatches(m: types.ModuleType, rng: np.random.Generator, images:
         labels, boxes, scores = _scripted_detections(rng)
         if k % 4 == 0 and len(labels) >= 2:
             boxes[:2] = [list(b) for b in _edge_pairs()[k // 4 % len(_edge_pairs())]]
-        size = int(rng.choice([48, 160]))  # boxes reach 480: partial and empty slices too
+        size = int(pick(rng, [48, 160]))  # boxes reach 480: partial and empty slices too
         depth = rng.random((size, size)).astype(np.float32)
         if k % 7 == 0:
             depth[:] = 0.5  # equal depths: the strict comparisons decide
-        obj1, obj2 = str(rng.choice(["dog", "cat", "girl", "fish"])), str(rng.choice(["desk", "dog", "lamp", "fish"]))
-        prompt = f"a {obj1} {rng.choice((*metrics.SPATIAL_3D, 'next to'))} a {obj2}"
+        obj1, obj2 = pick(rng, ["dog", "cat", "girl", "fish"]), pick(rng, ["desk", "dog", "lamp", "fish"])
+        prompt = f"a {obj1} {pick(rng, (*metrics.SPATIAL_3D, 'next to'))} a {obj2}"
         relation = m.find_relation(prompt, m.SPATIAL_3D)
         g = m.spatial_3d_score(_detections(labels, boxes, scores), obj1, obj2, relation, depth, rule="reference")
         e = ref.spatial_3d_image(labels, boxes, scores, prompt, obj1, obj2, depth)
@@ -199,7 +200,7 @@ def numeracy_mismatches(m: types.ModuleType, rng: np.random.Generator, images: i
     for _ in range(images):
         parts = []
         for _ in range(int(rng.integers(1, 4))):
-            n = str(rng.choice(numbers))
+            n = str(pick(rng, numbers))
             i = int(rng.integers(0, len(SINGULAR)))
             parts.append(f"{n} {SINGULAR[i] if n in ('a', 'one') else PLURAL[i]}")
         prompt = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
@@ -248,7 +249,7 @@ def parse_mismatches(m: types.ModuleType, rng: np.random.Generator, prompts: int
     bad = 0
     for _ in range(prompts):
         n = int(rng.integers(0, 14))
-        raw = [(str(rng.choice(WORDS)), str(rng.choice(POS)), str(rng.choice([" ", " ", ""]))) for _ in range(n)]
+        raw = [(str(pick(rng, WORDS)), str(pick(rng, POS)), pick(rng, [" ", " ", ""])) for _ in range(n)]
         doc = ref.Doc(raw)
         tokens = [m.Token(*t) for t in raw]
         bad += m.complex_objects(tokens) != ref.complex_objects(doc)
