@@ -1,6 +1,7 @@
 """The layering rules of docs/architecture.md, checked on the source so they cannot silently erode."""
 
 import ast
+import functools
 import re
 import subprocess
 import sys
@@ -12,10 +13,21 @@ import pytest
 SRC = Path(__file__).resolve().parents[2] / "src" / "t2ibench"
 
 
+def nodes(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of a file's syntax tree (``ast.walk`` order), parsed once per text: the rules below walk the same
+    ~300 files several times."""
+    return _nodes(path.read_text(), str(path))
+
+
+@functools.cache
+def _nodes(text: str, filename: str) -> tuple[ast.AST, ...]:
+    return tuple(ast.walk(ast.parse(text, filename=filename)))
+
+
 def imported_roots(path: Path) -> set[str]:
     """Top-level modules imported anywhere in a file (absolute imports; relative ones map to t2ibench)."""
     roots = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+    for node in nodes(path):
         if isinstance(node, ast.Import):
             roots.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -132,7 +144,7 @@ def t2ibench_imports(path: Path) -> list[tuple[str, list[str]]]:
     """(module, imported names) of every ``t2ibench`` import in a file, relative imports resolved."""
     package = ["t2ibench", *path.relative_to(SRC).parent.parts]
     found = []
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+    for node in nodes(path):
         if isinstance(node, ast.Import):
             found += [(a.name, []) for a in node.names if a.name.startswith("t2ibench")]
         elif isinstance(node, ast.ImportFrom):
@@ -359,7 +371,7 @@ def module_graph() -> dict[str, set[str]]:
     for module, path in modules.items():
         package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
         edges: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        for node in nodes(path):
             if isinstance(node, ast.Import):
                 edges |= {home(a.name) for a in node.names if a.name.startswith("t2ibench")}
             elif isinstance(node, ast.ImportFrom):
@@ -552,7 +564,7 @@ def test_the_report_holds_no_sql_and_reads_the_store_through_named_queries():
             called = node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else ""
             assert called not in {"rows", "query", "user_query", "user_export"}, f"{rel} calls .{called}() itself"
     for path in [SRC / "comparisons.py", *py_files(SRC / "commands")]:  # the other readers of the named queries
-        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        for node in nodes(path):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "queries":
                 used.add(node.attr)
     assert used == set(functions), (
