@@ -131,7 +131,7 @@ def margin_box(rng: np.random.Generator, anchor: np.ndarray) -> np.ndarray:
     w, h = rng.uniform(5, 150, 2).astype(np.float32)
     wa, ha = anchor[2] - anchor[0], anchor[3] - anchor[1]
     cx, cy = (anchor[0] + anchor[2]) / 2, (anchor[1] + anchor[3]) / 2
-    sign = np.int64(pick(rng, [-1, 1]))
+    sign = np.int64(pick(rng, [-1, 1]))  # rng.choice gave an int64: the same float32/float64 promotion below
     if rng.random() < 0.5:
         ncx, ncy = cx + sign * F32(0.1) * (wa + w), cy + F32(rng.uniform(-2, 2))
     else:
@@ -158,7 +158,7 @@ def random_scene(rng: np.random.Generator, metadata: dict) -> tuple[dict[str, np
     if rng.random() < 0.5:
         return planted_scene(rng, metadata)
     names = {c["class"] for c in metadata.get("include", []) + metadata.get("exclude", [])}
-    names |= {str(pick(rng, CLASSES))}
+    names |= {pick(rng, CLASSES)}
     bbox, colours = {}, {}
     for name in sorted(names):
         k = int(rng.integers(0, 6))
@@ -178,7 +178,7 @@ def random_scene(rng: np.random.Generator, metadata: dict) -> tuple[dict[str, np
             used.add(float(score))
             rows.append([*box, score])
         bbox[name] = np.array(rows, dtype=np.float32).reshape(-1, 5)
-        colours[name] = [str(pick(rng, COLORS)) for _ in range(k)]
+        colours[name] = [pick(rng, COLORS) for _ in range(k)]
     return bbox, colours
 
 
@@ -200,8 +200,8 @@ def planted_scene(rng: np.random.Generator, metadata: dict) -> tuple[dict[str, n
             while any(row[4] == score for row in bbox.get(name, [])):
                 score = F32(rng.uniform(0.85, 1.0))
             bbox.setdefault(name, []).append([*box, score])
-            want = clause.get("color", str(pick(rng, COLORS)))
-            colours.setdefault(name, []).append(want if rng.random() < 0.9 else str(pick(rng, COLORS)))
+            want = clause.get("color", pick(rng, COLORS))
+            colours.setdefault(name, []).append(want if rng.random() < 0.9 else pick(rng, COLORS))
         rows = bbox.get(name, [])
         first.append(np.array(rows[0][:4], dtype=np.float32) if rows else random_box(rng, "normal"))
     arrays = {n: np.array(r, dtype=np.float32).reshape(-1, 5) for n, r in bbox.items()}

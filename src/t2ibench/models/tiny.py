@@ -123,14 +123,19 @@ def build_tiny_random(folder: Path, seed: int = 0) -> Path:
         requires_safety_checker=False,
     )
     pipe.save_pretrained(folder)
-    # the tokenizer as SD 1.x checkpoints ship it (vocab.json + merges.txt, no tokenizer.json): the same token ids,
-    # and it loads ~4× faster (~55 vs ~250 ms; a smoke refresh loads it once per model and step)
-    saved = folder / "tokenizer"
+    keep_bpe_files(folder / "tokenizer", vocab_file, merges_file)
+    return folder
+
+
+def keep_bpe_files(saved: Path, vocab_file: Path, merges_file: Path) -> None:
+    """Leave a saved CLIP BPE tokenizer in ``saved`` as vocab.json + merges.txt (``clip_bpe_files``' two files, moved
+    there; their scratch folder removed) instead of save_pretrained's tokenizer.json: the layout SD 1.x checkpoints
+    ship, the same token ids, and a load ~4-6× faster (measured: CLIP tokenizer ~55 vs ~250 ms)."""
+    scratch = vocab_file.parent
     (saved / "tokenizer.json").unlink()
     vocab_file.replace(saved / "vocab.json")
     merges_file.replace(saved / "merges.txt")
-    shutil.rmtree(folder / "_bpe")
-    return folder
+    shutil.rmtree(scratch)
 
 
 @loads_models
