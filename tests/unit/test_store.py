@@ -324,3 +324,26 @@ def test_the_run_lock_never_writes_through_a_link(tmp_path):
     with pytest.raises(InputError, match=r"s\.duckdb\.lock: is a symbolic link"), run_lock(store):
         pass
     assert victim.read_text() == "keep\n"
+
+
+def test_the_schema_is_checked_again_only_after_a_change_made_elsewhere(store, monkeypatch):
+    """A write skips the schema check when the file is as this process's last write left it, and checks again after
+    any other change — another connection's, at once (within one tick of the file clock, the file's size the same),
+    or this process's own SQL through ``query(write=True)``."""
+    from t2ibench.store import connection
+
+    checks = []
+    real = connection.ensure_schema
+    monkeypatch.setattr(connection, "ensure_schema", lambda con, where: checks.append(where) or real(con, where))
+    for n in range(3):
+        store.upsert_rows("prompts", [{**ROW, "prompt_index": n}])
+    assert checks == []  # the fixture's initialise checked it; nothing else wrote since
+    for n in range(20):  # at once, every time: the view put back by the next write's check
+        raw(store.path, "DROP VIEW leaderboard")
+        store.upsert_rows("prompts", [{**ROW, "prompt_index": 3 + n}])
+        assert store.query("SELECT count(*) FROM leaderboard")[0]
+    assert len(checks) == 20
+    store.query("DROP VIEW leaderboard", write=True)
+    store.upsert_rows("prompts", [ROW])
+    assert len(checks) == 21  # the query's write found the file as left (no check); the write after it checked
+    assert store.query("SELECT count(*) FROM leaderboard")[0]

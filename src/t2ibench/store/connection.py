@@ -94,6 +94,28 @@ def _still_verified(path: Path) -> None:
             _VERIFIED.add(identity)
 
 
+# store files whose schema this process checked (``ensure_schema``) and then changed only by its own writes, by
+# ``_schema_state``: a write finding the file in such a state skips the check (~60 ms of catalogue queries each)
+_SCHEMA_CHECKED: set[tuple[Any, ...]] = set()
+
+
+def _schema_state(path: Path) -> tuple[Any, ...] | None:
+    """The store file as it is now, from ``os.stat`` alone: (device, inode, size, mtime, ctime in ns) of it and of
+    each DuckDB log beside it (None: no file yet). Never opens the file: closing any descriptor of a file drops
+    every POSIX lock this process holds on it, DuckDB's included. A change made elsewhere within one tick of the
+    file clock that leaves the size alone would go unseen (file clocks here tick in ns: measured ~20 µs apart)."""
+
+    def stamp(file: Path) -> tuple[int, ...] | None:
+        try:
+            st = os.stat(file)
+        except FileNotFoundError:
+            return None
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+    main = stamp(path)
+    return None if main is None else (main, *(stamp(Path(f"{path}{suffix}")) for suffix in WAL_SUFFIXES))
+
+
 EVALUATE_WRITER = "t2ibench evaluate"  # the owner of a store that `t2ibench evaluate --store` started
 
 
@@ -242,27 +264,38 @@ class Store:
         return con
 
     @contextlib.contextmanager
-    def write(self, *, repair: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    def write(self, *, repair: bool = False, keeps_schema: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         """A read-write connection inside one transaction: committed on success, rolled back on any error.
 
         The one check of every write: a store that cannot be verified — damaged, of a newer schema, its own tables
-        changed by a user's SQL (``migrations.schema_problems``) — is refused before anything is written. With
-        ``repair`` (a user's ``--write`` SQL only) a changed schema is let in unmigrated, so that the SQL can put it
-        back; the caller then checks the result before it commits (``sandbox._protect_schema``)."""
+        changed by a user's SQL (``migrations.schema_problems``) — is refused before anything is written. The
+        schema's part of it is skipped when the file is exactly as this process's last ``keeps_schema`` write left
+        it (``_schema_state``, taken while DuckDB's lock is held): ``keeps_schema`` promises that the statements run
+        inside leave the schema as they found it (t2ibench's own typed writes below; never a caller's free SQL).
+        With ``repair`` (a user's ``--write`` SQL only) a changed schema is let in unmigrated, so that the SQL can put
+        it back; the caller then checks the result before it commits (``sandbox._protect_schema``)."""
         self.file.parent.mkdir(parents=True, exist_ok=True)
         con = self._connect(read_only=False)
         committed = False
+        checked: tuple[Any, ...] | None = None
         try:
             con.execute("BEGIN TRANSACTION")
             if repair:
                 check_version(con, str(self.path))
                 with contextlib.suppress(StoreDamagedError):
                     ensure_schema(con, str(self.path))
-            else:
+            elif _schema_state(self.file) not in _SCHEMA_CHECKED:
                 ensure_schema(con, str(self.path))
             yield con
             con.execute("COMMIT")
             committed = True
+            if keeps_schema and not repair:
+                # the log folded into the file now, while DuckDB's lock is still held (closing would do it next):
+                # the state recorded is this write's, whoever takes the file after the close (a failed checkpoint
+                # records nothing: the next write checks the schema again)
+                with contextlib.suppress(duckdb.Error):
+                    con.execute("CHECKPOINT")
+                    checked = _schema_state(self.file)
         except BaseException as exc:
             with contextlib.suppress(duckdb.Error):
                 con.execute("ROLLBACK")
@@ -273,6 +306,9 @@ class Store:
             con.close()
             if committed:
                 _still_verified(self.file)  # this process's own write: the file stays verified as it now is
+        if checked is not None:
+            with _VERIFIED_LOCK:
+                _SCHEMA_CHECKED.add(checked)
 
     @contextlib.contextmanager
     def read(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -303,7 +339,7 @@ class Store:
 
     def initialise(self) -> None:
         """Create the tables and views if missing."""
-        with self.write():
+        with self.write(keeps_schema=True):
             pass
 
     # -- writes -----------------------------------------------------------------------------------------------
@@ -389,7 +425,7 @@ class Store:
     # -- what the pipeline and the analyses write -------------------------------------------------------------
     def upsert_rows(self, table: str, rows: Sequence[Mapping[str, Any]]) -> int:
         """Insert or update ``rows`` of ``table`` by its natural key, in one transaction of their own."""
-        with self.write() as con:
+        with self.write(keeps_schema=True) as con:
             return self.upsert(con, table, rows)
 
     def replace_if_changed(self, table: str, scope: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> bool:
@@ -406,7 +442,7 @@ class Store:
             stored = sorted((tuple(v) for v in held.fetchall()), key=repr)
         if stored == wanted:
             return False
-        with self.write() as con:
+        with self.write(keeps_schema=True) as con:
             if scope:
                 self.replace(con, table, scope, rows)
             else:
@@ -419,7 +455,7 @@ class Store:
     ) -> None:
         """Upsert human annotations (with their verdicts) and the agreement statistics computed from them, in one
         transaction: never the annotations without their statistics."""
-        with self.write() as con:
+        with self.write(keeps_schema=True) as con:
             self.upsert(con, "annotations", annotations)
             self.upsert(con, "agreement", statistics)
 
@@ -448,7 +484,7 @@ class Store:
         judged = {**key, "evaluator_hash": version.evaluator_hash}
         if set(version.spine) != set(SPINE_SQL.version_tables):
             raise ValueError(f"VersionRows.spine has {sorted(version.spine)}, not {sorted(SPINE_SQL.version_tables)}")
-        with self.write() as con:
+        with self.write(keeps_schema=True) as con:
             stored = con.execute(
                 "SELECT content_hash FROM model_versions WHERE model = ? AND model_hash = ? AND evaluator_hash = ?",
                 [version.model, version.model_hash, version.evaluator_hash],
@@ -501,7 +537,7 @@ class Store:
         workspace): a store records the first config that ran into it, and another config is refused — a second
         config's models would otherwise show under the first's names on its leaderboard. A store written before
         owners were recorded is adopted when every run in it is of this config."""
-        with self.write() as con:
+        with self.write(keeps_schema=True) as con:
             self._claim(con, config, config_file)
 
     def _claim(self, con: duckdb.DuckDBPyConnection, config: str, config_file: str) -> None:
@@ -589,7 +625,7 @@ class Store:
         belonging to a config is refused."""
         if rows.evaluator_hash != version["evaluator_hash"]:
             raise ValueError(f"{rows.benchmark}: rows of evaluation {rows.evaluator_hash} given for {version}")
-        with self.write() as con:
+        with self.write(keeps_schema=True) as con:
             if not self._refuse_for_evaluation(con):
                 con.execute("INSERT INTO store_meta VALUES ('owner', ?)", [json.dumps({"writer": EVALUATE_WRITER})])
             self._write_benchmark(con, version, rows, source=source)
@@ -597,7 +633,7 @@ class Store:
     def record_folders(self, run_id: str, folders: Sequence[tuple[str, str]]) -> None:
         """Record version folders (folder relative to the data folder, model) a run of this store's config planned;
         a folder already recorded keeps the run that first planned it."""
-        with self.write() as con:
+        with self.write(keeps_schema=True) as con:
             if folders:
                 con.executemany(
                     "INSERT INTO output_folders VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
@@ -633,7 +669,7 @@ class Store:
 
         Called under the store's run lock, so no other refresh is alive: a 'running' row is a killed run's.
         """
-        with self.write() as con:
+        with self.write(keeps_schema=True) as con:
             if owner is not None:
                 self._claim(con, *owner)
             stale = con.execute("SELECT count(*) FROM runs WHERE status = 'running'").fetchone()
@@ -672,7 +708,7 @@ class Store:
 
     def _finish_run(self, run_id: str, status: str, details: Mapping[str, Any] | None) -> None:
         """``finish_run``'s write."""
-        with self.write() as con:
+        with self.write(keeps_schema=True) as con:
             found = con.execute("SELECT details FROM runs WHERE run_id = ?", [run_id]).fetchone()
             merged: dict[str, Any] = {}
             if found and found[0]:
