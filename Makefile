@@ -40,8 +40,16 @@ run: $(VENV)/.installed-core
 ## (T2IBENCH_REQUIRE_MODELS=1 turns a skipped model test into a failure, as in CI)
 ## (--no-loadscope-reorder: files go out in tests/conftest.py's LONGEST_FIRST order; by default xdist re-sorts them
 ## by their number of tests, which starts the many-case files first and leaves the long end-to-end files to the end)
-test: $(VENV)/.installed-dev lint
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=15
+## (lint runs beside the tests, its output held back and shown after theirs: its ~40 s on one core would otherwise
+## leave the other core idle; either failing fails the target, pytest's own exit status first)
+test: $(VENV)/.installed-dev
+	@lint_log=$$(mktemp); \
+	( $(LINT) ) > "$$lint_log" 2>&1 & lint_pid=$$!; \
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=15; \
+	tests=$$?; wait $$lint_pid; linted=$$?; \
+	echo "---- make lint (ruff, mypy; run beside the tests) ----"; cat "$$lint_log"; rm -f "$$lint_log"; \
+	if [ $$linted -ne 0 ]; then echo "make test: lint failed (above)" >&2; fi; \
+	if [ $$tests -ne 0 ]; then exit $$tests; fi; exit $$linted
 
 ## unit: the fast tier for the edit loop (unit tests not marked slow, on two workers; no lint): ~1 min here
 unit: $(VENV)/.installed-dev
@@ -51,10 +59,12 @@ unit: $(VENV)/.installed-dev
 repro: $(VENV)/.installed-core
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/dvc repro
 
-lint: $(VENV)/.installed-dev
-	$(VENV)/bin/ruff check src tests benchmarks flows tasks
-	$(VENV)/bin/ruff format --check src tests benchmarks flows tasks
+LINT = $(VENV)/bin/ruff check src tests benchmarks flows tasks && \
+	$(VENV)/bin/ruff format --check src tests benchmarks flows tasks && \
 	$(VENV)/bin/mypy
+
+lint: $(VENV)/.installed-dev
+	$(LINT)
 
 ## bench: the performance benchmarks that write docs/performance.md (slow: ~25 min)
 bench: $(VENV)/.installed-dev

@@ -27,6 +27,10 @@ def test_makefile_defines_both_targets_with_their_own_setup():
     assert re.search(r"^run: \$\(VENV\)/\.installed-core", makefile, flags=re.M)
     assert re.search(r"^test: \$\(VENV\)/\.installed-dev", makefile, flags=re.M)
     assert "python -m pytest" in makefile.replace("$(PY)", "python")
+    recipe = makefile.split("\ntest: ", 1)[1].split("\n\n", 1)[0]
+    assert "( $(LINT) )" in recipe  # the tests' target lints too,
+    assert "exit $$linted" in recipe  # and fails with it
+    assert re.search(r"^lint: .*\n\t\$\(LINT\)$", makefile, flags=re.M)  # one list of lint commands for both
 
 
 def test_ci_runs_the_readme_test_command():
