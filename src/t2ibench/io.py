@@ -26,6 +26,11 @@ from t2ibench.metrics.npz import NpzMember as NpzMember  # re-exported: its home
 from t2ibench.metrics.npz import name_list, npz_members, readable_member
 from t2ibench.metrics.npz import read_npz_arrays as read_npz_arrays
 
+PNG_COMPRESS_LEVEL = 3
+"""zlib level of every PNG t2ibench writes (images, cut-outs, galleries; lossless at any level). Measured on 512 px
+compositor images: 15.6 ms and 161 KB each at 3, against Pillow's default 6 at 36.1 ms and 165 KB (1: 11.4 ms,
+176 KB)."""
+
 
 def output_dir(path: str | Path) -> Path:
     """``path`` as an existing or new folder; InputError (not a traceback) if it is a file or cannot be made."""

@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from t2ibench.errors import InputError, note
-from t2ibench.io import exclusive, write_text_atomic
+from t2ibench.io import PNG_COMPRESS_LEVEL, exclusive, write_text_atomic
 from t2ibench.models.colour import COLOUR_ANCHORS
 from t2ibench.models.generation import ImageRecord, MakesImages, OutputFolder
 from t2ibench.progress import progress
@@ -211,7 +211,7 @@ def _build_cutouts(detector: Any, folder: Path, key: dict[str, Any]) -> tuple[Cu
     for i, cut in enumerate(cutouts):
         file = f"{i:02d}-{cut.label.replace(' ', '_')}-{cut.source}.png"
         tmp = folder / f"{file}.{os.getpid()}.tmp"
-        Image.fromarray(cut.rgba, "RGBA").save(tmp, format="PNG")
+        Image.fromarray(cut.rgba, "RGBA").save(tmp, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
         os.replace(tmp, folder / file)
         entries.append({"label": cut.label, "source": cut.source, "score": cut.score, "file": file})
     write_text_atomic(folder / "index.json", json.dumps({"key": key, "cutouts": entries}, indent=2) + "\n")

@@ -34,7 +34,7 @@ import numpy as np
 from t2ibench.errors import InputError, note
 from t2ibench.hashing import file_sha256, record_sha256
 from t2ibench.images import check_inside, inside
-from t2ibench.io import append_line, clean_stale_tmp, output_dir, write_text_atomic
+from t2ibench.io import PNG_COMPRESS_LEVEL, append_line, clean_stale_tmp, output_dir, write_text_atomic
 from t2ibench.models._torch import loads_models, quiet_loading
 from t2ibench.progress import progress
 from t2ibench.specs import GeneratorConfig
@@ -204,7 +204,7 @@ class OutputFolder:
         rel = Path(f"{index:05d}") / "samples" / f"{sample:05d}.png"
         path = self.root / rel
         tmp = path.with_name(path.name + ".tmp")
-        image.save(tmp, format="PNG")
+        image.save(tmp, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
         os.replace(tmp, path)
         digest = file_sha256(path)
         prompt, made_for = str(record["prompt"]), record_sha256(record)
@@ -235,7 +235,7 @@ def save_grid(images: Sequence[Any], path: Path, columns: int) -> None:
     sheet = Image.new("RGB", (columns * w, rows * h))
     for i, im in enumerate(images):
         sheet.paste(im, ((i % columns) * w, (i // columns) * h))
-    sheet.save(path)
+    sheet.save(path, compress_level=PNG_COMPRESS_LEVEL)
 
 
 class Generator(Protocol):

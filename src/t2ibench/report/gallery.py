@@ -16,6 +16,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from t2ibench.errors import InputError
+from t2ibench.io import PNG_COMPRESS_LEVEL
 from t2ibench.metrics.modes import ModeSet
 from t2ibench.report.markdown import markdown_table
 
@@ -102,7 +103,7 @@ def write_image_gallery(
             sheet.paste(grid, (0, y + LABEL_HEIGHT))
             y += grid.height + LABEL_HEIGHT
         name = f"mode_{mode.index:02d}.png"
-        sheet.save(out / name)
+        sheet.save(out / name, compress_level=PNG_COMPRESS_LEVEL)
         summary_rows.append((label, [to_pil(images[j], size=thumb) for j in mode.top[:per_mode_in_summary]]))
         entries.append(
             {
@@ -133,7 +134,7 @@ def write_image_gallery(
         draw.text((4, y + 3), label, fill=(0, 0, 0), font=font)
         summary.paste(_grid(tiles, per_mode_in_summary, thumb), (0, y + LABEL_HEIGHT))
         y += thumb + LABEL_HEIGHT + 4
-    summary.save(out / "summary.png")
+    summary.save(out / "summary.png", compress_level=PNG_COMPRESS_LEVEL)
     index = out / "modes.json"
     index.write_text(
         json.dumps(

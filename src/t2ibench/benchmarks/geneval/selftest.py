@@ -44,7 +44,7 @@ import numpy as np
 
 from t2ibench.benchmarks.geneval.metrics import TASKS, GenEvalParams, evaluate_detections
 from t2ibench.errors import InputError
-from t2ibench.io import output_dir, write_text_atomic
+from t2ibench.io import PNG_COMPRESS_LEVEL, output_dir, write_text_atomic
 
 if TYPE_CHECKING:
     from t2ibench.benchmarks.geneval.suite_photos import PhotoTruth
@@ -480,7 +480,9 @@ def judge_photos(
         for n, image in enumerate(truth.images):
             picture = compose(image, truth)
             if out is not None:
-                picture.save(output_dir(out) / f"{n:03d}-{image.id.replace('/', '_')}.png")
+                picture.save(
+                    output_dir(out) / f"{n:03d}-{image.id.replace('/', '_')}.png", compress_level=PNG_COMPRESS_LEVEL
+                )
             (found,) = detector.detect([picture])
             memo: dict[int, str] = {}  # colours per detection, shared by the image's prompts
             for k, prompt in enumerate(image.prompts):
