@@ -94,9 +94,10 @@ def _still_verified(path: Path) -> None:
             _VERIFIED.add(identity)
 
 
-# store files whose schema this process checked (``ensure_schema``) and then changed only by its own writes, by
-# ``_schema_state``: a write finding the file in such a state skips the check (~60 ms of catalogue queries each)
-_SCHEMA_CHECKED: set[tuple[Any, ...]] = set()
+# per store file (device, inode): its ``_schema_state`` after this process's last own write, its schema checked
+# (``ensure_schema``) before it; a write finding the file still in that state skips the check (~60 ms of catalogue
+# queries each). One entry per file, however many writes
+_SCHEMA_CHECKED: dict[tuple[int, int], tuple[Any, ...]] = {}
 
 
 def _schema_state(path: Path) -> tuple[Any, ...] | None:
@@ -284,7 +285,7 @@ class Store:
                 check_version(con, str(self.path))
                 with contextlib.suppress(StoreDamagedError):
                     ensure_schema(con, str(self.path))
-            elif _schema_state(self.file) not in _SCHEMA_CHECKED:
+            elif (state := _schema_state(self.file)) is None or _SCHEMA_CHECKED.get(state[0][:2]) != state:
                 ensure_schema(con, str(self.path))
             yield con
             con.execute("COMMIT")
@@ -308,7 +309,7 @@ class Store:
                 _still_verified(self.file)  # this process's own write: the file stays verified as it now is
         if checked is not None:
             with _VERIFIED_LOCK:
-                _SCHEMA_CHECKED.add(checked)
+                _SCHEMA_CHECKED[checked[0][:2]] = checked
 
     @contextlib.contextmanager
     def read(self) -> Iterator[duckdb.DuckDBPyConnection]:
