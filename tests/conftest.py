@@ -70,7 +70,8 @@ T = TypeVar("T")
 
 def pick(rng: np.random.Generator, options: Sequence[T]) -> T:
     """``rng.choice(options)``'s draw (the same integer from the same stream: the same tests), without converting
-    ``options`` to an array on every call (~10 vs ~1.6 µs; the property tests draw a few hundred thousand times)."""
+    ``options`` to an array on every call (several times slower; the property tests draw a few hundred thousand
+    times)."""
     return options[int(rng.integers(len(options)))]
 
 

@@ -27,9 +27,8 @@ from t2ibench.metrics.npz import name_list, npz_members, readable_member
 from t2ibench.metrics.npz import read_npz_arrays as read_npz_arrays
 
 PNG_COMPRESS_LEVEL = 3
-"""zlib level of every PNG t2ibench writes (images, cut-outs, galleries; lossless at any level). Measured on 512 px
-compositor images: 15.6 ms and 161 KB each at 3, against Pillow's default 6 at 36.1 ms and 165 KB (1: 11.4 ms,
-176 KB)."""
+"""zlib level of every PNG t2ibench writes (images, cut-outs, galleries; lossless at any level): on photographic
+images it encodes about twice as fast as Pillow's default 6, in files no larger."""
 
 
 def output_dir(path: str | Path) -> Path:

@@ -29,7 +29,8 @@ from t2ibench.models._torch import loads_models
 from t2ibench.specs import TINY_RANDOM
 
 TINY_RESOLUTION = 32
-"""The tiny SD pipeline's image side (px); 32, not 64: a smoke image costs ~2.4× less (its UNet on 16×16 latents)."""
+"""The tiny SD pipeline's image side (px); 32, not 64: its UNet runs on 16×16 latents, a smoke image costs less than
+half as much."""
 # The builders' format, part of each saved model's folder name: bumped whenever a builder saves different files, so
 # a model cached by an older builder (whose files, and so weights checksum and identity, differ) is built anew
 # (2: the CLIP BPE tokenizers saved as vocab.json + merges.txt instead of tokenizer.json; 3: the OWLv2 tokenizer's
@@ -77,7 +78,7 @@ def build_tiny_random(folder: Path, seed: int = 0) -> Path:
         down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),
         up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
         cross_attention_dim=32,
-        attention_head_dim=2,  # diffusers' name for the number of heads: 2 of 16 dimensions (4 of 8: ~25 % slower)
+        attention_head_dim=2,  # diffusers' name for the number of heads: 2 of 16 dimensions (4 of 8 are slower on CPU)
         norm_num_groups=8,
     )
     vae = AutoencoderKL(
@@ -131,7 +132,7 @@ def build_tiny_random(folder: Path, seed: int = 0) -> Path:
 def keep_bpe_files(saved: Path, vocab_file: Path, merges_file: Path) -> None:
     """Leave a saved CLIP BPE tokenizer in ``saved`` as vocab.json + merges.txt (``clip_bpe_files``' two files, moved
     there; their scratch folder removed) instead of save_pretrained's tokenizer.json: the layout SD 1.x checkpoints
-    ship, the same token ids, and a load ~4-6× faster (measured: CLIP tokenizer ~55 vs ~250 ms)."""
+    ship, the same token ids, and a load several times faster (tokenizer.json is parsed twice in Python)."""
     scratch = vocab_file.parent
     (saved / "tokenizer.json").unlink()
     vocab_file.replace(saved / "vocab.json")

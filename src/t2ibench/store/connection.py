@@ -95,26 +95,18 @@ def _still_verified(path: Path) -> None:
 
 
 # per store file (device, inode): its ``_schema_state`` after this process's last own write, its schema checked
-# (``ensure_schema``) before it; a write finding the file still in that state skips the check (~60 ms of catalogue
-# queries each). One entry per file, however many writes
+# (``ensure_schema``) before it; a write finding the file still in that state skips the check (a dozen catalogue
+# queries). One entry per file, however many writes
 _SCHEMA_CHECKED: dict[tuple[int, int], tuple[Any, ...]] = {}
 
 
 def _schema_state(path: Path) -> tuple[Any, ...] | None:
-    """The store file as it is now, from ``os.stat`` alone: (device, inode, size, mtime, ctime in ns) of it and of
-    each DuckDB log beside it (None: no file yet). Never opens the file: closing any descriptor of a file drops
-    every POSIX lock this process holds on it, DuckDB's included. A change made elsewhere within one tick of the
-    file clock that leaves the size alone would go unseen (file clocks here tick in ns: measured ~20 µs apart)."""
-
-    def stamp(file: Path) -> tuple[int, ...] | None:
-        try:
-            st = os.stat(file)
-        except FileNotFoundError:
-            return None
-        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-    main = stamp(path)
-    return None if main is None else (main, *(stamp(Path(f"{path}{suffix}")) for suffix in WAL_SUFFIXES))
+    """The store file as it is now, from ``os.stat`` alone: the ``file_identity`` of it and of each DuckDB log beside
+    it (None: no file yet). Never opens the file: closing any descriptor of a file drops every POSIX lock this process
+    holds on it, DuckDB's included. A change made elsewhere within one tick of the file clock that leaves the size
+    alone would go unseen, as for ``_VERIFIED``."""
+    main = file_identity(path)
+    return None if main is None else (main, *(file_identity(Path(f"{path}{suffix}")) for suffix in WAL_SUFFIXES))
 
 
 EVALUATE_WRITER = "t2ibench evaluate"  # the owner of a store that `t2ibench evaluate --store` started

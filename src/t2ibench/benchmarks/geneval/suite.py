@@ -266,7 +266,7 @@ def generate_suite(
 @cache
 def _drawn(seed: int, per_task: int, pool: tuple[str, ...] | None) -> tuple[str, ...]:
     """The distinct records drawn for (seed, per_task, pool), as JSON text: a pure function of the bundled
-    vocabulary, drawn once per process (~0.1 s for the official suite; a refresh and its plan ask several times)."""
+    vocabulary, drawn once per process (a refresh and its plan ask for the same draw several times)."""
     seen: set[str] = set()
     out = []
     for record in _records(vocabulary(), seed, per_task, pool):
