@@ -3,6 +3,7 @@ results store left exactly as it was."""
 
 from __future__ import annotations
 
+import filecmp
 import re
 import shutil
 from pathlib import Path
@@ -60,6 +61,12 @@ def populate(path: Path) -> Store:
     return store
 
 
+def as_copied(path: Path, template: Path) -> bool:
+    """Whether the store file is still byte for byte the template, with no write-ahead log beside it: then every
+    table is the template's, without opening it (a snapshot per case cost ~20 s of CPU over the corpus)."""
+    return not Path(f"{path}.wal").exists() and filecmp.cmp(path, template, shallow=False)
+
+
 def snapshot(store: Store) -> dict[str, list[str]]:
     with store.read() as con:  # one connection for every table
         return {t: sorted(map(repr, con.execute(f"SELECT * FROM {t}").fetchall())) for t in TABLES}
@@ -82,7 +89,7 @@ def test_bad_input(case, tmp_path, populated_template, template_snapshot):
     else:
         assert isinstance(outcome, str), f"{case.id}: neither raised an InputError nor returned a report"
         assert re.search(case.expect, outcome), f"report does not list it:\n{outcome}"
-    assert snapshot(store) == before, "the results store changed"
+    assert as_copied(store.path, populated_template) or snapshot(store) == before, "the results store changed"
 
 
 def test_reliability_doc_is_the_rendered_registry():
