@@ -13,14 +13,21 @@ one long-lived server per test worker imports them once; a launch forks it, and 
   ``SystemExit`` or of an uncaught exception, its traceback from the program's frames on), its status sent back by
   the server.
 
-Nothing of the refresh itself is imported before the fork (not t2ibench, the flows, tasks or Prefect, which read
-their environment as they import), and a launch falls back to a plain subprocess whenever the child would differ
-from a fresh interpreter: another interpreter or program, or an environment differing in anything the preloaded
-libraries may read as they import (only ``PREFECT_*``, ``T2IBENCH_*``, ``DASK_*`` and ``PYTEST_*`` may differ,
-which they do not read, and those the imports set themselves; both sides counted with what the refresh sets before
-it imports them, ``tasks.SETTINGS`` and the log routing's variables). The refresh program's own start (``python -m``
-from a shell, signal handling on a terminal) stays covered by the tests that start it as a plain process
-(test_signals, the ``t2ibench run`` and DVC tests).
+The server also imports Prefect and the t2ibench library (``SETTLED``), not the workspace's programs (``flows`` and
+``tasks``, which set the environment as they import: each child imports them afresh). Prefect reads its settings as
+it imports (the environment, the profiles of its home folder, a prefect.toml in the working folder, the command line)
+and configures logging from them, so the server then takes it out of ``sys.modules``: a child's first ``import
+prefect`` puts it back and does that reading and configuring with the child's own, at the same point of the program
+(``_Stashed``, ``_settle``; a test checks the outcome equal to a fresh process's).
+
+A launch falls back to a plain subprocess whenever the child would differ from a fresh interpreter: another
+interpreter or program, an environment differing in anything the preloaded libraries may read as they import (only
+``PREFECT_*``, read again as Prefect settles, and ``T2IBENCH_*``, ``DASK_*`` and ``PYTEST_*``, which none reads then,
+may differ, and those the imports set themselves; both sides counted with what the refresh sets before it imports
+them, ``tasks.SETTINGS`` and the log routing's variables), or Prefect's telemetry on (its import would then write to
+the server's home folder). The refresh program's own start (``python -m`` from a shell, signal handling on a
+terminal) stays covered by the tests that start it as a plain process (test_signals, the ``t2ibench run`` and DVC
+tests).
 
 ``T2IBENCH_TEST_WARM=0`` turns warm starts off (every launch a plain subprocess); ``T2IBENCH_TEST_WARM_LOG=FILE``
 appends a line per launch to FILE saying whether it was warm, and if not which variables kept it cold.
@@ -32,9 +39,12 @@ import atexit
 import contextlib
 import gc
 import importlib
+import importlib.abc
+import importlib.machinery
 import io
 import json
 import locale
+import logging
 import os
 import runpy
 import select
@@ -70,9 +80,18 @@ PRELOAD = (
 """What the server imports once: the third-party libraries a refresh spends its start-up importing (measured: the
 modules a smoke refresh imports beyond these are Prefect's, the workspace's and a few dozen small ones). None of them
 reads a MAY_DIFFER variable as it imports; Dask, which reads DASK_* then, stays out."""
+SETTLED = (
+    "prefect.main", "prefect.context", "prefect.futures", "prefect.task_runners", "prefect.cache_policies",
+    "prefect.flow_engine", "prefect.task_engine", "t2ibench.pipeline", "t2ibench.requests", "t2ibench.benchmarks",
+    "t2ibench.report.leaderboard", "t2ibench.signals", "t2ibench.progress", "t2ibench.logs",
+)  # fmt: skip
+"""What the server imports after PRELOAD: Prefect, whose import-time reads of its settings each child does again
+(``_settle``), and the t2ibench modules a refresh imports (which read no environment as they import): ~1 s of each
+warm refresh's start otherwise."""
 MAY_DIFFER = ("PREFECT_", "T2IBENCH_", "DASK_", "PYTEST_")
-"""Environment variables a launch may set differently from the server's: none of PRELOAD reads them (PYTEST_: the
-test running, which pytest sets as each test starts)."""
+"""Environment variables a launch may set differently from the server's: none of PRELOAD reads them, and Prefect's
+(in SETTLED) are read again as the child settles (PYTEST_: the test running, which pytest sets as each test
+starts)."""
 BUFSIZE = 1 << 20
 PYTHONPATH = os.pathsep.join([str(REPO / "src"), str(REPO)])
 """This checkout's library first: what the tests' refreshes (and so the server) run with."""
@@ -115,6 +134,84 @@ def _child(conn: socket.socket, request: dict[str, Any], fds: list[int], others:
     _exit(code)
 
 
+LoggerState = tuple[int, list[logging.Handler], bool, bool]
+
+
+def _loggers() -> dict[str, LoggerState]:
+    """Every logger's configuration (the root's as ""): level, handlers, propagation, disabled."""
+    named = [(n, lg) for n, lg in logging.Logger.manager.loggerDict.items() if isinstance(lg, logging.Logger)]
+    return {
+        n: (lg.level, list(lg.handlers), lg.propagate, lg.disabled) for n, lg in [("", logging.getLogger()), *named]
+    }
+
+
+class _Stashed(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Prefect, imported in the server and then taken out of ``sys.modules`` (with the import finder its import
+    added, and its logging configuration undone): the child's first ``import prefect`` puts it back and does with the
+    child's environment, working folder and arguments what that import does in a fresh process (``_settle``), at the
+    same point of the program (after the workspace's ``tasks`` has set its variables, say)."""
+
+    def __init__(self, modules: dict[str, types.ModuleType], finders: list[Any]) -> None:
+        self.modules = modules
+        self.finders = finders
+        self.spec = modules["prefect"].__spec__
+
+    @classmethod
+    def take(cls, before: dict[str, LoggerState]) -> _Stashed:
+        """Take the imported Prefect out of this process, every logger set back as ``before`` (``_loggers()`` before
+        the import: the loggers made since as new ones are)."""
+        modules = {n: m for n, m in sys.modules.items() if n == "prefect" or n.startswith("prefect.")}
+        for name in modules:
+            del sys.modules[name]
+        finders = [f for f in sys.meta_path if type(f).__module__.startswith("prefect.")]
+        for finder in finders:
+            sys.meta_path.remove(finder)
+        for name in _loggers():
+            level, handlers, propagate, disabled = before.get(name, (logging.NOTSET, [], True, False))
+            logger = logging.getLogger(name or None)
+            logger.setLevel(level)
+            logger.handlers[:] = handlers
+            logger.propagate, logger.disabled = propagate, disabled
+        return cls(modules, finders)
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        """A spec of this loader for ``prefect`` (the stashed package), else None."""
+        return importlib.machinery.ModuleSpec(name, self, is_package=True) if name == "prefect" else None
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        """Put Prefect back and settle it; its package module (its own ``__spec__`` restored by ``exec_module``)."""
+        sys.meta_path.remove(self)
+        sys.modules.update(self.modules)
+        sys.meta_path[:0] = self.finders
+        _settle()
+        return self.modules["prefect"]
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        """Nothing to run (the package ran in the server): its own spec back in place of this loader's."""
+        module.__spec__ = self.spec
+
+
+def _settle() -> None:
+    """What importing Prefect does with the process's environment, working folder and arguments, done again in the
+    child: the root settings context read (the home folder made), plugins run where its settings enable them, logging
+    configured from scratch and its first line (what ``prefect.main`` does as it imports)."""
+    import prefect
+    import prefect.context
+    from prefect.context import get_settings_context, refresh_global_settings_context
+    from prefect.logging import configuration, get_logger
+    from prefect.settings import get_current_settings
+
+    # as on the first import, no root context while the new one is made: its profiles path and home are read from
+    # the environment, not from the server's settings
+    del prefect.context.GLOBAL_SETTINGS_CONTEXT
+    refresh_global_settings_context()
+    if get_current_settings().plugins.enabled:
+        prefect._initialize_plugins()  # its hooks may set variables: it reads the settings context again after
+    configuration.PROCESS_LOGGING_CONFIG.clear()  # an empty one: a first set-up, not an incremental one
+    configuration.setup_logging()
+    get_logger("profiles").debug(f"Using profile {get_settings_context().profile.name!r}")
+
+
 def _exit_code(code: object) -> int:
     """The status ``raise SystemExit(code)`` ends a Python process with (a message: printed, status 1)."""
     if code is None:
@@ -144,14 +241,14 @@ def _exit(code: int) -> None:
 def _defaults() -> dict[str, str]:
     """What a refresh's process sets in its environment (each variable unless set) before it imports PRELOAD's
     libraries: the workspace's settings (``tasks.SETTINGS``, applied as ``flows`` imports ``tasks``) and the log
-    routing's (``t2ibench.logs.QUIET_ENVIRONMENT``). Read, then dropped from ``sys.modules``, so that each child
-    imports them afresh, as a new process does."""
+    routing's (``t2ibench.logs.QUIET_ENVIRONMENT``). ``tasks`` is then dropped from ``sys.modules``: each child
+    imports it afresh (it sets those variables as it imports), from where its working folder says."""
     import tasks
 
     from t2ibench.logs import QUIET_ENVIRONMENT
 
     defaults = {**tasks.SETTINGS, **QUIET_ENVIRONMENT}
-    for name in [n for n in sys.modules if n == "tasks" or n.startswith(("tasks.", "t2ibench"))]:
+    for name in [n for n in sys.modules if n == "tasks" or n.startswith("tasks.")]:
         del sys.modules[name]
     return defaults
 
@@ -172,6 +269,8 @@ def _refusal(
         return f"the environment differs from the server's in {', '.join(differ)}"
     if _threads() != 1:
         return f"{_threads()} threads in the server"
+    if settled.get("DO_NOT_TRACK", "").lower() not in ("1", "true", "yes"):
+        return "Prefect's telemetry is on (DO_NOT_TRACK unset): its first import writes to the server's home folder"
     return None
 
 
@@ -195,6 +294,10 @@ def serve(path: str, parent: int) -> None:
     base = dict(os.environ)
     for name in PRELOAD:
         importlib.import_module(name)
+    loggers = _loggers()
+    for name in SETTLED:
+        importlib.import_module(name)
+    sys.meta_path.insert(0, _Stashed.take(loggers))
     added = {k: v for k, v in os.environ.items() if base.get(k) != v}  # what the libraries set as they import
     gc.collect()
     gc.freeze()  # the preloaded objects out of every child's collections (and their pages shared, not copied)

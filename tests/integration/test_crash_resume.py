@@ -204,3 +204,47 @@ def test_a_warm_launch_behaves_as_a_plain_process(monkeypatch):
     assert killed.returncode == -signal.SIGKILL
     assert _warm.launch(cmd, env | {"OMP_NUM_THREADS": "7"}, REPO) is None  # read as torch loads: a plain process
     assert _warm.LAST_REFUSAL == "the environment differs from the server's in OMP_NUM_THREADS"
+
+
+def test_a_warm_child_reads_prefect_s_settings_as_a_fresh_process_does(tmp_path, monkeypatch):
+    """The warm server imports Prefect before the fork; each child settles it for its own environment, home folder
+    and working folder (``_warm._settle``). What Prefect read as it imported (settings, active profile, logging
+    configuration and handlers, and the lines it logged then) equals a plain process's, for a child whose home holds
+    a profile of its own, whose log level differs from the server's and whose working folder has a prefect.toml."""
+    import re
+    import subprocess
+    import sys
+
+    from tests.integration import _warm
+
+    monkeypatch.setenv("T2IBENCH_TEST_WARM", "1")
+    home, folder = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    folder.mkdir()
+    (home / "profiles.toml").write_text('active = "probe"\n\n[profiles.probe]\nPREFECT_LOGGING_LOG_PRINTS = "true"\n')
+    (folder / "prefect.toml").write_text("[logging]\ncolors = false\n")
+    env = _warm.server_environment(os.environ) | {
+        "PREFECT_HOME": str(home / "prefect"),
+        "PREFECT_PROFILES_PATH": str(home / "profiles.toml"),
+        "PREFECT_LOGGING_LEVEL": "DEBUG",
+        "PREFECT_API_URL": "http://127.0.0.1:9/api",
+    }
+    cmd = [sys.executable, "-m", "tests.integration._prefect_probe"]
+    plain = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+    warm = _warm.launch(cmd, env, folder, merged=False)
+    assert warm is not None, _warm.LAST_REFUSAL
+    out, err = warm.communicate(timeout=120)
+
+    def masked(lines: str | None) -> str:
+        return re.sub(r"\d\d:\d\d:\d\d\.\d{3}", "HH:MM:SS.mmm", lines or "")
+
+    assert (out, masked(err), warm.returncode) == (plain.stdout, masked(plain.stderr), plain.returncode)
+    probe = json.loads(out)  # the child's own, not the server's
+    assert probe["home"] == str(home / "prefect")
+    assert (home / "prefect").is_dir()
+    assert probe["profile"] == "probe"
+    assert probe["settings"]["logging"]["log_prints"] is True
+    assert probe["settings"]["logging"]["colors"] is False
+    assert probe["settings"]["api"]["url"] == "http://127.0.0.1:9/api"
+    assert probe["loggers"]["prefect"]["level"] == 10  # DEBUG
+    assert "Using profile 'probe'" in err
