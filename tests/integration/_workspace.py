@@ -139,8 +139,18 @@ def kill_after(
 
 
 STEP_COLUMNS = ("generate", "embed", "geneval", "diversity", "scendi", "store")
-# what must never reach a run's console: warnings, Prefect's log lines and logger names, library progress bars
-CONSOLE_NOISE = ("warn", "prefect", "created task run", "finished in state", "task run '", "flow run '", "it/s]")
+# what must never reach a run's console: warnings, Prefect's log lines and logger names, library progress bars (tqdm
+# gives a rate in it/s, or in s/it when an item takes over a second, as on a loaded machine)
+CONSOLE_NOISE = (
+    "warn",
+    "prefect",
+    "created task run",
+    "finished in state",
+    "task run '",
+    "flow run '",
+    "it/s]",
+    "s/it]",
+)
 
 
 def summary_table(output: str) -> dict[str, dict[str, str]]:
