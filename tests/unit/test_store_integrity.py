@@ -3,6 +3,9 @@ and block checksums, read independently of DuckDB — and compared with what Duc
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import duckdb
 import pytest
 
@@ -12,18 +15,26 @@ from t2ibench.store.integrity import DATA_START, block_problem, checksum, free_b
 BLOCK = 262144
 
 
-def filled(tmp_path, name="s.duckdb", rows=30000):
-    """A store of several blocks, some freed (a dropped table) — as a real store after updates."""
-    path = tmp_path / name
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    """A store of several blocks, some freed (a dropped table) — as a real store after updates; made once."""
+    path = tmp_path_factory.mktemp("filled") / "s.duckdb"
     store = Store(path)
-    store.upsert_rows("prompts", [{"suite": "s", "prompt_index": i, "prompt": f"p{i}" * 8} for i in range(rows)])
+    store.upsert_rows("prompts", [{"suite": "s", "prompt_index": i, "prompt": f"p{i}" * 8} for i in range(30000)])
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE scratch AS SELECT range AS a, md5(range::VARCHAR) AS b FROM range(100000)")
     con.execute("CHECKPOINT")
     con.execute("DROP TABLE scratch")
     con.execute("CHECKPOINT")
     con.close()
+    assert not Path(f"{path}.wal").exists()  # all of it in the file the copies are made of
     return path
+
+
+def filled(tmp_path: Path, built: Path) -> Path:
+    """A byte copy of ``built`` in ``tmp_path`` (s.duckdb)."""
+    shutil.copy(built, tmp_path / "s.duckdb")
+    return tmp_path / "s.duckdb"
 
 
 def duckdb_reads_everything(path) -> bool:
@@ -43,12 +54,12 @@ def duckdb_reads_everything(path) -> bool:
     return True
 
 
-def test_the_checksum_is_duckdbs_own_on_every_block_in_use(tmp_path):
+def test_the_checksum_is_duckdbs_own_on_every_block_in_use(tmp_path, built):
     """The transcription agrees with DuckDB on a healthy file (every block in use checks out), and the free list it
     reads holds as many blocks as DuckDB's own count."""
     import numpy as np
 
-    path = filled(tmp_path)
+    path = filled(tmp_path, built)
     assert block_problem(path) is None
     data = path.read_bytes()
     header = np.frombuffer(data[4096 + 8 : 8192], dtype="<u8").reshape(1, -1)
@@ -63,10 +74,10 @@ def test_the_checksum_is_duckdbs_own_on_every_block_in_use(tmp_path):
     assert len(free_blocks(path) or ()) == free  # the free list read here is the one DuckDB counts
 
 
-def test_a_flipped_byte_in_any_block_in_use_or_header_is_found_where_duckdb_is_silent(tmp_path):
+def test_a_flipped_byte_in_any_block_in_use_or_header_is_found_where_duckdb_is_silent(tmp_path, built):
     """Flip one byte in each block: every block DuckDB needs is caught — including ones no SELECT reads (primary-key
     indexes), which DuckDB only trips on at a later write; free blocks (never read again) are not damage."""
-    path = filled(tmp_path)
+    path = filled(tmp_path, built)
     data = path.read_bytes()
     blocks = (len(data) - DATA_START) // BLOCK
     silent_duckdb = 0
@@ -89,10 +100,10 @@ def test_a_flipped_byte_in_any_block_in_use_or_header_is_found_where_duckdb_is_s
         assert "header at byte" in (header_problem(tmp_path / "h.duckdb") or "")
 
 
-def test_a_store_cut_short_is_truncated_exactly_when_a_block_in_use_is_missing(tmp_path):
+def test_a_store_cut_short_is_truncated_exactly_when_a_block_in_use_is_missing(tmp_path, built):
     """Cut the file at every block boundary (and once inside a block): it is called truncated exactly when DuckDB can
     no longer read it all (free blocks at the end may go — DuckDB trims them itself — blocks in use may not)."""
-    path = filled(tmp_path)
+    path = filled(tmp_path, built)
     data = path.read_bytes()
     blocks = (len(data) - DATA_START) // BLOCK
     verdicts = []
@@ -110,14 +121,14 @@ def test_a_store_cut_short_is_truncated_exactly_when_a_block_in_use_is_missing(t
     assert half.read_bytes() == data[: DATA_START + BLOCK]  # never opened for writing
 
 
-def test_files_this_check_cannot_read_get_no_verdict_rather_than_a_wrong_one(tmp_path):
+def test_files_this_check_cannot_read_get_no_verdict_rather_than_a_wrong_one(tmp_path, built):
     empty = tmp_path / "empty.duckdb"
     empty.write_bytes(b"")
     assert header_problem(empty) is None  # named as an empty file by the store
     garbage = tmp_path / "g.duckdb"
     garbage.write_bytes(b"x" * 20000)
     assert header_problem(garbage) == "its first bytes are not a DuckDB header"
-    unknown = bytearray(filled(tmp_path).read_bytes())
+    unknown = bytearray(filled(tmp_path, built).read_bytes())
     for offset in (4096, 8192):  # both header checksums unlike this transcription's: another storage layout
         unknown[offset : offset + 8] = b"\x00" * 8
     (tmp_path / "u.duckdb").write_bytes(bytes(unknown))
