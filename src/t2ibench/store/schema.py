@@ -483,6 +483,11 @@ def _columns(table: str) -> list[str]:
     return [c.strip().split()[0] for c in TABLES[table][0].split(",")]
 
 
+def column_types(table: str) -> dict[str, str]:
+    """The declared DuckDB type of each of ``table``'s columns (VARCHAR, DOUBLE, ...), by column name."""
+    return {name: kind for name, kind in (c.strip().split(None, 1) for c in TABLES[table][0].split(","))}
+
+
 def with_deprecated_copies(table: str, rows: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:
     """``rows`` of ``table`` with each deprecated copy (DEPRECATED_COPIES) and its column holding the same value: a
     writer may give either spelling; InputError where a row gives both with different values."""
