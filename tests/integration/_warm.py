@@ -86,8 +86,8 @@ SETTLED = (
     "t2ibench.report.leaderboard", "t2ibench.signals", "t2ibench.progress", "t2ibench.logs",
 )  # fmt: skip
 """What the server imports after PRELOAD: Prefect, whose import-time reads of its settings each child does again
-(``_settle``), and the t2ibench modules a refresh imports (which read no environment as they import): ~1 s of each
-warm refresh's start otherwise."""
+(``_settle``), and the t2ibench modules a refresh imports (which read no environment as they import): otherwise
+imported again at each warm refresh's start."""
 MAY_DIFFER = ("PREFECT_", "T2IBENCH_", "DASK_", "PYTEST_")
 """Environment variables a launch may set differently from the server's: none of PRELOAD reads them, and Prefect's
 (in SETTLED) are read again as the child settles (PYTEST_: the test running, which pytest sets as each test

@@ -48,7 +48,7 @@ EXTRA_QUERY = "SELECT " + ", ".join(f'{v} AS "{k.strip().replace(chr(34), chr(34
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory) -> Path:
-    """A store holding one prompt, made once: each test's store is a byte copy (a new store's schema is ~0.3 s)."""
+    """A store holding one prompt, made once: each test's store is a byte copy (no new store's schema per test)."""
     s = Store(tmp_path_factory.mktemp("template") / "store.duckdb", timeout=5)
     with s.write() as con:
         s.upsert(con, "prompts", [{"suite": "g", "prompt_index": 0, "task": "colors", "prompt": "p"}])

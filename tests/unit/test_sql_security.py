@@ -25,7 +25,7 @@ LONG_QUERY = "SELECT sum(a * b) FROM range(200000) t1(a), range(200000) t2(b)"
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory) -> Path:
-    """A store holding three prompts, made once: each test's store is a byte copy (a new store's schema is ~0.3 s)."""
+    """A store holding three prompts, made once: each test's store is a byte copy (no new store's schema per test)."""
     s = Store(tmp_path_factory.mktemp("template") / "store.duckdb", timeout=5)
     with s.write() as con:
         s.upsert(

@@ -69,7 +69,7 @@ def stored(store: Store, tables: list[str]) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def empty(tmp_path_factory) -> Path:
-    """A new store, made once: each store here is a byte copy (a new store's schema is ~0.3 s)."""
+    """A new store, made once: each store here is a byte copy (no new store's schema each)."""
     store = Store(tmp_path_factory.mktemp("empty") / "s.duckdb")
     store.initialise()
     return store.path
@@ -137,7 +137,6 @@ REFUSED_TEXT = [("runs", "started_at", "not a time"), ("prompts", "metadata", "{
 )
 def test_a_value_only_parameters_cast_sends_the_write_through_them(tmp_path, monkeypatch, arrow_used, empty, table,
                                                                    column, value):  # fmt: skip
-    monkeypatch.setattr(writes, "ARROW_MIN_ROWS", 1)
     rows = rows_of(table, 7, 16)
     rows[8][column] = value
     outcomes = []

@@ -479,13 +479,13 @@ VIEWS = {
 }
 
 
-def _columns(table: str) -> list[str]:
-    return [c.strip().split()[0] for c in TABLES[table][0].split(",")]
-
-
 def column_types(table: str) -> dict[str, str]:
-    """The declared DuckDB type of each of ``table``'s columns (VARCHAR, DOUBLE, ...), by column name."""
+    """The declared DuckDB type of each of ``table``'s columns (VARCHAR, DOUBLE, ...), by column name, in order."""
     return {name: kind for name, kind in (c.strip().split(None, 1) for c in TABLES[table][0].split(","))}
+
+
+def _columns(table: str) -> list[str]:
+    return list(column_types(table))
 
 
 def with_deprecated_copies(table: str, rows: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:

@@ -14,14 +14,17 @@ from t2ibench.store.schema import TABLES, _columns, column_types, with_deprecate
 
 UPSERT_CHUNK = 256  # rows per INSERT statement
 ARROW_MIN_ROWS = 256
-"""Rows from which an upsert hands DuckDB one Arrow table rather than bound parameters: ~20× less time per row, but
-pyarrow's import and DuckDB's first Arrow scan cost ~0.5 s once per process, more than a few small writes save."""
-ARROW_TYPES = {
-    "VARCHAR": "string", "JSON": "string", "TIMESTAMP": "string",
-    "DOUBLE": "float64", "INTEGER": "int32", "BIGINT": "int64", "UBIGINT": "uint64", "BOOLEAN": "bool_",
+"""Rows from which an upsert hands DuckDB one Arrow table rather than bound parameters: far less time per row
+(docs/performance.md, store writes), but pyarrow's import and DuckDB's first Arrow scan cost once per process, more
+than a few small writes save."""
+ARROW_TYPES: dict[str, tuple[str, tuple[type, ...]]] = {
+    "VARCHAR": ("string", (str,)), "JSON": ("string", (str,)), "TIMESTAMP": ("string", (str,)),
+    "DOUBLE": ("float64", (float, int)), "INTEGER": ("int32", (int,)), "BIGINT": ("int64", (int,)),
+    "UBIGINT": ("uint64", (int,)), "BOOLEAN": ("bool_", (bool,)),
 }  # fmt: skip
-"""The Arrow type an Arrow write gives each declared column type (a string column's text is cast by the INSERT
-itself — JSON checked, a timestamp parsed — as a bound string is)."""
+"""For each declared column type: the Arrow type an Arrow write gives it, and the Python types of the values that
+bind to the same stored value either way (a string column's text is cast by the INSERT itself — JSON checked, a
+timestamp parsed — as a bound string is; a bool is no number here, as DuckDB binds it as BOOLEAN)."""
 
 
 def _json(value: Any) -> Any:
@@ -77,26 +80,21 @@ def upsert(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Mapping[st
 
 def _arrow_rows(table: str, columns: Sequence[str], values: Sequence[Sequence[Any]]) -> Any:
     """``values`` (rows in ``columns``' order) as one ``pyarrow.Table`` typed by ``table``'s columns (``ARROW_TYPES``);
-    None where a value is not of a Python type that binds to the same value (a ``str`` in a string column, a ``float``
-    or ``int`` in a DOUBLE, an ``int`` in an integer column, a ``bool`` in a BOOLEAN: not a bool as a number, a float
-    as an integer, bytes, a date object, a numpy scalar other than float64, ...) or does not fit its column (an integer
-    out of range), or without pyarrow (the 'orchestration' extra). The caller then binds parameters, as for a small
+    None where a value is not of a Python type that binds to the same value (not a bool as a number, a float as an
+    integer, bytes, a date object, a numpy scalar other than float64, ...) or does not fit its column (an integer out
+    of range), or without pyarrow (the 'orchestration' extra). The caller then binds parameters, as for a small
     write, which cast such a value as DuckDB does or refuse it."""
     try:
         import pyarrow as pa
     except ImportError:
         return None
 
-    exact: dict[str, tuple[type, ...]] = {
-        "string": (str,), "float64": (float, int), "int32": (int,), "int64": (int,), "uint64": (int,), "bool_": (bool,),
-    }  # fmt: skip
     types = column_types(table)
     arrays = []
     for column, cells in zip(columns, zip(*values, strict=True), strict=True):
-        arrow = ARROW_TYPES.get(types[column])
-        if arrow is None:
+        if types[column] not in ARROW_TYPES:
             return None
-        allowed = exact[arrow]
+        arrow, allowed = ARROW_TYPES[types[column]]
         refused = () if arrow == "bool_" else (bool,)  # a bool is an int, but DuckDB binds it as BOOLEAN
         if not all(c is None or (isinstance(c, allowed) and not isinstance(c, refused)) for c in cells):
             return None
