@@ -645,3 +645,39 @@ def test_benchmarks_are_named_only_inside_their_package(name):
     assert set(naming) <= NAMED_OUTSIDE[name], {k: v for k, v in naming.items() if k not in NAMED_OUTSIDE[name]}
     assert len(NAMED_OUTSIDE[name]) <= 3
     assert set(naming) == NAMED_OUTSIDE[name], "a listed file no longer names it: shorten NAMED_OUTSIDE"
+
+
+MAX_FUNCTION_LINES = 150
+"""The longest a function in the package may be (its ``def`` line to its last, decorators and docstring included)."""
+MAX_CLI_LINES = 600
+"""The command line's entry module stays a thin dispatcher: each verb's options and handler live with what it runs."""
+
+
+def long_functions(path: Path, limit: int) -> list[str]:
+    """``name (N lines)`` of each function (nested ones too) in ``path`` longer than ``limit`` lines."""
+    return [
+        f"{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for node in nodes(path)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.end_lineno is not None
+        and node.end_lineno - node.lineno + 1 > limit
+    ]
+
+
+def test_no_function_in_the_package_is_longer_than_the_limit_and_the_cli_stays_thin():
+    """A function over ``MAX_FUNCTION_LINES`` is split into named parts; ``cli.py`` stays ≤ ``MAX_CLI_LINES``."""
+    too_long = {
+        path.relative_to(SRC).as_posix(): found
+        for path in py_files(SRC)
+        if (found := long_functions(path, MAX_FUNCTION_LINES))
+    }
+    assert not too_long, too_long
+    assert len((SRC / "cli.py").read_text().splitlines()) <= MAX_CLI_LINES
+
+
+def test_the_length_rule_counts_a_long_function(tmp_path):
+    """The rule's counter finds a planted 151-line function (nested in a class) and passes a 150-line one."""
+    body = "".join(f"        x{i} = {i}\n" for i in range(149))
+    planted = tmp_path / "planted.py"
+    planted.write_text(f"class C:\n    def long(self):\n{body}        return 0\n\n    def short(self):\n{body}")
+    assert long_functions(planted, MAX_FUNCTION_LINES) == ["long (151 lines)"]

@@ -551,68 +551,12 @@ def render_reports(
     if before.get("stamp") == report_stamp and all(p.exists() for p in _files(before.get("result", {}), out)):
         return {**before["result"], "rendered": False}
     links = _galleries(data, out)
-    # plots are re-drawn only when what they show changed (matplotlib alone costs about a second to import)
-    plot_data = [
-        data["board"],
-        data["series"],
-        spine.plotted(data),
-        [m for m in data["metrics"] if m["metric"] == "fkea_curve"],
-    ]
-    stamp = hashlib.sha256(json.dumps(plot_data, sort_keys=True, default=str).encode()).hexdigest()
-    marker = out / ".plots-rendered-from"
-    previous = json.loads(marker.read_text()) if marker.exists() else {}
-    drawn = [
-        *previous.get("plots", {}).values(),
-        *(p for f in previous.get("failures", {}).values() for p in f.values()),
-    ]
-    if previous.get("stamp") == stamp and all((out / p).exists() for p in drawn):
-        plots, failure_plots = previous["plots"], previous["failures"]
-    else:
-        plots = {**spine.plots(data, out), **_curve_plot(data, out), **series_report.plots(data["series"], out)}
-        failure_plots = spine.failure_plots(data, out)
-        write_text_atomic(marker, json.dumps({"stamp": stamp, "plots": plots, "failures": failure_plots}))
+    plots, failure_plots = _plots(data, out, spine)
     data["failure_plots"] = failure_plots
     provenance = _provenance(data, config_name)
-    banners: list[str] = []
-    if SMOKE_NOTE in provenance:
-        banners.append(SMOKE_NOTE)
-    elif any(r.get("smoke") for r in data["board"]):
-        banners.append(SOME_SMOKE_NOTE)
-    if any(spine.row_mark(data, r["model"]) for r in data["board"]):
-        banners.append(spine.REWRITTEN_NOTE)
-    lite = lite_parts(data["run"])
-    if lite:
-        banners.append(f"{spine.LITE_NOTE}: {'; '.join(lite)}.")
+    banners = _banners(data, provenance, spine)
     groups, differing = protocols(data)
-    flag = ""
-    if not differing and len(set(groups.values())) > 1:  # some models have no stored protocol record
-        flag = (
-            '<p class="flag" id="protocol-flag">Some models have no stored protocol record (protocol "—"): they are '
-            "ranked apart from the others.</p>"
-        )
-    if differing:
-        shown = ", ".join(differing[:8]) + (f" and {len(differing) - 8} more" if len(differing) > 8 else "")
-        flag = (
-            f'<p class="flag" id="protocol-flag">These models were measured under {len(set(groups.values()))} '
-            f"different protocols (column 'protocol'); scores of different groups are not comparable, so each model is "
-            f"ranked within its group only ('1 (B)'). They differ "
-            f"in: {html.escape(shown)}. See each model card.</p>"
-        )
-    flags = diversity_flags(data["board"])
-    if flags:
-        flag += (
-            '<p class="flag" id="diversity-flag">Diversity is ranked only between models measured under one kernel '
-            "(the same σ from a shared source, kernel, rff_dim and embedders); column 'diversity rank'. "
-            + html.escape("; ".join(flags))
-            + ".</p>"
-        )
-    generation = generation_differences(data)
-    if generation:
-        flag += (
-            '<p id="generation-note">Generation settings differ between models '
-            f"({html.escape(', '.join(generation))}): each model's own choice, recorded on its card; keep it in mind "
-            "when comparing.</p>"
-        )
+    flag = _flags_html(data, groups, differing)
     pages = write_model_pages(data, out, groups=groups, banners=banners, footer=provenance)
     benchmark_pages = {
         name: report_section(name).write_pages(
@@ -666,6 +610,81 @@ def render_reports(
     }
     write_text_atomic(rendered, json.dumps({"stamp": report_stamp, "result": result}, default=str))
     return {**result, "rendered": True}
+
+
+def _plots(data: dict[str, Any], out: Path, spine: Any) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """The report's plots and failure plots (paths relative to ``out``), drawn again only when what they show
+    changed (matplotlib alone costs about a second to import)."""
+    plot_data = [
+        data["board"],
+        data["series"],
+        spine.plotted(data),
+        [m for m in data["metrics"] if m["metric"] == "fkea_curve"],
+    ]
+    stamp = hashlib.sha256(json.dumps(plot_data, sort_keys=True, default=str).encode()).hexdigest()
+    marker = out / ".plots-rendered-from"
+    previous = json.loads(marker.read_text()) if marker.exists() else {}
+    drawn = [
+        *previous.get("plots", {}).values(),
+        *(p for f in previous.get("failures", {}).values() for p in f.values()),
+    ]
+    if previous.get("stamp") == stamp and all((out / p).exists() for p in drawn):
+        plots, failure_plots = previous["plots"], previous["failures"]
+    else:
+        plots = {**spine.plots(data, out), **_curve_plot(data, out), **series_report.plots(data["series"], out)}
+        failure_plots = spine.failure_plots(data, out)
+        write_text_atomic(marker, json.dumps({"stamp": stamp, "plots": plots, "failures": failure_plots}))
+    return plots, failure_plots
+
+
+def _banners(data: dict[str, Any], provenance: str, spine: Any) -> list[str]:
+    """The notes every page of the report opens with: smoke rows, rewritten prompts, the lite evaluator."""
+    banners: list[str] = []
+    if SMOKE_NOTE in provenance:
+        banners.append(SMOKE_NOTE)
+    elif any(r.get("smoke") for r in data["board"]):
+        banners.append(SOME_SMOKE_NOTE)
+    if any(spine.row_mark(data, r["model"]) for r in data["board"]):
+        banners.append(spine.REWRITTEN_NOTE)
+    lite = lite_parts(data["run"])
+    if lite:
+        banners.append(f"{spine.LITE_NOTE}: {'; '.join(lite)}.")
+    return banners
+
+
+def _flags_html(data: dict[str, Any], groups: dict[str, str], differing: list[str]) -> str:
+    """The leaderboard's warnings (HTML): protocols that differ or are missing, diversity measured under different
+    kernels, generation settings that differ between models."""
+    flag = ""
+    if not differing and len(set(groups.values())) > 1:  # some models have no stored protocol record
+        flag = (
+            '<p class="flag" id="protocol-flag">Some models have no stored protocol record (protocol "—"): they are '
+            "ranked apart from the others.</p>"
+        )
+    if differing:
+        shown = ", ".join(differing[:8]) + (f" and {len(differing) - 8} more" if len(differing) > 8 else "")
+        flag = (
+            f'<p class="flag" id="protocol-flag">These models were measured under {len(set(groups.values()))} '
+            f"different protocols (column 'protocol'); scores of different groups are not comparable, so each model is "
+            f"ranked within its group only ('1 (B)'). They differ "
+            f"in: {html.escape(shown)}. See each model card.</p>"
+        )
+    flags = diversity_flags(data["board"])
+    if flags:
+        flag += (
+            '<p class="flag" id="diversity-flag">Diversity is ranked only between models measured under one kernel '
+            "(the same σ from a shared source, kernel, rff_dim and embedders); column 'diversity rank'. "
+            + html.escape("; ".join(flags))
+            + ".</p>"
+        )
+    generation = generation_differences(data)
+    if generation:
+        flag += (
+            '<p id="generation-note">Generation settings differ between models '
+            f"({html.escape(', '.join(generation))}): each model's own choice, recorded on its card; keep it in mind "
+            "when comparing.</p>"
+        )
+    return flag
 
 
 BOOKKEEPING = ("run_id", "finished_at", "previous_run")
