@@ -7,11 +7,16 @@ forward pass in a task thread, an engine reporting to an API server that the sam
 bounded by ``exit_after``: after a grace period the process ends its child processes and exits with 128 + the signal
 number. A command that runs another program (``t2ibench run`` starts the refresh) starts it in its own process
 group, forwards each signal to it once, and outlives it (``run_child``); the child also dies with its parent.
+
+A stop signal the process was started ignoring stays ignored, as POSIX programs do: ``nohup t2ibench run …`` keeps
+running when its terminal hangs up (SIGHUP), and so does the refresh it starts (the child inherits the ignored
+signal); a shell's background job keeps ignoring SIGINT. The signals it was not started ignoring still stop it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import subprocess
@@ -66,6 +71,14 @@ def grace_seconds() -> float:
     return value if 0 < value < 3600 else DEFAULT_GRACE_S
 
 
+@functools.cache
+def ignored_at_start() -> frozenset[int]:
+    """The stop signals this process was started ignoring (SIG_IGN inherited from the program that started it:
+    ``nohup`` ignores SIGHUP, a shell ignores SIGINT in a background job): read at the first call, before any handler
+    here is installed, and kept ignored from then on."""
+    return frozenset(s for s in STOP_SIGNALS if signal.getsignal(s) == signal.SIG_IGN)
+
+
 def _handler(program: str) -> signal.Handlers | object:
     """A handler that bounds the stop (``exit_after``) and raises ``Interrupted`` in the main thread."""
 
@@ -84,16 +97,19 @@ def _handler(program: str) -> signal.Handlers | object:
 
 def take_over_signals(program: str) -> None:
     """Make SIGINT/SIGTERM/SIGHUP stop this process the t2ibench way from now on (main thread only; Prefect's
-    flow engine installs its own SIGTERM handler, so a flow calls this again first thing)."""
+    flow engine installs its own SIGTERM handler, so a flow calls this again first thing); a signal the process was
+    started ignoring is ignored again (``ignored_at_start``)."""
     if threading.current_thread() is threading.main_thread():
+        ignored = ignored_at_start()
         for s in STOP_SIGNALS:
-            signal.signal(s, _handler(program))  # type: ignore[arg-type]
+            signal.signal(s, signal.SIG_IGN if s in ignored else _handler(program))  # type: ignore[arg-type]
 
 
 @contextlib.contextmanager
 def stop_on_signals(program: str) -> Iterator[None]:
     """While inside: SIGINT/SIGTERM/SIGHUP raise ``Interrupted`` in the main thread, and the process is bounded to
-    end within the grace period after one (no-op outside the main thread)."""
+    end within the grace period after one (no-op outside the main thread; one the process was started ignoring
+    stays ignored)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -168,7 +184,8 @@ def run_child(
     child_name: str = "its program",
     log: Path | None = None,
 ) -> int:
-    """Run a program in its own process group; forward SIGINT/SIGTERM/SIGHUP to it once each, give it the grace
+    """Run a program in its own process group; forward SIGINT/SIGTERM/SIGHUP to it once each (a signal this process
+    was started ignoring stays ignored, here and in the child, which inherits it), give it the grace
     period (plus KILL_MARGIN_S) to stop, then kill its group; after a forwarded signal, however the child ended, call
     ``after_stop(signum)`` (to record what a child that was killed, or ended by its watchdog, could not). A child
     killed by a signal t2ibench did not send (SIGKILL from the kernel's OOM killer, a crash) is reported in one line
@@ -189,7 +206,7 @@ def run_child(
         with contextlib.suppress(ProcessLookupError):
             child.send_signal(signum)
 
-    previous = {s: signal.signal(s, forward) for s in STOP_SIGNALS}
+    previous = {s: signal.signal(s, forward) for s in STOP_SIGNALS if s not in ignored_at_start()}
     try:
         deadline: float | None = None
         while True:

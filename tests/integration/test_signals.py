@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import termios
+import threading
 import time
 from pathlib import Path
 
@@ -97,8 +98,9 @@ def test_a_refresh_stops_on_a_tty_a_pipe_and_a_process_group_and_the_next_run_re
     offset = log.stat().st_size if log.exists() else 0
     master, slave = pty.openpty()
 
-    def controlling_terminal() -> None:
-        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    def controlling_terminal() -> None:  # and SIGINT at its default, as a shell starts a foreground job (this test
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)  # worker may ignore it, and a signal ignored at start stays ignored)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
 
     proc = subprocess.Popen(
         command,
@@ -193,8 +195,6 @@ def test_a_plain_command_stops_on_sigterm_and_sighup(tmp_path):
     """A long in-process command ends at once with the signal's exit status: the digits diversity sweep, and a
     sealed query (DuckDB interrupted, the store released and unchanged). The four run side by side; each is signalled
     once it shows it is working (not after a fixed sleep: on a loaded machine the imports alone can take longer)."""
-    import threading
-
     from t2ibench.store import Store
 
     store = tmp_path / "results.duckdb"
@@ -237,6 +237,104 @@ def test_a_plain_command_stops_on_sigterm_and_sighup(tmp_path):
             assert last == f"t2ibench diversity: interrupted ({name})", text
     assert time.monotonic() - at < STOP_WITHIN_S
     assert store.read_bytes() == before
+
+
+# a refresh program that works until it is told to finish: it makes "ready" in its folder, then waits for "go"
+WAITING_FLOW = """import os, sys, time
+from t2ibench.signals import exit_code, signal_name, signal_number, stop_on_signals
+
+try:
+    with stop_on_signals("leaderboard_refresh"):  # as the refresh's own program takes the signals over
+        open("ready", "w").close()
+        while not os.path.exists("go"):
+            time.sleep(0.05)
+except KeyboardInterrupt as exc:  # and ends as it does: one line, 128 + the signal
+    print(f"leaderboard_refresh: interrupted ({signal_name(signal_number(exc))})", flush=True)
+    sys.exit(exit_code(signal_number(exc)))
+print("the refresh finished", flush=True)
+"""
+
+
+def test_a_signal_ignored_at_start_stays_ignored_by_the_command_and_the_refresh_it_starts(tmp_path):
+    """nohup's contract (and a shell's background job's, for SIGINT): `t2ibench run` started with SIGHUP ignored
+    keeps running when every process group of its tree gets SIGHUP (its terminal hung up), and so does the refresh it
+    started, which then finishes; started without the ignore, the same SIGHUP stops both (the control). A plain
+    command started so keeps working through SIGHUP too, and SIGTERM, not ignored, still stops it. The refresh
+    program is a stub (no model work: seconds)."""
+    ws = tmp_path / "ws"
+    (ws / "flows").mkdir(parents=True)
+    (ws / "flows" / "__init__.py").write_text("")  # a package: this stub, not the checkout's flows, runs
+    (ws / "flows" / "leaderboard_refresh.py").write_text(WAITING_FLOW)
+    (ws / "configs").mkdir()
+    (ws / "configs" / "c.yaml").write_text(SMOKE)
+
+    def nohup() -> None:  # what `nohup` does before it runs the command (and an interactive shell's foreground job:
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)  # SIGINT at its default, whatever this test worker has)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    def foreground() -> None:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    outcomes = {}
+    for name, start in (("nohup", nohup), ("plain", foreground)):
+        for marker in ("ready", "go"):
+            (ws / marker).unlink(missing_ok=True)
+        proc = subprocess.Popen(
+            t2ibench("run", "--config", "configs/c.yaml"),
+            cwd=ws,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+            preexec_fn=start,
+        )
+        deadline = time.monotonic() + 120
+        while not (ws / "ready").exists():
+            assert proc.poll() is None, proc.communicate()[0]
+            assert time.monotonic() < deadline, "the refresh never began"
+            time.sleep(0.05)
+        tree = tree_of(proc)
+        assert len(tree) >= 2, "the refresh runs as a child of `t2ibench run`"
+        for group in {os.getpgid(p.pid) for p in tree}:
+            os.killpg(group, signal.SIGHUP)
+        time.sleep(1.0)  # long enough for a handler to stop either process
+        alive = proc.poll() is None and all(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in tree)
+        (ws / "go").touch()
+        out = proc.communicate(timeout=STOP_WITHIN_S + 30)[0]
+        outcomes[name] = (alive, proc.returncode, out)
+    alive, code, out = outcomes["nohup"]
+    assert alive, out
+    assert code == 0, out
+    assert "the refresh finished" in out, out
+    alive, code, out = outcomes["plain"]
+    assert not alive, out
+    assert code == 128 + signal.SIGHUP, out
+    assert "interrupted (SIGHUP)" in out, out
+
+    err: list[str] = []
+    proc = subprocess.Popen(
+        t2ibench("diversity", "--example", "digits", "--repeats", "1000"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=nohup,
+    )
+    reader = threading.Thread(target=lambda: err.extend(iter(lambda: proc.stderr.read(1), "")))
+    reader.start()
+    deadline = time.monotonic() + 120
+    while not working(proc, "diversity", tmp_path, err):
+        assert proc.poll() is None, "".join(err)
+        assert time.monotonic() < deadline, "the sweep never began"
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGHUP)
+    time.sleep(1.0)
+    assert proc.poll() is None, "".join(err)  # SIGHUP, ignored at start, did not stop it
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=STOP_WITHIN_S + 10)
+    reader.join(timeout=10)
+    assert proc.returncode == 128 + signal.SIGTERM, "".join(err)
+    assert "".join(err).strip().splitlines()[-1] == "t2ibench diversity: interrupted (SIGTERM)"
 
 
 # a flow program killed as the kernel's OOM killer kills one: SIGKILL, unannounced (the refresh first records its run)

@@ -394,6 +394,9 @@ def test_ctrl_c_stops_the_query_without_a_traceback(store):
         [sys.executable, "-m", "t2ibench.cli", "sql", "--store", str(store.path), "--timeout", "60", LONG_QUERY],
         stderr=subprocess.PIPE,
         text=True,
+        # SIGINT at its default, as a shell starts a foreground job (Ctrl-C's target): a test worker may ignore it,
+        # and a command started ignoring a signal keeps ignoring it (t2ibench.signals.ignored_at_start)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     time.sleep(3.0)  # past the interpreter's start and the store's opening, also on a loaded machine
     proc.send_signal(signal.SIGINT)

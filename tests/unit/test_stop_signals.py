@@ -29,9 +29,11 @@ def default_stop_signals():
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    signals.ignored_at_start.cache_clear()  # read again from these defaults (the process's "start", for a test)
     yield
     for s, handler in previous.items():
         signal.signal(s, handler)
+    signals.ignored_at_start.cache_clear()
 
 
 def _signal_soon(signum: int, after: float = 1.0) -> None:
@@ -69,6 +71,46 @@ def test_a_child_that_stops_keeps_its_own_status(tmp_path, monkeypatch):
     assert recorded == [signal.SIGINT]  # after_stop runs however the child ended (it may not have recorded it)
     # it stopped by itself, not through the kill after the grace period (which reports the same status)
     assert time.monotonic() - at < signals.grace_seconds(), "the child did not stop on the forwarded SIGINT"
+
+
+def test_a_signal_ignored_at_start_stays_ignored_and_the_others_are_taken_over():
+    """nohup's contract, in process: with SIGHUP ignored when the process starts, ``stop_on_signals`` and
+    ``take_over_signals`` leave it ignored (a hang-up does nothing) while SIGTERM and SIGINT stop the work; leaving
+    restores what was there. The control: without the ignore, SIGHUP is taken over like the others."""
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signals.ignored_at_start.cache_clear()
+    with signals.stop_on_signals("prog"):
+        assert signals.ignored_at_start() == {signal.SIGHUP}
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+        os.kill(os.getpid(), signal.SIGHUP)  # ignored: nothing happens
+        time.sleep(0.05)
+        signals.take_over_signals("prog")  # as a flow does again after Prefect's engine set its own handler
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+        # SIGTERM and SIGINT are taken over (not delivered here: the handler's watchdog would end this test process)
+        assert signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, signal.SIG_IGN)
+        assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    signals.ignored_at_start.cache_clear()
+    with signals.stop_on_signals("prog"):
+        assert signals.ignored_at_start() == frozenset()
+        assert callable(signal.getsignal(signal.SIGHUP))  # taken over like SIGTERM
+    assert signal.getsignal(signal.SIGHUP) == signal.SIG_DFL
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="process groups and PR_SET_PDEATHSIG are Linux's")
+@pytest.mark.parametrize("at_start", [signal.SIG_IGN, signal.SIG_DFL])
+def test_a_child_inherits_a_signal_ignored_at_start(tmp_path, capfd, at_start):
+    """``run_child`` neither forwards nor takes over a signal ignored at start, so the child starts ignoring it too
+    (``nohup t2ibench run``: the refresh survives the hang-up); one not ignored reaches the child at its default."""
+    signal.signal(signal.SIGHUP, at_start)
+    signals.ignored_at_start.cache_clear()
+    probe = "import signal; print(signal.getsignal(signal.SIGHUP).name)"
+    assert signals.run_child([sys.executable, "-c", probe], cwd=tmp_path, env=dict(os.environ)) == 0
+    assert capfd.readouterr().out.strip() == at_start.name
+    assert signal.getsignal(signal.SIGHUP) == at_start
 
 
 def test_the_grace_period_is_read_and_bounded(monkeypatch):
