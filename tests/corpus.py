@@ -2537,6 +2537,14 @@ OTHER_GUARANTEES = [
         "tests/integration/test_signals.py::test_a_plain_command_stops_on_sigterm_and_sighup",
     ),
     (
+        "SIGHUP to every process group of `nohup t2ibench run …` (its terminal hung up), and to a plain command "
+        "started so",
+        "both keep working and the refresh finishes (exit 0); without nohup the same SIGHUP stops them; SIGTERM still "
+        "stops a nohup'd command",
+        "tests/integration/test_signals.py::"
+        "test_a_signal_ignored_at_start_stays_ignored_by_the_command_and_the_refresh_it_starts",
+    ),
+    (
         "a parameter in params.yaml that would reach a shell (`seed: 43; touch x`)",
         "no DVC stage command holds a `${…}`: stages pass `--params FILE:SECTION`, each value checked as its option",
         "tests/unit/test_repository_contract.py::test_no_stage_splices_a_parameter_into_its_shell_command",
