@@ -139,8 +139,10 @@ def kill_after(
 
 
 STEP_COLUMNS = ("generate", "embed", "geneval", "diversity", "scendi", "store")
-# what must never reach a run's console: warnings, Prefect's log lines and logger names, library progress bars (tqdm
-# gives a rate in it/s, or in s/it when an item takes over a second, as on a loaded machine)
+PROGRESS_RATES = ("it/s]", "s/it]")
+"""How a library progress bar (tqdm) ends its line: a rate in it/s, or in s/it when an item takes over a second (as
+on a loaded machine)."""
+# what must never reach a run's console: warnings, Prefect's log lines and logger names, library progress bars
 CONSOLE_NOISE = (
     "warn",
     "prefect",
@@ -148,8 +150,7 @@ CONSOLE_NOISE = (
     "finished in state",
     "task run '",
     "flow run '",
-    "it/s]",
-    "s/it]",
+    *PROGRESS_RATES,
 )
 
 

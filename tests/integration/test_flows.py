@@ -23,6 +23,7 @@ import yaml
 
 from t2ibench.store import Store
 from tests.integration._workspace import (
+    PROGRESS_RATES,
     STEP_COLUMNS,
     make_workspace,
     noise,
@@ -168,7 +169,7 @@ def test_the_console_shows_only_the_progress_and_the_summary(workspace, cold, ca
     # the model libraries' warnings and progress bars (which ones depends on the versions and on what the tiny
     # models' cache already holds: diffusers' 'Loading pipeline components' bar comes with every pipeline load)
     third_party = [
-        line for line in cold["logged"].splitlines() if "warn" in line.lower() or "/it]" in line or "it/s]" in line
+        line for line in cold["logged"].splitlines() if "warn" in line.lower() or any(r in line for r in PROGRESS_RATES)
     ]
     assert third_party, cold["logged"][-3000:]
     generate = {"step": "generate", "status": "computed", "made": 24, "reused": 0}

@@ -256,11 +256,10 @@ print("the refresh finished", flush=True)
 
 
 def test_a_signal_ignored_at_start_stays_ignored_by_the_command_and_the_refresh_it_starts(tmp_path):
-    """nohup's contract (and a shell's background job's, for SIGINT): `t2ibench run` started with SIGHUP ignored
-    keeps running when every process group of its tree gets SIGHUP (its terminal hung up), and so does the refresh it
-    started, which then finishes; started without the ignore, the same SIGHUP stops both (the control). A plain
-    command started so keeps working through SIGHUP too, and SIGTERM, not ignored, still stops it. The refresh
-    program is a stub (no model work: seconds)."""
+    """nohup's contract: `t2ibench run` started with SIGHUP ignored keeps running when every process group of its
+    tree gets SIGHUP (its terminal hung up), and so does the refresh it started, which then finishes; started without
+    the ignore, the same SIGHUP stops both (the control). A plain command started so keeps working through SIGHUP
+    too, and SIGTERM, not ignored, still stops it. The refresh program is a stub (no model work: seconds)."""
     ws = tmp_path / "ws"
     (ws / "flows").mkdir(parents=True)
     (ws / "flows" / "__init__.py").write_text("")  # a package: this stub, not the checkout's flows, runs
@@ -268,8 +267,9 @@ def test_a_signal_ignored_at_start_stays_ignored_by_the_command_and_the_refresh_
     (ws / "configs").mkdir()
     (ws / "configs" / "c.yaml").write_text(SMOKE)
 
-    def nohup() -> None:  # what `nohup` does before it runs the command (and an interactive shell's foreground job:
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)  # SIGINT at its default, whatever this test worker has)
+    # each start gives the command SIGINT at its default, as a shell's foreground job has it, whatever this worker has
+    def nohup() -> None:  # what `nohup` does before it runs the command
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
 
     def foreground() -> None:
